@@ -1,0 +1,401 @@
+// Package engine is limitdb's keyspace: 16 databases of typed values with
+// millisecond expiry, the data commands that operate on them, and the one
+// command table. It is deterministic: the time of a command (Ctx.Now) and
+// all randomness (Engine.Rand) come from the caller; nothing here reads the
+// clock or iterates a Go map where the order could reach a reply or the state.
+package engine
+
+import (
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"limitdb/resp"
+)
+
+// Kind is the type of a key's value, as TYPE names it.
+type Kind uint8
+
+const (
+	KindNone Kind = iota
+	KindString
+	KindList
+	KindHash
+	KindSet
+	KindZSet
+	KindLimiter
+)
+
+var kindNames = [...]string{"none", "string", "list", "hash", "set", "zset", "ratelimit"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// String encodings.
+const (
+	encRaw uint8 = iota
+	encInt
+)
+
+// NumDBs is the number of databases (SELECT 0..15).
+const NumDBs = 16
+
+// Engine holds the databases and the state that replicas share. Callers
+// serialize access with Mu: a command, a MULTI/EXEC block or a script runs
+// with Mu held, so nothing observes it half done.
+type Engine struct {
+	Mu   sync.Mutex
+	DBs  [NumDBs]*DB
+	Rand Rand
+
+	// Scripts is owned by the scripting package (cache, Lua RNG state);
+	// it lives here because it is replicated state.
+	Scripts any
+
+	// NoLazyDelete makes reads treat an expired key as absent without
+	// deleting it (followers never delete on their own).
+	NoLazyDelete bool
+
+	Stats Stats
+}
+
+// Stats are the counters INFO reports.
+type Stats struct {
+	KeyspaceHits   int64
+	KeyspaceMisses int64
+	ExpiredKeys    int64
+	Dirty          int64 // changes since start (rdb_changes_since_last_save)
+}
+
+// New returns an engine with 16 empty databases.
+func New() *Engine {
+	e := &Engine{}
+	for i := range e.DBs {
+		e.DBs[i] = &DB{ID: i}
+	}
+	e.Rand.Seed(0x6c696d6974646200)
+	return e
+}
+
+// DB is one database.
+type DB struct {
+	ID      int
+	dict    dict
+	expires int // keys with a deadline
+	watched map[string][]*Watch
+	expCur  uint64 // active-expiry cursor
+}
+
+// Len is the number of keys, expired ones not yet deleted included (DBSIZE).
+func (db *DB) Len() int { return db.dict.len() }
+
+// Expires is the number of keys with a deadline.
+func (db *DB) Expires() int { return db.expires }
+
+// Ctx is one command's execution context.
+type Ctx struct {
+	E   *Engine
+	DB  *DB
+	W   *resp.Writer
+	Now int64 // the command's time, unix ms
+
+	Cmd      *Command
+	InScript bool // called from Lua (redis.call)
+	InMulti  bool // executed by EXEC
+	ReadOnly bool // writes refused (EVAL_RO, read-only replica)
+
+	// Deleted collects the keys the active expiry removed, when set.
+	Deleted *[]string
+}
+
+// bstr views b as a string without copying, for lookups only: the result
+// must not be stored.
+func bstr(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// --- values ---------------------------------------------------------------
+
+// str returns a string value's bytes as a string (copy-free for raw).
+func (e *entry) str() string {
+	if e.enc == encInt {
+		return strconv.FormatInt(e.n, 10)
+	}
+	return unsafe.String((*byte)(e.p), int(e.n))
+}
+
+// appendStr appends a string value to b.
+func (e *entry) appendStr(b []byte) []byte {
+	if e.enc == encInt {
+		return strconv.AppendInt(b, e.n, 10)
+	}
+	return append(b, unsafe.String((*byte)(e.p), int(e.n))...)
+}
+
+// strLen is STRLEN of a string value.
+func (e *entry) strLen() int {
+	if e.enc == encInt {
+		var tmp [24]byte
+		return len(strconv.AppendInt(tmp[:0], e.n, 10))
+	}
+	return int(e.n)
+}
+
+// setStr stores s (which the entry now owns) as a string value, using the
+// integer encoding when s is an integer in canonical form, as Redis does.
+func (e *entry) setStr(s string) {
+	e.kind = KindString
+	if len(s) <= 20 {
+		if n, ok := ParseInt(s); ok {
+			e.setInt(n)
+			return
+		}
+	}
+	e.enc = encRaw
+	e.p = unsafe.Pointer(unsafe.StringData(s))
+	e.n = int64(len(s))
+}
+
+// setInt stores an integer string value.
+func (e *entry) setInt(n int64) {
+	e.kind = KindString
+	e.enc = encInt
+	e.p = nil
+	e.n = n
+}
+
+// setObj stores an object value of kind k.
+func (e *entry) setObj(k Kind, p unsafe.Pointer) {
+	e.kind = k
+	e.enc = 0
+	e.p = p
+	e.n = 0
+}
+
+// --- lookups ----------------------------------------------------------------
+
+func (e *entry) expired(now int64) bool { return e.exp != 0 && e.exp <= now }
+
+// find returns the live entry of key: an expired key is deleted (unless the
+// engine is a follower) and reported absent.
+func (c *Ctx) find(db *DB, key string) *entry {
+	e := db.dict.find(key)
+	if e == nil {
+		return nil
+	}
+	if e.expired(c.Now) {
+		if !c.E.NoLazyDelete {
+			c.expireKey(db, e)
+		}
+		return nil
+	}
+	return e
+}
+
+// lookupRead returns the live entry of key in the current DB and counts a
+// keyspace hit or miss.
+func (c *Ctx) lookupRead(key []byte) *entry {
+	e := c.find(c.DB, bstr(key))
+	if e == nil {
+		c.E.Stats.KeyspaceMisses++
+	} else {
+		c.E.Stats.KeyspaceHits++
+	}
+	return e
+}
+
+// lookupWrite returns the live entry of key in the current DB (no stats).
+func (c *Ctx) lookupWrite(key []byte) *entry { return c.find(c.DB, bstr(key)) }
+
+// lookupKind returns the live entry of key if it holds kind k. When the key
+// holds another kind it writes WRONGTYPE and returns ok=false; a missing key
+// is (nil, true).
+func (c *Ctx) lookupKind(key []byte, k Kind, read bool) (e *entry, ok bool) {
+	if read {
+		e = c.lookupRead(key)
+	} else {
+		e = c.lookupWrite(key)
+	}
+	if e != nil && e.kind != k {
+		c.W.Error(ErrWrongType)
+		return nil, false
+	}
+	return e, true
+}
+
+// create adds key (absent or expired) to the current DB and returns its
+// entry; the caller sets the value.
+func (c *Ctx) create(key []byte) *entry {
+	return c.createIn(c.DB, string(key))
+}
+
+func (c *Ctx) createIn(db *DB, key string) *entry {
+	if old := db.dict.find(key); old != nil {
+		// expired and not yet deleted
+		db.removeEntry(old)
+	}
+	return db.dict.insert(key)
+}
+
+// removeEntry deletes e's key from db.
+func (db *DB) removeEntry(e *entry) {
+	if e.exp != 0 {
+		db.expires--
+	}
+	db.dict.remove(e.key)
+}
+
+// delete removes key from db if present (expired or not) and signals the
+// change. It reports whether a live key was deleted.
+func (c *Ctx) delete(db *DB, key string) bool {
+	e := db.dict.find(key)
+	if e == nil {
+		return false
+	}
+	live := !e.expired(c.Now)
+	if !live {
+		c.expireKey(db, e)
+		return false
+	}
+	db.removeEntry(e)
+	c.signal(db, key)
+	return true
+}
+
+// expireKey deletes an expired entry and counts it.
+func (c *Ctx) expireKey(db *DB, e *entry) {
+	key := e.key
+	db.removeEntry(e)
+	c.E.Stats.ExpiredKeys++
+	c.signal(db, key)
+	if c.Deleted != nil {
+		*c.Deleted = append(*c.Deleted, key)
+	}
+}
+
+// setExpire sets (ms > 0) or clears (ms == 0) the deadline of e.
+func (db *DB) setExpire(e *entry, ms int64) {
+	if e.exp == 0 && ms != 0 {
+		db.expires++
+	} else if e.exp != 0 && ms == 0 {
+		db.expires--
+	}
+	e.exp = ms
+}
+
+// signal records that key changed: it dirties WATCHes on it and counts a
+// change. Every write must call it once per key it modifies.
+func (c *Ctx) signal(db *DB, key string) {
+	c.E.Stats.Dirty++
+	if len(db.watched) != 0 {
+		for _, w := range db.watched[key] {
+			w.Dirty = true
+		}
+	}
+}
+
+// touched is signal for the current DB with a []byte key.
+func (c *Ctx) touched(key []byte) { c.signal(c.DB, bstr(key)) }
+
+// --- active expiry ------------------------------------------------------------
+
+// ActiveExpire walks up to maxBuckets buckets of db from its persistent
+// cursor and deletes the keys whose deadline has passed, like Redis's
+// active expire cycle walks its expires table. It returns the number of
+// keys deleted. Because the cursor covers the whole table over successive
+// calls, every expired key is reclaimed within one sweep.
+func (c *Ctx) ActiveExpire(db *DB, maxBuckets int) int {
+	if db.expires == 0 {
+		return 0
+	}
+	n := 0
+	for i := 0; i < maxBuckets; i++ {
+		db.expCur = db.dict.scanBucket(db.expCur, func(e *entry) {
+			if e.expired(c.Now) {
+				c.expireKey(db, e)
+				n++
+			}
+		})
+		if db.expCur == 0 {
+			break
+		}
+	}
+	return n
+}
+
+// --- WATCH ----------------------------------------------------------------------
+
+// Watch is one client's WATCH on one key.
+type Watch struct {
+	DB    *DB
+	Key   string
+	Dirty bool
+	// alive/deadline at WATCH time: a key that was alive then and has
+	// expired by EXEC counts as changed, as in Redis 7.
+	WasAlive bool
+}
+
+// AddWatch registers a WATCH on key in db.
+func (c *Ctx) AddWatch(db *DB, key string) *Watch {
+	e := db.dict.find(key)
+	w := &Watch{DB: db, Key: key, WasAlive: e != nil && !e.expired(c.Now)}
+	if db.watched == nil {
+		db.watched = make(map[string][]*Watch)
+	}
+	db.watched[key] = append(db.watched[key], w)
+	return w
+}
+
+// RemoveWatch unregisters w.
+func RemoveWatch(w *Watch) {
+	db := w.DB
+	ws := db.watched[w.Key]
+	for i, x := range ws {
+		if x == w {
+			ws = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(db.watched, w.Key)
+	} else {
+		db.watched[w.Key] = ws
+	}
+}
+
+// Changed reports whether the watched key changed or expired since WATCH.
+func (c *Ctx) WatchChanged(w *Watch) bool {
+	if w.Dirty {
+		return true
+	}
+	if w.WasAlive {
+		e := w.DB.dict.find(w.Key)
+		if e == nil || e.expired(c.Now) {
+			return true
+		}
+	}
+	return false
+}
+
+// touchAll dirties every watch on db (FLUSHDB, SWAPDB).
+func touchAll(db *DB) {
+	for _, ws := range db.watched {
+		for _, w := range ws {
+			w.Dirty = true
+		}
+	}
+}
+
+// KindOps are the per-type operations that generic key commands need
+// (COPY, memory accounting). Each type's file fills its slot from init.
+type KindOps struct {
+	// Clone returns a deep copy of the object behind p (and the n word).
+	Clone func(p unsafe.Pointer, n int64) (unsafe.Pointer, int64)
+}
+
+var kindOps [KindLimiter + 1]KindOps
+
+// RegisterKind installs the operations of kind k.
+func RegisterKind(k Kind, ops KindOps) { kindOps[k] = ops }

@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ParseInt is Redis's string2ll: optional '-', decimal digits, no leading
+// zeros, no '+', no spaces, in int64 range.
+func ParseInt(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
+	}
+	i := 0
+	neg := false
+	if s[0] == '-' {
+		neg = true
+		i = 1
+		if len(s) == 1 {
+			return 0, false
+		}
+	}
+	if s[i] == '0' {
+		return 0, len(s) == 1
+	}
+	var v uint64
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// ParseIntB is ParseInt for a []byte argument.
+func ParseIntB(b []byte) (int64, bool) { return ParseInt(bstr(b)) }
+
+// ParseFloat parses a double as Redis's string2ld/strtod-based helpers do for
+// command arguments: no leading/trailing space, "inf"/"-inf"/"+inf" (any
+// case, also "infinity") accepted, NaN rejected, hex floats accepted by
+// strtod are rejected here only where Redis rejects them.
+func ParseFloat(s string) (float64, bool) {
+	if len(s) == 0 || isSpaceByte(s[0]) || isSpaceByte(s[len(s)-1]) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		// strtod accepts overflow as ±HUGE_VAL with ERANGE; Redis rejects
+		// ERANGE, so both fail here alike.
+		ls := strings.ToLower(s)
+		switch ls {
+		case "inf", "+inf", "infinity", "+infinity":
+			return math.Inf(1), true
+		case "-inf", "-infinity":
+			return math.Inf(-1), true
+		}
+		return 0, false
+	}
+	if math.IsNaN(f) {
+		return 0, false
+	}
+	// Go accepts "1_000" and "0x1p-2"; strtod accepts hex but not '_'.
+	if strings.IndexByte(s, '_') >= 0 {
+		return 0, false
+	}
+	return f, true
+}
+
+// ParseFloatB is ParseFloat for a []byte argument.
+func ParseFloatB(b []byte) (float64, bool) { return ParseFloat(bstr(b)) }
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// EqualFold reports whether arg equals the lower-case word w, ignoring case.
+func EqualFold(arg []byte, w string) bool {
+	if len(arg) != len(w) {
+		return false
+	}
+	for i := 0; i < len(arg); i++ {
+		c := arg[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Match is Redis's stringmatchlen: glob-style matching with *, ?, [...]
+// (with ^ negation and a-z ranges) and \ escapes.
+func Match(pattern, s string, nocase bool) bool {
+	return matchLen(pattern, s, nocase, 0)
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func matchLen(p, s string, nocase bool, depth int) bool {
+	if depth > 1000 {
+		return false
+	}
+	for len(p) > 0 && len(s) > 0 {
+		switch p[0] {
+		case '*':
+			for len(p) > 1 && p[1] == '*' {
+				p = p[1:]
+			}
+			if len(p) == 1 {
+				return true
+			}
+			for len(s) > 0 {
+				if matchLen(p[1:], s, nocase, depth+1) {
+					return true
+				}
+				s = s[1:]
+			}
+			return false
+		case '?':
+			s = s[1:]
+		case '[':
+			p = p[1:]
+			not := len(p) > 0 && p[0] == '^'
+			if not {
+				p = p[1:]
+			}
+			match := false
+			for {
+				if len(p) == 0 {
+					break
+				}
+				if p[0] == '\\' && len(p) >= 2 {
+					p = p[1:]
+					if p[0] == s[0] {
+						match = true
+					}
+				} else if p[0] == ']' {
+					break
+				} else if len(p) >= 3 && p[1] == '-' {
+					start, end := p[0], p[2]
+					c := s[0]
+					if start > end {
+						start, end = end, start
+					}
+					if nocase {
+						start, end, c = lower(start), lower(end), lower(c)
+					}
+					p = p[2:]
+					if c >= start && c <= end {
+						match = true
+					}
+				} else {
+					if nocase {
+						if lower(p[0]) == lower(s[0]) {
+							match = true
+						}
+					} else if p[0] == s[0] {
+						match = true
+					}
+				}
+				p = p[1:]
+			}
+			if len(p) == 0 {
+				// pattern ended inside [...]: Redis treats it as ending there
+				p = "]"
+			}
+			if not {
+				match = !match
+			}
+			if !match {
+				return false
+			}
+			s = s[1:]
+		case '\\':
+			if len(p) >= 2 {
+				p = p[1:]
+			}
+			fallthrough
+		default:
+			if nocase {
+				if lower(p[0]) != lower(s[0]) {
+					return false
+				}
+			} else if p[0] != s[0] {
+				return false
+			}
+			s = s[1:]
+		}
+		p = p[1:]
+		if len(s) == 0 {
+			for len(p) > 0 && p[0] == '*' {
+				p = p[1:]
+			}
+			break
+		}
+	}
+	return len(p) == 0 && len(s) == 0
+}

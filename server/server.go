@@ -1,0 +1,202 @@
+// Package server is limitdb's network front end: it accepts connections,
+// decodes requests with a size-bounded reader (resp.Reader), keeps each
+// connection's state (protocol version, selected DB, MULTI queue, WATCHes,
+// name) and runs commands against the engine under its lock.
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"limitdb/engine"
+)
+
+// RedisVersion is the Redis version whose behaviour limitdb reproduces; it
+// is what HELLO and INFO report as the server version, since clients pick
+// features by it.
+const RedisVersion = "7.0.15"
+
+// Version is limitdb's own version.
+var Version = "0.1.0"
+
+// Config holds the server's settings.
+type Config struct {
+	Addr string // host:port
+	Dir  string
+	Log  *slog.Logger
+}
+
+// Server serves the Redis protocol over TCP.
+type Server struct {
+	cfg  Config
+	eng  *engine.Engine
+	log  *slog.Logger
+	ln   net.Listener
+	conf *runtimeConfig
+
+	mu      sync.Mutex
+	clients map[int64]*client
+	nextID  atomic.Int64
+	closing atomic.Bool
+	wg      sync.WaitGroup
+
+	lastNow atomic.Int64
+	started time.Time
+	stats   serverStats
+	stop    chan struct{}
+}
+
+type serverStats struct {
+	connsReceived   atomic.Int64
+	commands        atomic.Int64
+	rejectedConns   atomic.Int64
+	netInput        atomic.Int64
+	netOutput       atomic.Int64
+	cmdStats        map[string]*cmdStat // guarded by eng.Mu
+	errorStats      map[string]int64    // guarded by eng.Mu
+	totalErrorReply int64
+}
+
+type cmdStat struct {
+	calls, usec, rejected, failed int64
+}
+
+// New returns a server over eng (a fresh engine when nil).
+func New(cfg Config, eng *engine.Engine) *Server {
+	if eng == nil {
+		eng = engine.New()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	s := &Server{
+		cfg:     cfg,
+		eng:     eng,
+		log:     cfg.Log,
+		clients: make(map[int64]*client),
+		started: time.Now(),
+		stop:    make(chan struct{}),
+		conf:    newRuntimeConfig(),
+	}
+	s.stats.cmdStats = make(map[string]*cmdStat)
+	s.stats.errorStats = make(map[string]int64)
+	return s
+}
+
+// Engine returns the server's engine.
+func (s *Server) Engine() *engine.Engine { return s.eng }
+
+// Listen binds the configured address.
+func (s *Server) Listen() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr is the bound address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Serve accepts connections until Close.
+func (s *Server) Serve() error {
+	s.wg.Add(1)
+	go s.cron()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.stats.connsReceived.Add(1)
+		cl := s.newClient(nc)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveClient(cl)
+		}()
+	}
+}
+
+// ListenAndServe is Listen then Serve.
+func (s *Server) ListenAndServe() error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	return s.Serve()
+}
+
+// Close stops accepting, closes every connection and waits for them.
+func (s *Server) Close() error {
+	if s.closing.Swap(true) {
+		return nil
+	}
+	close(s.stop)
+	var err error
+	if s.ln != nil {
+		err = s.ln.Close()
+	}
+	s.mu.Lock()
+	for _, cl := range s.clients {
+		cl.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}
+
+// now is the time of the next command: wall-clock milliseconds, never lower
+// than the previous command's.
+func (s *Server) now() int64 {
+	t := time.Now().UnixMilli()
+	for {
+		last := s.lastNow.Load()
+		if t <= last {
+			return last
+		}
+		if s.lastNow.CompareAndSwap(last, t) {
+			return t
+		}
+	}
+}
+
+// cron runs the active expiry cycle, like Redis's serverCron at hz 10:
+// every 100 ms each database gets a bounded walk of its table, repeated
+// while the walk keeps finding many expired keys (at most ~25% of the time).
+func (s *Server) cron() {
+	defer s.wg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		deadline := time.Now().Add(25 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			s.eng.Mu.Lock()
+			ctx := engine.Ctx{E: s.eng, Now: s.now()}
+			found := 0
+			for _, db := range s.eng.DBs {
+				found += ctx.ActiveExpire(db, 64)
+			}
+			s.eng.Mu.Unlock()
+			if found < 16 {
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,274 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// redisAddr and limitAddr are the two servers every differential test
+// talks to; TestMain starts them once.
+var redisAddr, limitAddr string
+
+func TestMain(m *testing.M) {
+	r, err := StartRedis()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "differential tests need a real redis-server:", err)
+		os.Exit(1)
+	}
+	l, err := StartLimitdb()
+	if err != nil {
+		r.Stop()
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	redisAddr, limitAddr = r.Addr, l.Addr().String()
+	code := m.Run()
+	l.Close()
+	r.Stop()
+	os.Exit(code)
+}
+
+// TestScenarios runs every scenario file under scenarios/ against both
+// servers, in RESP2 and in RESP3, and compares every reply.
+//
+// A scenario file holds one command per line, quoted like redis-cli input.
+// Lines starting with '#' are comments. Directives:
+//
+//	@proto 2|3          (file level) run only in this protocol
+//	@sort CMD …         compare the reply's elements as a multiset
+//	@tol N CMD …        integer replies may differ by up to N
+//	@shape CMD …        compare only the reply's type and, for
+//	                    aggregates, its length
+//	@nocompare CMD …    send to both, compare nothing
+//	@sleep MS           pause
+//	@conn NAME          continue on connection NAME (opened on first use)
+func TestScenarios(t *testing.T) {
+	for _, f := range scenarioFiles(t, "scenarios") {
+		lines := readScenario(t, f)
+		protos := []int{2, 3}
+		for _, l := range lines {
+			if strings.HasPrefix(l.text, "@proto ") {
+				p, _ := strconv.Atoi(strings.TrimSpace(l.text[7:]))
+				protos = []int{p}
+			}
+		}
+		for _, p := range protos {
+			name := strings.TrimPrefix(f, "scenarios/") + fmt.Sprintf("/resp%d", p)
+			t.Run(name, func(t *testing.T) { runScenario(t, f, lines, p) })
+		}
+	}
+}
+
+type scenarioLine struct {
+	n    int
+	text string
+}
+
+func readScenario(t *testing.T, path string) []scenarioLine {
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var out []scenarioLine
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, scenarioLine{n, line})
+	}
+	return out
+}
+
+type pair struct{ ref, cand *Conn }
+
+func dialPair(t *testing.T, proto int) *pair {
+	r, err := Dial(redisAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Dial(limitAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pair{r, l}
+	if proto == 3 {
+		for _, c := range []*Conn{r, l} {
+			if _, err := c.Do("HELLO", "3"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return p
+}
+
+func runScenario(t *testing.T, file string, lines []scenarioLine, proto int) {
+	conns := map[string]*pair{}
+	defer func() {
+		for _, p := range conns {
+			p.ref.Close()
+			p.cand.Close()
+		}
+	}()
+	cur := dialPair(t, proto)
+	conns["default"] = cur
+	for _, c := range []*Conn{cur.ref, cur.cand} {
+		if _, err := c.Do("FLUSHALL"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range lines {
+		text := l.text
+		mode, tol := "exact", int64(0)
+		if strings.HasPrefix(text, "@") {
+			word, rest, _ := strings.Cut(text, " ")
+			switch word {
+			case "@proto":
+				continue
+			case "@sleep":
+				ms, _ := strconv.Atoi(strings.TrimSpace(rest))
+				time.Sleep(time.Duration(ms) * time.Millisecond)
+				continue
+			case "@conn":
+				name := strings.TrimSpace(rest)
+				if conns[name] == nil {
+					conns[name] = dialPair(t, proto)
+				}
+				cur = conns[name]
+				continue
+			case "@sort", "@shape", "@nocompare":
+				mode = word[1:]
+				text = rest
+			case "@tol":
+				n, rest2, _ := strings.Cut(rest, " ")
+				tol, _ = strconv.ParseInt(n, 10, 64)
+				mode = "tol"
+				text = rest2
+			default:
+				t.Fatalf("%s:%d: unknown directive %s", file, l.n, word)
+			}
+		}
+		args, err := SplitLine(text)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", file, l.n, err)
+		}
+		ref, err := cur.ref.Do(args...)
+		if err != nil {
+			t.Fatalf("%s:%d: redis: %v", file, l.n, err)
+		}
+		cand, err := cur.cand.Do(args...)
+		if err != nil {
+			t.Fatalf("%s:%d: limitdb: %v (redis said %q)", file, l.n, err, ref)
+		}
+		if msg := compareReplies(mode, tol, ref, cand); msg != "" {
+			t.Errorf("%s:%d: %s\n  command: %s\n  redis:   %q\n  limitdb: %q", file, l.n, msg, text, ref, cand)
+		}
+	}
+}
+
+// compareReplies returns "" when the replies agree under mode.
+func compareReplies(mode string, tol int64, ref, cand []byte) string {
+	switch mode {
+	case "nocompare":
+		return ""
+	case "exact":
+		if !bytes.Equal(ref, cand) {
+			return "replies differ"
+		}
+	case "sort":
+		a, b := sortedElements(ref), sortedElements(cand)
+		if !bytes.Equal(a, b) {
+			return "replies differ as multisets"
+		}
+	case "shape":
+		if len(ref) == 0 || len(cand) == 0 || ref[0] != cand[0] {
+			return "reply types differ"
+		}
+		if strings.ContainsRune("*%~>", rune(ref[0])) {
+			if firstLine(ref) != firstLine(cand) {
+				return "aggregate lengths differ"
+			}
+		}
+	case "tol":
+		x, ok1 := replyInt(ref)
+		y, ok2 := replyInt(cand)
+		if !ok1 || !ok2 {
+			if !bytes.Equal(ref, cand) {
+				return "replies differ"
+			}
+			return ""
+		}
+		if x-y > tol || y-x > tol {
+			return fmt.Sprintf("integers differ by more than %d", tol)
+		}
+	}
+	return ""
+}
+
+func firstLine(b []byte) string {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return string(b)
+	}
+	return string(b[:i])
+}
+
+// replyInt reads an integer reply, or a bulk string holding an integer.
+func replyInt(b []byte) (int64, bool) {
+	s := string(b)
+	switch {
+	case strings.HasPrefix(s, ":"):
+		n, err := strconv.ParseInt(strings.TrimSpace(s[1:]), 10, 64)
+		return n, err == nil
+	case strings.HasPrefix(s, "$"):
+		parts := strings.Split(s, "\r\n")
+		if len(parts) >= 2 {
+			n, err := strconv.ParseInt(parts[1], 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// sortedElements splits an aggregate reply into its top-level elements
+// (pairs for maps) and returns the header followed by the sorted elements.
+func sortedElements(b []byte) []byte {
+	if len(b) == 0 || !strings.ContainsRune("*%~>", rune(b[0])) {
+		return b
+	}
+	br := bufio.NewReader(bytes.NewReader(b))
+	var hdr bytes.Buffer
+	line, err := readLine(br, &hdr)
+	if err != nil {
+		return b
+	}
+	n, _ := strconv.Atoi(line[1:])
+	per := 1
+	if b[0] == '%' {
+		per = 2
+	}
+	var elems []string
+	for i := 0; i < n; i++ {
+		var e bytes.Buffer
+		for j := 0; j < per; j++ {
+			if readValue(br, &e) != nil {
+				return b
+			}
+		}
+		elems = append(elems, e.String())
+	}
+	sort.Strings(elems)
+	return append(hdr.Bytes(), strings.Join(elems, "")...)
+}

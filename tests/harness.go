@@ -1,0 +1,249 @@
+// Package tests holds limitdb's differential tests: every scenario is sent
+// to a real redis-server and to limitdb, and the raw RESP replies are
+// compared byte for byte.
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"limitdb/engine"
+	"limitdb/resp"
+	"limitdb/server"
+)
+
+// Redis is a redis-server process started for the tests.
+type Redis struct {
+	Addr string
+	cmd  *exec.Cmd
+	dir  string
+}
+
+// StartRedis starts redis-server from PATH on a free loopback port.
+func StartRedis() (*Redis, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not in PATH (the README's test command installs it): %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "limitdb-redis-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
+		"--enable-debug-command", "yes")
+	cmd.Stdout = nil
+	cmd.Stderr = nil
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, dir: dir}
+	if err := waitPing(r.Addr); err != nil {
+		r.Stop()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Stop kills the process it started.
+func (r *Redis) Stop() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
+	}
+	os.RemoveAll(r.dir)
+}
+
+// StartLimitdb starts an in-process limitdb server on a free loopback port.
+func StartLimitdb() (*server.Server, error) {
+	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, engine.New())
+	if err := srv.Listen(); err != nil {
+		return nil, err
+	}
+	go srv.Serve()
+	return srv, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitPing(addr string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := Dial(addr)
+		if err == nil {
+			r, err := c.Do("PING")
+			c.Close()
+			if err == nil && string(r) == "+PONG\r\n" {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("server at %s did not answer PING", addr)
+}
+
+// Conn is a raw RESP connection: it sends commands and returns each reply's
+// exact bytes.
+type Conn struct {
+	nc net.Conn
+	br *bufio.Reader
+}
+
+// Dial connects to addr.
+func Dial(addr string) (*Conn, error) {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{nc: nc, br: bufio.NewReader(nc)}, nil
+}
+
+func (c *Conn) Close() error { return c.nc.Close() }
+
+// Encode encodes args as a multibulk request.
+func Encode(args ...string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.Bytes()
+}
+
+// Do sends one command and returns its raw reply.
+func (c *Conn) Do(args ...string) ([]byte, error) {
+	if err := c.Send(Encode(args...)); err != nil {
+		return nil, err
+	}
+	return c.ReadReply()
+}
+
+// Send writes raw bytes.
+func (c *Conn) Send(b []byte) error {
+	c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err := c.nc.Write(b)
+	return err
+}
+
+// ReadReply reads one complete reply and returns its raw bytes.
+func (c *Conn) ReadReply() ([]byte, error) {
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var out bytes.Buffer
+	err := readValue(c.br, &out)
+	return out.Bytes(), err
+}
+
+func readLine(br *bufio.Reader, out *bytes.Buffer) (string, error) {
+	line, err := br.ReadString('\n')
+	out.WriteString(line)
+	if err != nil {
+		return "", err
+	}
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return "", fmt.Errorf("bad reply line %q", line)
+	}
+	return line[:len(line)-2], nil
+}
+
+func readValue(br *bufio.Reader, out *bytes.Buffer) error {
+	line, err := readLine(br, out)
+	if err != nil {
+		return err
+	}
+	switch line[0] {
+	case '+', '-', ':', ',', '_', '#', '(':
+		return nil
+	case '$', '=', '!':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			return nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := ioReadFull(br, buf); err != nil {
+			return err
+		}
+		out.Write(buf)
+		return nil
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return err
+		}
+		if line[0] == '%' || line[0] == '|' {
+			n *= 2
+		}
+		for i := 0; i < n; i++ {
+			if err := readValue(br, out); err != nil {
+				return err
+			}
+		}
+		if line[0] == '|' { // an attribute precedes the real reply
+			return readValue(br, out)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown reply type %q", line)
+}
+
+func ioReadFull(br *bufio.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := br.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// SplitLine splits a scenario line like redis-cli does.
+func SplitLine(line string) ([]string, error) {
+	args, ok := resp.SplitArgs([]byte(line), nil)
+	if !ok {
+		return nil, fmt.Errorf("unbalanced quotes in %q", line)
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = string(a)
+	}
+	return out, nil
+}
+
+// scenarioFiles lists the scenario files under dir (recursively).
+func scenarioFiles(t *testing.T, dir string) []string {
+	var files []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && strings.HasSuffix(p, ".txt") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Fatalf("no scenarios under %s", dir)
+	}
+	return files
+}

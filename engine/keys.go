@@ -7,6 +7,7 @@ import (
 
 const (
 	errUnsupportedOption = "ERR Unsupported option "
+	errIntRange          = "ERR value is out of range, value must between -2147483648 and 2147483647"
 )
 
 func init() {
@@ -457,8 +458,12 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 			replace = true
 		case isOpt(argv[j], "db") && additional > 0:
 			id, ok := ParseIntB(argv[j+1])
-			if !ok || id < math.MinInt32 || id > math.MaxInt32 {
+			if !ok {
 				c.W.Error(ErrNotInt)
+				return
+			}
+			if id < math.MinInt32 || id > math.MaxInt32 {
+				c.W.Error(errIntRange)
 				return
 			}
 			if id < 0 || id >= NumDBs {

@@ -8,6 +8,7 @@ import (
 const (
 	errUnsupportedOption = "ERR Unsupported option "
 	errIntRange          = "ERR value is out of range, value must between -2147483648 and 2147483647"
+	errCopyUnsupported   = "ERR COPY is not supported for values of type "
 )
 
 func init() {
@@ -61,7 +62,7 @@ func cmdExists(c *Ctx, argv [][]byte) {
 
 // cmdType: TYPE key — status reply with the type name, "none" when missing.
 func cmdType(c *Ctx, argv [][]byte) {
-	e := c.find(c.DB, bstr(argv[1]))
+	e := c.lookupRead(argv[1])
 	if e == nil {
 		c.W.Status("none")
 		return
@@ -495,7 +496,7 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 	if e.kind != KindString {
 		clone := kindOps[e.kind].Clone
 		if clone == nil {
-			c.W.Error("ERR COPY is not supported for type " + e.kind.String())
+			c.W.Error(errCopyUnsupported + e.kind.String())
 			return
 		}
 		p, n = clone(e.p, e.n)

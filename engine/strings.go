@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -53,11 +54,7 @@ func cmdGet(c *Ctx, argv [][]byte) {
 		c.W.Null()
 		return
 	}
-	if e.enc == encInt {
-		c.W.BulkInt(e.n)
-		return
-	}
-	c.W.BulkString(e.str())
+	c.writeStr(e)
 }
 
 // incrBy adds delta to the integer at key (0 when missing), keeping its TTL.
@@ -161,7 +158,9 @@ func (c *Ctx) setKey(e *entry, key, val []byte, keepTTL bool) {
 // writeStr replies with e's string value as a bulk string.
 func (c *Ctx) writeStr(e *entry) {
 	if e.enc == encInt {
-		c.W.BulkInt(e.n)
+		// resp.Writer.BulkInt (redcon) allocates; format on the stack
+		var buf [20]byte
+		c.W.Bulk(strconv.AppendInt(buf[:0], e.n, 10))
 		return
 	}
 	c.W.BulkString(e.str())

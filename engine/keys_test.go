@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"limitdb/resp"
+)
+
+func run(c *Ctx, args ...string) string {
+	argv := make([][]byte, len(args))
+	for i, a := range args {
+		argv[i] = []byte(a)
+	}
+	c.W.Reset()
+	c.Exec(argv)
+	return string(c.W.B)
+}
+
+// TestLazyExpiry: with no active expiry at all, every command sees a key
+// past its deadline as absent (and the reads reclaim it).
+func TestLazyExpiry(t *testing.T) {
+	cases := []struct {
+		cmd  []string
+		want string
+		left int // keys left afterwards
+	}{
+		{[]string{"GET", "k"}, "$-1\r\n", 0},
+		{[]string{"EXISTS", "k"}, ":0\r\n", 0},
+		{[]string{"TYPE", "k"}, "+none\r\n", 0},
+		{[]string{"TTL", "k"}, ":-2\r\n", 0},
+		{[]string{"STRLEN", "k"}, ":0\r\n", 0},
+		{[]string{"APPEND", "k", "x"}, ":1\r\n", 1},
+		{[]string{"INCR", "k"}, ":1\r\n", 1},
+		{[]string{"SETNX", "k", "x"}, ":1\r\n", 1},
+		{[]string{"DEL", "k"}, ":0\r\n", 0},
+		{[]string{"RENAME", "k", "j"}, "-ERR no such key\r\n", 0},
+		{[]string{"COPY", "k", "j"}, ":0\r\n", 0},
+		{[]string{"PERSIST", "k"}, ":0\r\n", 0},
+		{[]string{"EXPIRE", "k", "100"}, ":0\r\n", 0},
+		{[]string{"KEYS", "*"}, "*0\r\n", 1}, // KEYS skips, does not delete
+		{[]string{"SCAN", "0"}, "*2\r\n$1\r\n0\r\n*0\r\n", 0},
+		{[]string{"RANDOMKEY"}, "$-1\r\n", 0},
+		{[]string{"DBSIZE"}, ":1\r\n", 1},
+		{[]string{"SET", "k", "v", "XX"}, "$-1\r\n", 0},
+		{[]string{"GETEX", "k", "PERSIST"}, "$-1\r\n", 0},
+		{[]string{"INCRBYFLOAT", "k", "1.5"}, "$3\r\n1.5\r\n", 1},
+	}
+	for _, tc := range cases {
+		e := New()
+		c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1_000_000}
+		run(c, "SET", "k", "v", "PX", "10")
+		c.Now += 20
+		if got := run(c, tc.cmd...); got != tc.want {
+			t.Errorf("%v: got %q want %q", tc.cmd, got, tc.want)
+		}
+		if n := c.DB.Len(); n != tc.left {
+			t.Errorf("%v: %d keys left, want %d", tc.cmd, n, tc.left)
+		}
+		if x := c.DB.Expires(); x != 0 && tc.left == 0 {
+			t.Errorf("%v: expires count %d", tc.cmd, x)
+		}
+	}
+}
+
+// TestRandomKeyFollower: a follower (NoLazyDelete) never deletes and still
+// finds the live key among many expired ones.
+func TestRandomKeyFollower(t *testing.T) {
+	e := New()
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1_000_000}
+	for i := 0; i < 500; i++ {
+		run(c, "SET", "e"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+string(rune('a'+i/26)), "v", "PX", "10")
+	}
+	run(c, "SET", "live", "v")
+	c.Now += 20
+	e.NoLazyDelete = true
+	n := c.DB.Len()
+	for i := 0; i < 20; i++ {
+		if got := run(c, "RANDOMKEY"); got != "$4\r\nlive\r\n" {
+			t.Fatalf("RANDOMKEY = %q", got)
+		}
+	}
+	if c.DB.Len() != n {
+		t.Fatal("follower deleted keys")
+	}
+	run(c, "DEL", "live")
+	// DEL on a follower engine: nothing else deleted; RANDOMKEY finds none
+	e.NoLazyDelete = true
+	if got := run(c, "RANDOMKEY"); got != "$-1\r\n" {
+		t.Fatalf("RANDOMKEY = %q", got)
+	}
+}
+
+// TestSwapDBWatch: SWAPDB moves keyspaces, not the DB structs, and dirties
+// watches of keys that exist in either database.
+func TestSwapDBWatch(t *testing.T) {
+	e := New()
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1_000_000}
+	run(c, "SET", "a", "0")
+	c.DB = e.DBs[1]
+	run(c, "SET", "b", "1")
+	c.DB = e.DBs[0]
+	wa := c.AddWatch(e.DBs[0], "a")
+	wb := c.AddWatch(e.DBs[0], "b")
+	wn := c.AddWatch(e.DBs[0], "none")
+	wo := c.AddWatch(e.DBs[5], "a")
+	if got := run(c, "SWAPDB", "0", "1"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if !wa.Dirty || !wb.Dirty || wn.Dirty || wo.Dirty {
+		t.Fatalf("dirty: a=%v b=%v none=%v other=%v", wa.Dirty, wb.Dirty, wn.Dirty, wo.Dirty)
+	}
+	if e.DBs[0].ID != 0 || e.DBs[1].ID != 1 {
+		t.Fatal("DB ids moved")
+	}
+	if got := run(c, "GET", "b"); got != "$1\r\n1\r\n" {
+		t.Fatalf("GET b in db0 after swap = %q", got)
+	}
+}

@@ -481,6 +481,10 @@ func parseLongDouble(s string) (*big.Float, bool) {
 	if body[0] != '.' && (body[0] < '0' || body[0] > '9') {
 		return nil, false
 	}
+	hex := len(body) >= 2 && body[0] == '0' && body[1]|0x20 == 'x'
+	if !hex && strings.IndexAny(body, "pP") >= 0 {
+		return nil, false // a binary exponent needs a hex mantissa
+	}
 	f, _, err := big.ParseFloat(s, 0, 64, big.ToNearestEven)
 	if err != nil {
 		return nil, false

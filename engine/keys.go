@@ -502,6 +502,9 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 		p, n = clone(e.p, e.n)
 	}
 	kind, enc, exp := e.kind, e.enc, e.exp
+	if enc == encBuf {
+		enc = encRaw // the buffer stays owned by the source alone
+	}
 	if d != nil {
 		dst.removeEntry(d)
 	}

@@ -117,3 +117,43 @@ func TestSwapDBWatch(t *testing.T) {
 		t.Fatalf("GET b in db0 after swap = %q", got)
 	}
 }
+
+// TestAppendBuffer: APPEND grows in place; COPY and earlier views are not
+// affected by later appends.
+func TestAppendBuffer(t *testing.T) {
+	e := New()
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1_000_000}
+	want := ""
+	for i := 0; i < 3000; i++ {
+		s := strings.Repeat(string(rune('a'+i%26)), i%5)
+		run(c, "APPEND", "k", s)
+		want += s
+		if i == 1000 {
+			run(c, "COPY", "k", "k2")
+			run(c, "APPEND", "k2", "XYZ")
+		}
+	}
+	ent := c.DB.dict.find("k")
+	if ent.str() != want {
+		t.Fatal("APPEND lost bytes")
+	}
+	view := ent.str()
+	run(c, "APPEND", "k", "tail")
+	if view != want {
+		t.Fatal("append changed an earlier view")
+	}
+	k2 := c.DB.dict.find("k2").str()
+	if !strings.HasSuffix(k2, "XYZ") || len(k2) > len(want) {
+		t.Fatalf("COPY shares the append buffer: %d", len(k2))
+	}
+	for _, n := range []int{0, 1, 15, 16, 17, 1000, 1 << 20, 1<<20 + 1, 5<<20 - 1} {
+		if cp := bufCap(n); cp < n || bufCap(cp) != cp {
+			t.Fatalf("bufCap(%d) = %d", n, cp)
+		}
+	}
+	argv := [][]byte{[]byte("append"), []byte("k3"), []byte("x")}
+	cmd := c.Resolve(argv)
+	if allocs := testing.AllocsPerRun(1000, func() { c.W.Reset(); c.Call(cmd, argv) }); allocs > 0.1 {
+		t.Fatalf("APPEND allocates %.2f per call", allocs)
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -591,16 +592,39 @@ func cmdAppend(c *Ctx, argv [][]byte) {
 	if !c.checkStringLength(olen, int64(len(argv[2]))) {
 		return
 	}
-	buf := make([]byte, 0, int(olen)+len(argv[2]))
-	buf = e.appendStr(buf)
-	buf = append(buf, argv[2]...)
-	if len(buf) == 0 {
-		e.setRaw("")
-	} else {
-		e.setRaw(unsafe.String(&buf[0], len(buf)))
+	n := int(olen) + len(argv[2])
+	if e.enc == encBuf && n <= bufCap(int(olen)) {
+		// in place: only bytes past the old length change, so any view
+		// of the old value stays valid
+		buf := unsafe.Slice((*byte)(e.p), bufCap(int(olen)))
+		copy(buf[olen:], argv[2])
+		e.n = int64(n)
+	} else if n > 0 {
+		buf := make([]byte, 0, bufCap(n))
+		buf = e.appendStr(buf)
+		buf = append(buf, argv[2]...)
+		e.kind, e.enc, e.p, e.n = KindString, encBuf, unsafe.Pointer(&buf[0]), int64(n)
 	}
 	c.touched(argv[1])
-	c.W.Int(int64(len(buf)))
+	c.W.Int(int64(n))
+}
+
+// encBuf is a raw string whose bytes sit at the start of an append buffer
+// of bufCap(n) bytes owned by this entry alone (APPEND's greedy growth, as
+// Redis's sds). The bytes below n never change while the entry keeps them,
+// so it reads exactly like encRaw; a copy of the value (COPY) must not be
+// encBuf.
+const encBuf uint8 = encInt + 1
+
+// bufCap is the capacity of an append buffer holding n bytes: the next
+// power of two up to 1MB, then whole megabytes. It is a function of n, so
+// a buffer grown in place (n <= bufCap(old)) keeps bufCap(n) == its size.
+func bufCap(n int) int {
+	const mb = 1 << 20
+	if n <= mb {
+		return max(16, 1<<bits.Len(uint(n-1)))
+	}
+	return (n + mb - 1) / mb * mb
 }
 
 // cmdStrlen: STRLEN key — the length of the string, 0 when missing;

@@ -269,11 +269,13 @@ func (c *Ctx) setGeneric(flags int, key, val, expire []byte) {
 	e := c.lookupWrite(key)
 	if flags&setGet != 0 {
 		if e == nil {
+			c.E.Stats.KeyspaceMisses++ // GET's read lookup
 			c.W.Null()
 		} else if e.kind != KindString {
 			c.W.Error(ErrWrongType)
 			return
 		} else {
+			c.E.Stats.KeyspaceHits++
 			c.writeStr(e)
 		}
 	}

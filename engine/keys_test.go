@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"limitdb/resp"
 )
@@ -155,5 +156,43 @@ func TestAppendBuffer(t *testing.T) {
 	cmd := c.Resolve(argv)
 	if allocs := testing.AllocsPerRun(1000, func() { c.W.Reset(); c.Call(cmd, argv) }); allocs > 0.1 {
 		t.Fatalf("APPEND allocates %.2f per call", allocs)
+	}
+}
+
+// TestCopyClone: COPY deep-copies other kinds through KindOps.Clone and
+// keeps the TTL; a kind without Clone is refused.
+func TestCopyClone(t *testing.T) {
+	saved := kindOps[KindZSet]
+	defer func() { kindOps[KindZSet] = saved }()
+	e := New()
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1_000_000}
+	type obj struct{ v []int }
+	src := &obj{v: []int{1, 2, 3}}
+	ent := c.create([]byte("z"))
+	ent.setObj(KindZSet, unsafe.Pointer(src))
+	ent.n = 42
+	c.DB.setExpire(ent, c.Now+5000)
+
+	kindOps[KindZSet] = KindOps{}
+	if got := run(c, "COPY", "z", "z2"); got != "-"+errCopyUnsupported+"zset\r\n" {
+		t.Fatalf("COPY without Clone = %q", got)
+	}
+	RegisterKind(KindZSet, KindOps{Clone: func(p unsafe.Pointer, n int64) (unsafe.Pointer, int64) {
+		o := (*obj)(p)
+		return unsafe.Pointer(&obj{v: append([]int(nil), o.v...)}), n
+	}})
+	if got := run(c, "COPY", "z", "z2", "DB", "3"); got != ":1\r\n" {
+		t.Fatalf("COPY = %q", got)
+	}
+	d := e.DBs[3].dict.find("z2")
+	if d == nil || d.kind != KindZSet || d.n != 42 || d.exp != c.Now+5000 || e.DBs[3].Expires() != 1 {
+		t.Fatalf("copied entry %+v", d)
+	}
+	cp := (*obj)(d.p)
+	if cp == src || len(cp.v) != 3 {
+		t.Fatal("COPY did not deep-copy")
+	}
+	if got := run(c, "TYPE", "z"); got != "+zset\r\n" {
+		t.Fatal(got)
 	}
 }

@@ -196,3 +196,34 @@ func TestCopyClone(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestTimeAndFlush: TIME is the command's time; FLUSH*/SWAPDB keep the
+// expires counters right.
+func TestTimeAndFlush(t *testing.T) {
+	e := New()
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1_700_000_000_123}
+	if got := run(c, "TIME"); got != "*2\r\n$10\r\n1700000000\r\n$6\r\n123000\r\n" {
+		t.Fatalf("TIME = %q", got)
+	}
+	run(c, "SET", "a", "1", "EX", "100")
+	run(c, "SET", "b", "1")
+	if got := run(c, "SWAPDB", "0", "7"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if e.DBs[0].Expires() != 0 || e.DBs[7].Expires() != 1 || e.DBs[7].Len() != 2 || e.DBs[0].Len() != 0 {
+		t.Fatal("SWAPDB counters")
+	}
+	c.DB = e.DBs[7]
+	if got := run(c, "FLUSHDB"); got != "+OK\r\n" || e.DBs[7].Expires() != 0 || e.DBs[7].Len() != 0 {
+		t.Fatal("FLUSHDB counters")
+	}
+	run(c, "SET", "a", "1", "EX", "100")
+	c.DB = e.DBs[2]
+	run(c, "SET", "a", "1", "EX", "100")
+	run(c, "FLUSHALL")
+	for _, db := range e.DBs {
+		if db.Len() != 0 || db.Expires() != 0 {
+			t.Fatal("FLUSHALL left keys")
+		}
+	}
+}

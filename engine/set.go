@@ -460,6 +460,20 @@ func cmdSRandMember(c *Ctx, argv [][]byte) {
 		}
 		return
 	}
+	if count*4 < int64(n) {
+		// few of many: draw positions until count distinct ones
+		seen := make(map[int]struct{}, count)
+		c.W.Array(int(count))
+		for len(seen) < int(count) {
+			i := c.E.Rand.Intn(n)
+			if _, dup := seen[i]; dup {
+				continue
+			}
+			seen[i] = struct{}{}
+			s.writeAt(c, i)
+		}
+		return
+	}
 	// partial Fisher-Yates over positions
 	pos := make([]int32, n)
 	for i := range pos {

@@ -536,3 +536,301 @@ func cmdSScan(c *Ctx, argv [][]byte) {
 		c.W.BulkString(m)
 	}
 }
+
+// Set algebra and SMOVE.
+
+// Error texts of SINTERCARD.
+const (
+	errNumKeysPositive = "ERR numkeys should be greater than 0"
+	errNumKeysTooMany  = "ERR Number of keys can't be greater than number of args"
+	errLimitNegative   = "ERR LIMIT can't be negative"
+)
+
+func init() {
+	Register(
+		&Command{Name: "smove", Arity: 4, Flags: "write fast", FirstKey: 1, LastKey: 2, Step: 1, Group: "set", Since: "1.0.0", Summary: "Moves a member from one set to another.", Run: cmdSMove},
+		&Command{Name: "sinter", Arity: -2, Flags: "readonly", FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Returns the intersect of multiple sets.", Run: cmdSInter},
+		&Command{Name: "sinterstore", Arity: -3, Flags: "write denyoom", FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Stores the intersect of multiple sets in a key.", Run: cmdSInterStore},
+		&Command{Name: "sintercard", Arity: -3, Flags: "readonly", FirstKey: 0, LastKey: 0, Step: 0, Group: "set", Since: "7.0.0", Summary: "Returns the number of members of the intersect of multiple sets.", Run: cmdSInterCard},
+		&Command{Name: "sunion", Arity: -2, Flags: "readonly", FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Returns the union of multiple sets.", Run: cmdSUnion},
+		&Command{Name: "sunionstore", Arity: -3, Flags: "write denyoom", FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Stores the union of multiple sets in a key.", Run: cmdSUnionStore},
+		&Command{Name: "sdiff", Arity: -2, Flags: "readonly", FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Returns the difference of multiple sets.", Run: cmdSDiff},
+		&Command{Name: "sdiffstore", Arity: -3, Flags: "write denyoom", FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Stores the difference of multiple sets in a key.", Run: cmdSDiffStore},
+	)
+}
+
+// setOperands returns the sets at keys, nil for missing ones. The first key
+// holding another type writes WRONGTYPE and returns ok=false.
+func (c *Ctx) setOperands(keys [][]byte, read bool) ([]*Set, bool) {
+	sets := make([]*Set, len(keys))
+	for i, k := range keys {
+		e, ok := c.lookupSet(k, read)
+		if !ok {
+			return nil, false
+		}
+		if e != nil {
+			sets[i] = e.set()
+		}
+	}
+	return sets, true
+}
+
+// interEach calls fn for every member of the intersection of sets (none
+// nil), iterating the smallest set (the first of equal sizes) in its order,
+// as Redis does; fn returns false to stop.
+func interEach(sets []*Set, fn func(s *Set, i int) bool) {
+	order := slices.Clone(sets)
+	slices.SortStableFunc(order, func(a, b *Set) int { return a.Len() - b.Len() })
+	first := order[0]
+	for i := 0; i < first.Len(); i++ {
+		var m string
+		if first.ht {
+			m = first.members[i]
+		}
+		in := true
+		for _, o := range order[1:] {
+			if o == first {
+				continue
+			}
+			if first.ht {
+				in = o.Has(m)
+			} else {
+				in = o.hasInt(first.ints[i])
+			}
+			if !in {
+				break
+			}
+		}
+		if in && !fn(first, i) {
+			return
+		}
+	}
+}
+
+// hasInt reports whether the integer n is a member.
+func (s *Set) hasInt(n int64) bool {
+	if !s.ht {
+		_, found := slices.BinarySearch(s.ints, n)
+		return found
+	}
+	var tmp [24]byte
+	return s.findMember(bstr(appendInt(tmp[:0], n))) >= 0
+}
+
+// setAlgebra computes union (op 'u') or difference (op 'd') of sets into a
+// new Set built like Redis's destination set (an intset while possible).
+func setAlgebra(sets []*Set, op byte) *Set {
+	res := &Set{}
+	if op == 'u' {
+		for _, s := range sets {
+			if s == nil {
+				continue
+			}
+			for i := 0; i < s.Len(); i++ {
+				res.Add(s.memberAt(i))
+			}
+		}
+		return res
+	}
+	if sets[0] == nil {
+		return res
+	}
+	first := sets[0]
+	for i := 0; i < first.Len(); i++ {
+		m := first.memberAt(i)
+		keep := true
+		for _, o := range sets[1:] {
+			if o == first || (o != nil && o.Has(m)) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			res.Add(m)
+		}
+	}
+	return res
+}
+
+// storeSet makes res the value of dst (replacing any value and its TTL), or
+// deletes dst when res is empty, and replies res's cardinality.
+func (c *Ctx) storeSet(dst []byte, res *Set) {
+	if res.Len() == 0 {
+		if e := c.lookupWrite(dst); e != nil {
+			c.DB.removeEntry(e)
+			c.touched(dst)
+		}
+		c.W.Int(0)
+		return
+	}
+	if e := c.lookupWrite(dst); e != nil {
+		c.DB.removeEntry(e)
+	}
+	e := c.create(dst)
+	e.setObj(KindSet, unsafe.Pointer(res))
+	c.touched(dst)
+	c.W.Int(int64(res.Len()))
+}
+
+// cmdSInter: SINTER key [key ...] — the members in every set: a set reply
+// ("~" in RESP3), empty when any key is missing. Members come in the order
+// of the smallest set. Errors: WRONGTYPE for any key (checked first).
+func cmdSInter(c *Ctx, argv [][]byte) {
+	sets, ok := c.setOperands(argv[1:], true)
+	if !ok {
+		return
+	}
+	if slices.Contains(sets, nil) {
+		c.W.Set(0)
+		return
+	}
+	var out []int
+	var from *Set
+	interEach(sets, func(s *Set, i int) bool {
+		from = s
+		out = append(out, i)
+		return true
+	})
+	c.W.Set(len(out))
+	for _, i := range out {
+		from.writeAt(c, i)
+	}
+}
+
+// cmdSInterStore: SINTERSTORE destination key [key ...] — store the
+// intersection in destination (overwriting any type; deleted when empty).
+// Reply: its cardinality.
+func cmdSInterStore(c *Ctx, argv [][]byte) {
+	sets, ok := c.setOperands(argv[2:], false)
+	if !ok {
+		return
+	}
+	res := &Set{}
+	if !slices.Contains(sets, nil) {
+		interEach(sets, func(s *Set, i int) bool {
+			res.Add(s.memberAt(i))
+			return true
+		})
+	}
+	c.storeSet(argv[1], res)
+}
+
+// cmdSInterCard: SINTERCARD numkeys key [key ...] [LIMIT limit] — the
+// cardinality of the intersection, counting stopped at limit (0 = no
+// limit). Errors: "numkeys should be greater than 0", "Number of keys can't
+// be greater than number of args", "LIMIT can't be negative", syntax error,
+// WRONGTYPE.
+func cmdSInterCard(c *Ctx, argv [][]byte) {
+	nk, ok := ParseIntB(argv[1])
+	if !ok || nk < 1 {
+		c.W.Error(errNumKeysPositive)
+		return
+	}
+	if nk > int64(len(argv)-2) {
+		c.W.Error(errNumKeysTooMany)
+		return
+	}
+	var limit int64
+	for j := 2 + int(nk); j < len(argv); j++ {
+		if EqualFold(argv[j], "limit") && j+1 < len(argv) {
+			j++
+			n, ok := ParseIntB(argv[j])
+			if !ok || n < 0 {
+				c.W.Error(errLimitNegative)
+				return
+			}
+			limit = n
+			continue
+		}
+		c.W.Error(ErrSyntax)
+		return
+	}
+	sets, ok := c.setOperands(argv[2:2+nk], true)
+	if !ok {
+		return
+	}
+	var n int64
+	if !slices.Contains(sets, nil) {
+		interEach(sets, func(*Set, int) bool {
+			n++
+			return limit == 0 || n < limit
+		})
+	}
+	c.W.Int(n)
+}
+
+// setAlgebraCmd replies (store false) or stores (store true) a union/diff.
+func (c *Ctx) setAlgebraCmd(argv [][]byte, op byte, store bool) {
+	keys := argv[1:]
+	if store {
+		keys = argv[2:]
+	}
+	sets, ok := c.setOperands(keys, !store)
+	if !ok {
+		return
+	}
+	res := setAlgebra(sets, op)
+	if store {
+		c.storeSet(argv[1], res)
+		return
+	}
+	c.writeWholeSet(res)
+}
+
+// cmdSUnion: SUNION key [key ...] — the members of any set: a set reply.
+// The result is built as Redis builds it (an intset while all members are
+// integers and at most 512), so all-integer unions reply sorted.
+func cmdSUnion(c *Ctx, argv [][]byte) { c.setAlgebraCmd(argv, 'u', false) }
+
+// cmdSUnionStore: SUNIONSTORE destination key [key ...] — store the union;
+// reply its cardinality (destination deleted when empty).
+func cmdSUnionStore(c *Ctx, argv [][]byte) { c.setAlgebraCmd(argv, 'u', true) }
+
+// cmdSDiff: SDIFF key [key ...] — the members of the first set in none of
+// the others: a set reply, ordered as SUNION's.
+func cmdSDiff(c *Ctx, argv [][]byte) { c.setAlgebraCmd(argv, 'd', false) }
+
+// cmdSDiffStore: SDIFFSTORE destination key [key ...] — store the
+// difference; reply its cardinality (destination deleted when empty).
+func cmdSDiffStore(c *Ctx, argv [][]byte) { c.setAlgebraCmd(argv, 'd', true) }
+
+// cmdSMove: SMOVE source destination member — move member between sets.
+// Reply: 1 moved, 0 when source is missing or lacks member. A missing
+// source replies 0 before any type check; then WRONGTYPE for source or
+// destination. Source == destination: 1 if member is in it, nothing changes.
+func cmdSMove(c *Ctx, argv [][]byte) {
+	src := c.lookupWrite(argv[1])
+	dst := c.lookupWrite(argv[2])
+	if src == nil {
+		c.W.Int(0)
+		return
+	}
+	if src.kind != KindSet || (dst != nil && dst.kind != KindSet) {
+		c.W.Error(ErrWrongType)
+		return
+	}
+	m := bstr(argv[3])
+	if src == dst {
+		if src.set().Has(m) {
+			c.W.Int(1)
+		} else {
+			c.W.Int(0)
+		}
+		return
+	}
+	ss := src.set()
+	if !ss.Rem(m) {
+		c.W.Int(0)
+		return
+	}
+	c.removeIfEmpty(src, ss.Len() == 0)
+	if dst == nil {
+		dst = c.create(argv[2])
+		dst.setObj(KindSet, unsafe.Pointer(&Set{}))
+	}
+	c.touched(argv[1])
+	if dst.set().Add(m) {
+		c.touched(argv[2])
+	}
+	c.W.Int(1)
+}

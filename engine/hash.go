@@ -698,3 +698,107 @@ func cmdHScan(c *Ctx, argv [][]byte) {
 		c.W.BulkString(s)
 	}
 }
+
+func init() {
+	Register(&Command{Name: "hrandfield", Arity: -2, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "6.2.0", Summary: "Returns one or more random fields from a hash.", Run: cmdHRandField})
+}
+
+// cmdHRandField: HRANDFIELD key [count [WITHVALUES]] — random fields
+// (c.E.Rand). Without count: a field, null for a missing key. With count:
+// an array; count > 0 gives min(count, HLEN) distinct fields (the whole
+// hash, in its order, when count >= HLEN), count < 0 gives -count fields
+// that may repeat; empty for 0 or a missing key. WITHVALUES adds each value:
+// flat in RESP2, a [field, value] array per pair in RESP3. Errors: not an
+// integer, LLONG_MIN out of range, syntax error, WRONGTYPE.
+func cmdHRandField(c *Ctx, argv [][]byte) {
+	if len(argv) == 2 {
+		e, ok := c.lookupHash(argv[1], true)
+		if !ok {
+			return
+		}
+		if e == nil {
+			c.W.Null()
+			return
+		}
+		h := e.hash()
+		c.W.BulkString(h.kv[2*c.E.Rand.Intn(h.Len())])
+		return
+	}
+	count, ok := ParseIntB(argv[2])
+	if !ok {
+		c.W.Error(ErrNotInt)
+		return
+	}
+	if count == -1<<63 {
+		c.W.Error(errSRandRange)
+		return
+	}
+	withValues := false
+	if len(argv) > 4 || (len(argv) == 4 && !EqualFold(argv[3], "withvalues")) {
+		c.W.Error(ErrSyntax)
+		return
+	}
+	withValues = len(argv) == 4
+	e, ok := c.lookupHash(argv[1], true)
+	if !ok {
+		return
+	}
+	if e == nil || count == 0 {
+		c.W.EmptyArray()
+		return
+	}
+	h := e.hash()
+	n := h.Len()
+	write := func(i int) {
+		if withValues {
+			if c.W.Proto == 3 {
+				c.W.Array(2)
+			}
+			c.W.BulkString(h.kv[2*i])
+			c.W.BulkString(h.kv[2*i+1])
+			return
+		}
+		c.W.BulkString(h.kv[2*i])
+	}
+	header := func(k int) {
+		if withValues && c.W.Proto != 3 {
+			c.W.Array(2 * k)
+		} else {
+			c.W.Array(k)
+		}
+	}
+	switch {
+	case count < 0:
+		header(int(-count))
+		for k := int64(0); k < -count; k++ {
+			write(c.E.Rand.Intn(n))
+		}
+	case count >= int64(n):
+		header(n)
+		for i := 0; i < n; i++ {
+			write(i)
+		}
+	case count*4 < int64(n):
+		header(int(count))
+		seen := make(map[int]struct{}, count)
+		for len(seen) < int(count) {
+			i := c.E.Rand.Intn(n)
+			if _, dup := seen[i]; dup {
+				continue
+			}
+			seen[i] = struct{}{}
+			write(i)
+		}
+	default:
+		pos := make([]int32, n)
+		for i := range pos {
+			pos[i] = int32(i)
+		}
+		header(int(count))
+		for k := 0; k < int(count); k++ {
+			j := k + c.E.Rand.Intn(n-k)
+			pos[k], pos[j] = pos[j], pos[k]
+			write(int(pos[k]))
+		}
+	}
+}

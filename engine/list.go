@@ -635,3 +635,151 @@ func cmdLInsert(c *Ctx, argv [][]byte) {
 	c.touched(argv[1])
 	c.W.Int(int64(l.n))
 }
+
+// Moving between lists.
+
+const errCountPositive = "ERR count should be greater than 0"
+
+func init() {
+	Register(
+		&Command{Name: "lmove", Arity: 5, Flags: "write denyoom", FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0", Summary: "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", Run: cmdLMove},
+		&Command{Name: "rpoplpush", Arity: 3, Flags: "write denyoom", FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.2.0", Summary: "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", Run: cmdRPopLPush},
+		&Command{Name: "lmpop", Arity: -4, Flags: "write", FirstKey: 0, LastKey: 0, Step: 0, Group: "list", Since: "7.0.0", Summary: "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", Run: cmdLMPop},
+	)
+}
+
+// parseWhere parses LEFT/RIGHT (front = LEFT); a syntax error otherwise.
+func (c *Ctx) parseWhere(b []byte) (front, ok bool) {
+	switch {
+	case EqualFold(b, "left"):
+		return true, true
+	case EqualFold(b, "right"):
+		return false, true
+	}
+	c.W.Error(ErrSyntax)
+	return false, false
+}
+
+// lmove pops from src's end (fromFront) and pushes onto dst's end
+// (toFront), creating dst. Reply: the element, null when src is missing.
+// WRONGTYPE for src, then for dst (only when src has elements). src == dst
+// rotates the list.
+func (c *Ctx) lmove(srcKey, dstKey []byte, fromFront, toFront bool) {
+	src, ok := c.lookupList(srcKey, false)
+	if !ok {
+		return
+	}
+	if src == nil {
+		c.W.Null()
+		return
+	}
+	dst, ok := c.lookupList(dstKey, false)
+	if !ok {
+		return
+	}
+	sl := src.list()
+	var v string
+	if fromFront {
+		v = sl.PopFront()
+	} else {
+		v = sl.PopBack()
+	}
+	if dst == nil {
+		dst = c.create(dstKey)
+		dst.setObj(KindList, unsafe.Pointer(&List{buf: make([]string, 4)}))
+	}
+	if toFront {
+		dst.list().PushFront(v)
+	} else {
+		dst.list().PushBack(v)
+	}
+	c.touched(dstKey)
+	c.W.BulkString(v)
+	c.removeIfEmpty(src, sl.n == 0)
+	c.touched(srcKey)
+}
+
+// cmdLMove: LMOVE source destination LEFT|RIGHT LEFT|RIGHT — atomically
+// pop from source and push to destination. Errors: syntax error (checked
+// first), WRONGTYPE. See lmove.
+func cmdLMove(c *Ctx, argv [][]byte) {
+	from, ok := c.parseWhere(argv[3])
+	if !ok {
+		return
+	}
+	to, ok := c.parseWhere(argv[4])
+	if !ok {
+		return
+	}
+	c.lmove(argv[1], argv[2], from, to)
+}
+
+// cmdRPopLPush: RPOPLPUSH source destination — LMOVE source destination
+// RIGHT LEFT.
+func cmdRPopLPush(c *Ctx, argv [][]byte) { c.lmove(argv[1], argv[2], false, true) }
+
+// cmdLMPop: LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] — pop up
+// to count (default 1) elements from the first non-empty list. Reply:
+// [key, [elements]], or the null array when every list is missing.
+// Errors: "numkeys should be greater than 0", syntax error (missing or bad
+// LEFT/RIGHT, unknown or repeated option), "count should be greater than
+// 0", WRONGTYPE for a non-list key met before a non-empty list.
+func cmdLMPop(c *Ctx, argv [][]byte) {
+	nk, ok := ParseIntB(argv[1])
+	if !ok || nk < 1 {
+		c.W.Error(errNumKeysPositive)
+		return
+	}
+	if nk >= int64(len(argv)-2) {
+		c.W.Error(ErrSyntax)
+		return
+	}
+	wi := 2 + int(nk)
+	front, ok := c.parseWhere(argv[wi])
+	if !ok {
+		return
+	}
+	count := int64(-1)
+	for j := wi + 1; j < len(argv); j++ {
+		if count == -1 && EqualFold(argv[j], "count") && j+1 < len(argv) {
+			j++
+			n, ok := ParseIntB(argv[j])
+			if !ok || n < 1 {
+				c.W.Error(errCountPositive)
+				return
+			}
+			count = n
+			continue
+		}
+		c.W.Error(ErrSyntax)
+		return
+	}
+	if count == -1 {
+		count = 1
+	}
+	for _, key := range argv[2:wi] {
+		e, ok := c.lookupList(key, false)
+		if !ok {
+			return
+		}
+		if e == nil {
+			continue
+		}
+		l := e.list()
+		n := int(min(count, int64(l.n)))
+		c.W.Array(2)
+		c.W.Bulk(key)
+		c.W.Array(n)
+		for i := 0; i < n; i++ {
+			if front {
+				c.W.BulkString(l.PopFront())
+			} else {
+				c.W.BulkString(l.PopBack())
+			}
+		}
+		c.removeIfEmpty(e, l.n == 0)
+		c.touched(key)
+		return
+	}
+	c.W.NullArray()
+}

@@ -1,6 +1,10 @@
 package engine
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"limitdb/resp"
+)
 
 // List error texts not shared with other files.
 const (
@@ -31,14 +35,92 @@ func init() {
 	}})
 }
 
-// List is a list value: a ring-buffer deque of strings, so pushes and pops
-// at both ends are O(1) (amortized) and indexing is O(1). Elements are
-// immutable Go strings; the deque costs one string header per element and
-// shrinks when it is mostly empty.
+// List is a list value: a ring-buffer deque of elements, so pushes and pops
+// at both ends are O(1) (amortized) and indexing is O(1). The deque shrinks
+// when it is mostly empty.
 type List struct {
-	buf  []string
+	buf  []lelem
 	head int // index in buf of element 0
 	n    int
+}
+
+// lelem is one list element in 16 bytes, encoded like a string key's value:
+// an element that is an integer in canonical form (Redis's string2ll, e.g. a
+// timestamp) is stored inline (p nil, n the value) and costs no allocation;
+// any other element is p → its bytes, n its length (p is &emptyElem for the
+// empty string). Lists of timestamps cost 16 bytes per element.
+type lelem struct {
+	p unsafe.Pointer
+	n int64
+}
+
+var emptyElem byte
+
+// elemOfString makes an element of s, which the element may keep.
+func elemOfString(s string) lelem {
+	if len(s) <= 20 {
+		if n, ok := ParseInt(s); ok {
+			return lelem{n: n}
+		}
+	}
+	if len(s) == 0 {
+		return lelem{p: unsafe.Pointer(&emptyElem)}
+	}
+	return lelem{p: unsafe.Pointer(unsafe.StringData(s)), n: int64(len(s))}
+}
+
+// elemOf makes an element of a copy of b.
+func elemOf(b []byte) lelem {
+	if len(b) <= 20 {
+		if n, ok := ParseIntB(b); ok {
+			return lelem{n: n}
+		}
+	}
+	return elemOfString(string(b))
+}
+
+// String returns the element's value.
+func (x lelem) String() string {
+	if x.p == nil {
+		var tmp [24]byte
+		return string(appendInt(tmp[:0], x.n))
+	}
+	return unsafe.String((*byte)(x.p), int(x.n))
+}
+
+// write replies the element as a bulk string.
+func (x lelem) write(w *resp.Writer) {
+	if x.p == nil {
+		w.BulkInt(x.n)
+		return
+	}
+	w.BulkString(unsafe.String((*byte)(x.p), int(x.n)))
+}
+
+// elemKey is an argument prepared for comparison with elements: a
+// canonical integer only ever equals an inline integer element, anything
+// else only a string element.
+type elemKey struct {
+	s     string
+	n     int64
+	isInt bool
+}
+
+func keyOf(b []byte) elemKey {
+	if len(b) <= 20 {
+		if n, ok := ParseIntB(b); ok {
+			return elemKey{n: n, isInt: true}
+		}
+	}
+	return elemKey{s: bstr(b)}
+}
+
+// is reports whether x equals k.
+func (x lelem) is(k elemKey) bool {
+	if x.p == nil {
+		return k.isInt && x.n == k.n
+	}
+	return !k.isInt && unsafe.String((*byte)(x.p), int(x.n)) == k.s
 }
 
 // list returns the List of a list entry.
@@ -56,13 +138,15 @@ func (l *List) pos(i int) int {
 }
 
 // At returns element i (0 <= i < Len).
-func (l *List) At(i int) string { return l.buf[l.pos(i)] }
+func (l *List) At(i int) string { return l.buf[l.pos(i)].String() }
 
-func (l *List) set(i int, s string) { l.buf[l.pos(i)] = s }
+func (l *List) at(i int) lelem { return l.buf[l.pos(i)] }
+
+func (l *List) set(i int, x lelem) { l.buf[l.pos(i)] = x }
 
 // resize copies the elements into a buffer of capacity c (c >= n).
 func (l *List) resize(c int) {
-	nb := make([]string, c)
+	nb := make([]lelem, c)
 	if l.n > 0 {
 		k := copy(nb, l.buf[l.head:min(len(l.buf), l.head+l.n)])
 		if k < l.n {
@@ -85,7 +169,7 @@ func (l *List) maybeShrink() {
 }
 
 // PushFront prepends s.
-func (l *List) PushFront(s string) {
+func (l *List) PushFront(s lelem) {
 	l.grow()
 	l.head--
 	if l.head < 0 {
@@ -96,16 +180,16 @@ func (l *List) PushFront(s string) {
 }
 
 // PushBack appends s.
-func (l *List) PushBack(s string) {
+func (l *List) PushBack(s lelem) {
 	l.grow()
 	l.buf[l.pos(l.n)] = s
 	l.n++
 }
 
 // PopFront removes and returns the first element (the list is not empty).
-func (l *List) PopFront() string {
+func (l *List) PopFront() lelem {
 	s := l.buf[l.head]
-	l.buf[l.head] = ""
+	l.buf[l.head] = lelem{}
 	l.head++
 	if l.head == len(l.buf) {
 		l.head = 0
@@ -116,10 +200,10 @@ func (l *List) PopFront() string {
 }
 
 // PopBack removes and returns the last element (the list is not empty).
-func (l *List) PopBack() string {
+func (l *List) PopBack() lelem {
 	p := l.pos(l.n - 1)
 	s := l.buf[p]
-	l.buf[p] = ""
+	l.buf[p] = lelem{}
 	l.n--
 	l.maybeShrink()
 	return s
@@ -127,7 +211,7 @@ func (l *List) PopBack() string {
 
 // linear returns the elements as one slice in order (compacting the ring);
 // the slice aliases the buffer.
-func (l *List) linear() []string {
+func (l *List) linear() []lelem {
 	if l.head+l.n > len(l.buf) {
 		l.resize(len(l.buf))
 	}
@@ -135,14 +219,14 @@ func (l *List) linear() []string {
 }
 
 // replace makes s (owned by the list) the elements.
-func (l *List) replace(s []string) {
+func (l *List) replace(s []lelem) {
 	l.buf, l.head, l.n = s, 0, len(s)
 	l.maybeShrink()
 }
 
 func (l *List) clone() *List {
 	c := &List{}
-	c.buf = make([]string, max(l.n, 1))
+	c.buf = make([]lelem, max(l.n, 1))
 	copy(c.buf, l.linear())
 	c.n = l.n
 	return c
@@ -169,15 +253,15 @@ func (c *Ctx) push(argv [][]byte, front, onlyIfExists bool) {
 			return
 		}
 		e = c.create(key)
-		l := &List{buf: make([]string, max(4, len(argv)-2))}
+		l := &List{buf: make([]lelem, max(4, len(argv)-2))}
 		e.setObj(KindList, unsafe.Pointer(l))
 	}
 	l := e.list()
 	for _, a := range argv[2:] {
 		if front {
-			l.PushFront(string(a))
+			l.PushFront(elemOf(a))
 		} else {
-			l.PushBack(string(a))
+			l.PushBack(elemOf(a))
 		}
 	}
 	c.touched(key)
@@ -243,7 +327,7 @@ func (c *Ctx) pop(argv [][]byte, front bool) {
 	}
 	l := e.list()
 	if !hasCount {
-		var s string
+		var s lelem
 		if front {
 			s = l.PopFront()
 		} else {
@@ -251,7 +335,7 @@ func (c *Ctx) pop(argv [][]byte, front bool) {
 		}
 		c.removeIfEmpty(e, l.n == 0)
 		c.touched(key)
-		c.W.BulkString(s)
+		s.write(c.W)
 		return
 	}
 	if count == 0 {
@@ -262,9 +346,9 @@ func (c *Ctx) pop(argv [][]byte, front bool) {
 	c.W.Array(n)
 	for i := 0; i < n; i++ {
 		if front {
-			c.W.BulkString(l.PopFront())
+			l.PopFront().write(c.W)
 		} else {
-			c.W.BulkString(l.PopBack())
+			l.PopBack().write(c.W)
 		}
 	}
 	c.removeIfEmpty(e, l.n == 0)
@@ -339,7 +423,7 @@ func cmdLRange(c *Ctx, argv [][]byte) {
 	}
 	c.W.Array(t - s + 1)
 	for i := s; i <= t; i++ {
-		c.W.BulkString(l.At(i))
+		l.at(i).write(c.W)
 	}
 }
 
@@ -369,7 +453,7 @@ func cmdLIndex(c *Ctx, argv [][]byte) {
 		c.W.Null()
 		return
 	}
-	c.W.BulkString(l.At(int(idx)))
+	l.at(int(idx)).write(c.W)
 }
 
 // cmdLSet: LSET key index element — replace the element at index.
@@ -397,7 +481,7 @@ func cmdLSet(c *Ctx, argv [][]byte) {
 		c.W.Error(ErrIndexOutOfRange)
 		return
 	}
-	l.set(int(idx), string(argv[3]))
+	l.set(int(idx), elemOf(argv[3]))
 	c.touched(argv[1])
 	c.W.OK()
 }
@@ -455,13 +539,13 @@ func cmdLRem(c *Ctx, argv [][]byte) {
 		return
 	}
 	l := e.list()
-	el := bstr(argv[3])
+	el := keyOf(argv[3])
 	s := l.linear()
 	removed := int64(0)
 	if count >= 0 {
 		j := 0
 		for i, v := range s {
-			if v == el && (count == 0 || removed < count) {
+			if v.is(el) && (count == 0 || removed < count) {
 				removed++
 				continue
 			}
@@ -474,7 +558,7 @@ func cmdLRem(c *Ctx, argv [][]byte) {
 		lim := -count
 		j := len(s) - 1
 		for i := len(s) - 1; i >= 0; i-- {
-			if s[i] == el && removed < lim {
+			if s[i].is(el) && removed < lim {
 				removed++
 				continue
 			}
@@ -555,7 +639,7 @@ func cmdLPos(c *Ctx, argv [][]byte) {
 	if fromTail {
 		rank = -rank // -MinInt64 stays negative: every match qualifies, as in Redis
 	}
-	el := bstr(argv[2])
+	el := keyOf(argv[2])
 	var found []int64
 	var matches int64
 	for k := 0; k < l.n && (maxlen == 0 || int64(k) < maxlen); k++ {
@@ -563,7 +647,7 @@ func cmdLPos(c *Ctx, argv [][]byte) {
 		if fromTail {
 			i = l.n - 1 - k
 		}
-		if l.At(i) != el {
+		if !l.at(i).is(el) {
 			continue
 		}
 		matches++
@@ -611,11 +695,11 @@ func cmdLInsert(c *Ctx, argv [][]byte) {
 		return
 	}
 	l := e.list()
-	pivot := bstr(argv[3])
+	pivot := keyOf(argv[3])
 	s := l.linear()
 	at := -1
 	for i, v := range s {
-		if v == pivot {
+		if v.is(pivot) {
 			at = i
 			break
 		}
@@ -627,9 +711,9 @@ func cmdLInsert(c *Ctx, argv [][]byte) {
 	if after {
 		at++
 	}
-	ns := make([]string, len(s)+1, max(4, len(s)+1+len(s)/4))
+	ns := make([]lelem, len(s)+1, max(4, len(s)+1+len(s)/4))
 	copy(ns, s[:at])
-	ns[at] = string(argv[4])
+	ns[at] = elemOf(argv[4])
 	copy(ns[at+1:], s[at:])
 	l.buf, l.head, l.n = ns[:cap(ns)], 0, len(s)+1
 	c.touched(argv[1])
@@ -678,7 +762,7 @@ func (c *Ctx) lmove(srcKey, dstKey []byte, fromFront, toFront bool) {
 		return
 	}
 	sl := src.list()
-	var v string
+	var v lelem
 	if fromFront {
 		v = sl.PopFront()
 	} else {
@@ -686,7 +770,7 @@ func (c *Ctx) lmove(srcKey, dstKey []byte, fromFront, toFront bool) {
 	}
 	if dst == nil {
 		dst = c.create(dstKey)
-		dst.setObj(KindList, unsafe.Pointer(&List{buf: make([]string, 4)}))
+		dst.setObj(KindList, unsafe.Pointer(&List{buf: make([]lelem, 4)}))
 	}
 	if toFront {
 		dst.list().PushFront(v)
@@ -694,7 +778,7 @@ func (c *Ctx) lmove(srcKey, dstKey []byte, fromFront, toFront bool) {
 		dst.list().PushBack(v)
 	}
 	c.touched(dstKey)
-	c.W.BulkString(v)
+	v.write(c.W)
 	c.removeIfEmpty(src, sl.n == 0)
 	c.touched(srcKey)
 }
@@ -772,9 +856,9 @@ func cmdLMPop(c *Ctx, argv [][]byte) {
 		c.W.Array(n)
 		for i := 0; i < n; i++ {
 			if front {
-				c.W.BulkString(l.PopFront())
+				l.PopFront().write(c.W)
 			} else {
-				c.W.BulkString(l.PopBack())
+				l.PopBack().write(c.W)
 			}
 		}
 		c.removeIfEmpty(e, l.n == 0)

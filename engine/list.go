@@ -91,7 +91,8 @@ func (x lelem) String() string {
 // write replies the element as a bulk string.
 func (x lelem) write(w *resp.Writer) {
 	if x.p == nil {
-		w.BulkInt(x.n)
+		var tmp [24]byte
+		w.Bulk(appendInt(tmp[:0], x.n)) // BulkInt would allocate
 		return
 	}
 	w.BulkString(unsafe.String((*byte)(x.p), int(x.n)))

@@ -190,7 +190,8 @@ func (s *Set) writeAt(c *Ctx, i int) {
 	if s.ht {
 		c.W.BulkString(s.members[i])
 	} else {
-		c.W.BulkInt(s.ints[i])
+		var tmp [24]byte
+		c.W.Bulk(appendInt(tmp[:0], s.ints[i])) // BulkInt would allocate
 	}
 }
 

@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"testing"
 	"unsafe"
+
+	"limitdb/resp"
 )
 
 // TestListDequeModel drives a List with random pushes/pops/sets/trims and
@@ -201,4 +204,86 @@ func TestLongDoubleFormat(t *testing.T) {
 			t.Errorf("parseLongDouble(%q) accepted", bad)
 		}
 	}
+}
+
+// TestScanCompleteness walks HSCAN and SSCAN over hashtable-sized values
+// with various COUNTs and checks every element comes back exactly once.
+func TestScanCompleteness(t *testing.T) {
+	e := New()
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1}
+	hset := []string{"hset", "h"}
+	sadd := []string{"sadd", "s"}
+	for i := 0; i < 1000; i++ {
+		hset = append(hset, "f"+strconv.Itoa(i), "v")
+		sadd = append(sadd, "m"+strconv.Itoa(i))
+	}
+	c.Exec(toArgv(hset))
+	c.Exec(toArgv(sadd))
+	for _, cmd := range []string{"hscan", "sscan"} {
+		for _, count := range []string{"1", "7", "10", "1000", "5000"} {
+			seen := map[string]int{}
+			cur := "0"
+			for steps := 0; ; steps++ {
+				if steps > 2000 {
+					t.Fatal("scan does not terminate")
+				}
+				c.W.Reset()
+				key := "h"
+				if cmd == "sscan" {
+					key = "s"
+				}
+				c.Exec(toArgv([]string{cmd, key, cur, "COUNT", count}))
+				var items []string
+				cur, items = parseScanReply(t, c.W.B)
+				step := 1
+				if cmd == "hscan" {
+					step = 2
+				}
+				for i := 0; i < len(items); i += step {
+					seen[items[i]]++
+				}
+				if cur == "0" {
+					break
+				}
+			}
+			if len(seen) != 1000 {
+				t.Fatalf("%s COUNT %s: %d distinct elements", cmd, count, len(seen))
+			}
+			for k, n := range seen {
+				if n != 1 {
+					t.Fatalf("%s COUNT %s: %s returned %d times", cmd, count, k, n)
+				}
+			}
+		}
+	}
+}
+
+// parseScanReply decodes *2 $cursor *n $item… as the scan commands write it.
+func parseScanReply(t *testing.T, b []byte) (string, []string) {
+	t.Helper()
+	line := func() string {
+		i := bytes.Index(b, []byte("\r\n"))
+		if i < 0 {
+			t.Fatalf("bad reply %q", b)
+		}
+		l := string(b[:i])
+		b = b[i+2:]
+		return l
+	}
+	bulk := func() string {
+		n, _ := strconv.Atoi(line()[1:])
+		s := string(b[:n])
+		b = b[n+2:]
+		return s
+	}
+	if line() != "*2" {
+		t.Fatal("not a scan reply")
+	}
+	cur := bulk()
+	n, _ := strconv.Atoi(line()[1:])
+	items := make([]string, n)
+	for i := range items {
+		items[i] = bulk()
+	}
+	return cur, items
 }

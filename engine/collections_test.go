@@ -85,7 +85,10 @@ func TestHashModel(t *testing.T) {
 		f := "f" + strconv.Itoa(r.Intn(200))
 		if r.Intn(3) != 0 {
 			v := strconv.Itoa(step)
-			isNew := h.Set(f, v)
+			if step%3 == 0 {
+				v = "x" + v
+			}
+			isNew := h.Set(f, elemOfString(v))
 			if _, had := m[f]; had == isNew {
 				t.Fatalf("step %d: Set new=%v", step, isNew)
 			}
@@ -107,13 +110,13 @@ func TestHashModel(t *testing.T) {
 			t.Fatalf("step %d: len %d want %d", step, h.Len(), len(m))
 		}
 		for k, v := range m {
-			if got, ok := h.Get(k); !ok || got != v {
+			if got, ok := h.Get(k); !ok || got.String() != v {
 				t.Fatalf("step %d: Get(%s)=%q,%v want %q", step, k, got, ok, v)
 			}
 		}
 		if !h.ht {
 			for i, k := range order {
-				if h.kv[2*i] != k {
+				if h.kv[i].f != k {
 					t.Fatalf("step %d: order differs at %d", step, i)
 				}
 			}
@@ -121,7 +124,7 @@ func TestHashModel(t *testing.T) {
 	}
 	c := h.clone()
 	for k, v := range m {
-		if got, _ := c.Get(k); got != v {
+		if got, _ := c.Get(k); got.String() != v {
 			t.Fatal("clone differs")
 		}
 	}

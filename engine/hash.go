@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/big"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -42,24 +43,40 @@ func init() {
 	}})
 }
 
-// Hash is a hash value: field/value pairs in one slice (kv[2i] the field,
-// kv[2i+1] its value) in insertion order, plus a field index once the hash
-// has hashIndexMin pairs. While Redis would keep the hash as a listpack
+// Hash is a hash value: field/value pairs in one slice in insertion order,
+// plus a field index once the hash has hashIndexMin pairs. Values are list
+// elements (lelem): integers in canonical form are stored inline, so
+// counters and timestamps cost no allocation. While Redis would keep the hash as a listpack
 // (ht false) deletions keep the order, so replies list fields exactly as
 // Redis does; once Redis would have converted it to a hashtable (ht true,
 // never reverted, as in Redis) deletions move the last pair into the hole
 // (O(1)), and the order, though deterministic, is not Redis's.
 type Hash struct {
-	kv  []string
+	kv  []hpair
 	idx map[string]int32 // field -> pair index; nil for small hashes
 	ht  bool
+}
+
+// hpair is one field and its value.
+type hpair struct {
+	f string
+	v lelem
+}
+
+// Len is the length of the element's value as a string.
+func (x lelem) Len() int {
+	if x.p == nil {
+		var tmp [24]byte
+		return len(appendInt(tmp[:0], x.n))
+	}
+	return int(x.n)
 }
 
 // hash returns the Hash of a hash entry.
 func (e *entry) hash() *Hash { return (*Hash)(e.p) }
 
 // Len is the number of fields.
-func (h *Hash) Len() int { return len(h.kv) / 2 }
+func (h *Hash) Len() int { return len(h.kv) }
 
 // find returns the pair index of field, or -1.
 func (h *Hash) find(field string) int {
@@ -69,39 +86,39 @@ func (h *Hash) find(field string) int {
 		}
 		return -1
 	}
-	for i := 0; i < len(h.kv); i += 2 {
-		if h.kv[i] == field {
-			return i / 2
+	for i := range h.kv {
+		if h.kv[i].f == field {
+			return i
 		}
 	}
 	return -1
 }
 
 // Get returns the value of field.
-func (h *Hash) Get(field string) (string, bool) {
+func (h *Hash) Get(field string) (lelem, bool) {
 	if i := h.find(field); i >= 0 {
-		return h.kv[2*i+1], true
+		return h.kv[i].v, true
 	}
-	return "", false
+	return lelem{}, false
 }
 
 // Set sets field (a lookup view) to value (owned) and reports whether the
 // field is new. A field or value longer than hash-max-listpack-value, or
 // more than hash-max-listpack-entries fields, make it a hashtable, as
 // Redis's hashTypeSet does.
-func (h *Hash) Set(field, value string) bool {
+func (h *Hash) Set(field string, value lelem) bool {
 	if i := h.find(field); i >= 0 {
-		if len(value) > hashMaxListpackValue {
+		if value.p != nil && value.n > hashMaxListpackValue {
 			h.ht = true
 		}
-		h.kv[2*i+1] = value
+		h.kv[i].v = value
 		return false
 	}
-	if len(field) > hashMaxListpackValue || len(value) > hashMaxListpackValue {
+	if len(field) > hashMaxListpackValue || (value.p != nil && value.n > hashMaxListpackValue) {
 		h.ht = true
 	}
 	f := strings.Clone(field)
-	h.kv = append(h.kv, f, value)
+	h.kv = append(h.kv, hpair{f, value})
 	n := h.Len()
 	if h.idx != nil {
 		h.idx[f] = int32(n - 1)
@@ -116,8 +133,8 @@ func (h *Hash) Set(field, value string) bool {
 
 func (h *Hash) buildIndex() {
 	h.idx = make(map[string]int32, h.Len())
-	for i := 0; i < len(h.kv); i += 2 {
-		h.idx[h.kv[i]] = int32(i / 2)
+	for i := range h.kv {
+		h.idx[h.kv[i].f] = int32(i)
 	}
 }
 
@@ -133,32 +150,32 @@ func (h *Hash) Del(field string) bool {
 	}
 	if h.ht {
 		if i != last {
-			h.kv[2*i], h.kv[2*i+1] = h.kv[2*last], h.kv[2*last+1]
+			h.kv[i] = h.kv[last]
 			if h.idx != nil {
-				h.idx[h.kv[2*i]] = int32(i)
+				h.idx[h.kv[i].f] = int32(i)
 			}
 		}
 	} else {
-		copy(h.kv[2*i:], h.kv[2*i+2:])
+		copy(h.kv[i:], h.kv[i+1:])
 		if h.idx != nil {
 			for j := i; j < last; j++ {
-				h.idx[h.kv[2*j]] = int32(j)
+				h.idx[h.kv[j].f] = int32(j)
 			}
 		}
 	}
-	h.kv[2*last], h.kv[2*last+1] = "", ""
-	h.kv = h.kv[:2*last]
+	h.kv[last] = hpair{}
+	h.kv = h.kv[:last]
 	if h.idx != nil && last < hashIndexMin/2 {
 		h.idx = nil
 	}
-	if cap(h.kv) > 32 && len(h.kv)*4 < cap(h.kv) {
-		h.kv = append([]string(nil), h.kv...)
+	if cap(h.kv) > 16 && len(h.kv)*4 < cap(h.kv) {
+		h.kv = slices.Clone(h.kv)
 	}
 	return true
 }
 
 func (h *Hash) clone() *Hash {
-	c := &Hash{kv: append([]string(nil), h.kv...), ht: h.ht}
+	c := &Hash{kv: slices.Clone(h.kv), ht: h.ht}
 	if h.idx != nil {
 		c.buildIndex()
 	}
@@ -212,7 +229,7 @@ func (c *Ctx) hsetPairs(argv [][]byte) (int64, bool) {
 	h.convertForArgs(argv[2:])
 	var added int64
 	for i := 2; i < len(argv); i += 2 {
-		if h.Set(bstr(argv[i]), string(argv[i+1])) {
+		if h.Set(bstr(argv[i]), elemOf(argv[i+1])) {
 			added++
 		}
 	}
@@ -248,7 +265,7 @@ func cmdHSetNX(c *Ctx, argv [][]byte) {
 		c.W.Int(0)
 		return
 	}
-	h.Set(bstr(argv[2]), string(argv[3]))
+	h.Set(bstr(argv[2]), elemOf(argv[3]))
 	c.touched(argv[1])
 	c.W.Int(1)
 }
@@ -261,7 +278,7 @@ func cmdHGet(c *Ctx, argv [][]byte) {
 	}
 	if e != nil {
 		if v, ok := e.hash().Get(bstr(argv[2])); ok {
-			c.W.BulkString(v)
+			v.write(c.W)
 			return
 		}
 	}
@@ -279,7 +296,7 @@ func cmdHMGet(c *Ctx, argv [][]byte) {
 	for _, f := range argv[2:] {
 		if e != nil {
 			if v, ok := e.hash().Get(bstr(f)); ok {
-				c.W.BulkString(v)
+				v.write(c.W)
 				continue
 			}
 		}
@@ -293,22 +310,22 @@ func (c *Ctx) hashAll(key []byte, fields, values bool) {
 	if !ok {
 		return
 	}
-	var kv []string
+	var kv []hpair
 	if e != nil {
 		kv = e.hash().kv
 	}
-	n := len(kv) / 2
+	n := len(kv)
 	if fields && values {
 		c.W.Map(n)
 	} else {
 		c.W.Array(n)
 	}
-	for i := 0; i < len(kv); i += 2 {
+	for i := range kv {
 		if fields {
-			c.W.BulkString(kv[i])
+			c.W.BulkString(kv[i].f)
 		}
 		if values {
-			c.W.BulkString(kv[i+1])
+			kv[i].v.write(c.W)
 		}
 	}
 }
@@ -385,7 +402,7 @@ func cmdHStrLen(c *Ctx, argv [][]byte) {
 	}
 	if e != nil {
 		if v, ok := e.hash().Get(bstr(argv[2])); ok {
-			c.W.Int(int64(len(v)))
+			c.W.Int(int64(v.Len()))
 			return
 		}
 	}
@@ -408,7 +425,7 @@ func cmdHIncrBy(c *Ctx, argv [][]byte) {
 	}
 	var cur int64
 	if v, ok := h.Get(bstr(argv[2])); ok {
-		n, ok := ParseInt(v)
+		n, ok := v.n, v.p == nil // a string value is never a canonical integer
 		if !ok {
 			c.W.Error(ErrHashNotInt)
 			return
@@ -420,8 +437,7 @@ func cmdHIncrBy(c *Ctx, argv [][]byte) {
 		return
 	}
 	cur += incr
-	var tmp [24]byte
-	h.Set(bstr(argv[2]), string(appendInt(tmp[:0], cur)))
+	h.Set(bstr(argv[2]), lelem{n: cur})
 	c.touched(argv[1])
 	c.W.Int(cur)
 }
@@ -470,7 +486,7 @@ func cmdHIncrByFloat(c *Ctx, argv [][]byte) {
 	}
 	sum := incr
 	if v, ok := h.Get(bstr(argv[2])); ok {
-		cur, cinf, ok := parseLongDouble(v)
+		cur, cinf, ok := parseLongDouble(v.String())
 		if !ok {
 			c.W.Error(ErrHashNotFloat)
 			return
@@ -486,7 +502,7 @@ func cmdHIncrByFloat(c *Ctx, argv [][]byte) {
 		return
 	}
 	s := formatLongDoubleHuman(sum)
-	h.Set(bstr(argv[2]), s)
+	h.Set(bstr(argv[2]), elemOfString(s))
 	c.touched(argv[1])
 	c.W.BulkString(s)
 }
@@ -682,20 +698,20 @@ func cmdHScan(c *Ctx, argv [][]byte) {
 			next = to
 		}
 	}
-	var out []string
+	var out []int
 	for i := from; i < to; i++ {
-		f := h.kv[2*i]
-		if o.usePat && !Match(o.pat, f, false) {
+		if o.usePat && !Match(o.pat, h.kv[i].f, false) {
 			continue
 		}
-		out = append(out, f, h.kv[2*i+1])
+		out = append(out, int(i))
 	}
 	c.W.Array(2)
 	var tmp [24]byte
 	c.W.Bulk(appendUint(tmp[:0], next))
-	c.W.Array(len(out))
-	for _, s := range out {
-		c.W.BulkString(s)
+	c.W.Array(2 * len(out))
+	for _, i := range out {
+		c.W.BulkString(h.kv[i].f)
+		h.kv[i].v.write(c.W)
 	}
 }
 
@@ -721,7 +737,7 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 			return
 		}
 		h := e.hash()
-		c.W.BulkString(h.kv[2*c.E.Rand.Intn(h.Len())])
+		c.W.BulkString(h.kv[c.E.Rand.Intn(h.Len())].f)
 		return
 	}
 	count, ok := ParseIntB(argv[2])
@@ -754,11 +770,11 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 			if c.W.Proto == 3 {
 				c.W.Array(2)
 			}
-			c.W.BulkString(h.kv[2*i])
-			c.W.BulkString(h.kv[2*i+1])
+			c.W.BulkString(h.kv[i].f)
+			h.kv[i].v.write(c.W)
 			return
 		}
-		c.W.BulkString(h.kv[2*i])
+		c.W.BulkString(h.kv[i].f)
 	}
 	header := func(k int) {
 		if withValues && c.W.Proto != 3 {

@@ -290,3 +290,63 @@ func parseScanReply(t *testing.T, b []byte) (string, []string) {
 	}
 	return cur, items
 }
+
+// TestScanUnderChange deletes and adds elements between SSCAN/HSCAN calls:
+// every element present for the whole scan must still be returned.
+func TestScanUnderChange(t *testing.T) {
+	for _, cmd := range []string{"sscan", "hscan"} {
+		var r Rand
+		r.Seed(9)
+		e := New()
+		c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1}
+		const n = 2000
+		add := func(m string) {
+			if cmd == "sscan" {
+				c.Exec(toArgv([]string{"sadd", "k", m}))
+			} else {
+				c.Exec(toArgv([]string{"hset", "k", m, "v"}))
+			}
+		}
+		del := func(m string) {
+			if cmd == "sscan" {
+				c.Exec(toArgv([]string{"srem", "k", m}))
+			} else {
+				c.Exec(toArgv([]string{"hdel", "k", m}))
+			}
+		}
+		for i := 0; i < n; i++ {
+			add("m" + strconv.Itoa(i))
+		}
+		// even members stay; odd ones may be deleted; new ones are added
+		seen := map[string]bool{}
+		cur := "0"
+		for steps := 0; ; steps++ {
+			if steps > 10000 {
+				t.Fatal("scan does not terminate")
+			}
+			c.W.Reset()
+			c.Exec(toArgv([]string{cmd, "k", cur, "COUNT", "13"}))
+			var items []string
+			cur, items = parseScanReply(t, c.W.B)
+			step := 1
+			if cmd == "hscan" {
+				step = 2
+			}
+			for i := 0; i < len(items); i += step {
+				seen[items[i]] = true
+			}
+			if cur == "0" {
+				break
+			}
+			for k := 0; k < 5; k++ {
+				del("m" + strconv.Itoa(2*r.Intn(n/2)+1))
+				add("new" + strconv.Itoa(steps*5+k))
+			}
+		}
+		for i := 0; i < n; i += 2 {
+			if !seen["m"+strconv.Itoa(i)] {
+				t.Fatalf("%s: m%d was present throughout but not returned", cmd, i)
+			}
+		}
+	}
+}

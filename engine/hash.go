@@ -656,6 +656,27 @@ func (c *Ctx) parseScanOpts(argv [][]byte) (scanOpts, bool) {
 	return o, true
 }
 
+// scanWindow is the cursor of HSCAN/SSCAN over a hashtable-encoded value
+// held as a slice from which deletions swap-remove (the last element moves
+// into the hole). Positions are visited from the end down: a cursor c != 0
+// means positions [0, c) are still to visit (0 starts with the whole
+// slice). A swap-remove only ever moves the last element, which is either
+// already visited (it may then be returned twice, as Redis allows) or,
+// when everything left is unvisited, stays unvisited; appended elements land
+// past the window. So every element present for the whole scan is returned,
+// Redis's guarantee. It returns the positions [from, to) to visit now and
+// the next cursor.
+func scanWindow(cur, n uint64, count int64) (from, to, next uint64) {
+	to = n
+	if cur != 0 {
+		to = min(cur, n)
+	}
+	if uint64(count) < to {
+		from = to - uint64(count)
+	}
+	return from, to, from
+}
+
 // writeEmptyScan replies a finished, empty scan: ["0", []].
 func (c *Ctx) writeEmptyScan() {
 	c.W.Array(2)
@@ -692,14 +713,14 @@ func cmdHScan(c *Ctx, argv [][]byte) {
 	n := uint64(h.Len())
 	from, to, next := uint64(0), n, uint64(0)
 	if h.ht {
-		from = min(cur, n)
-		to = min(n, from+uint64(o.count))
-		if to < n {
-			next = to
-		}
+		from, to, next = scanWindow(cur, n, o.count)
 	}
 	var out []int
-	for i := from; i < to; i++ {
+	for k := from; k < to; k++ {
+		i := k
+		if h.ht { // walk down: see scanWindow
+			i = to - 1 - (k - from)
+		}
 		if o.usePat && !Match(o.pat, h.kv[i].f, false) {
 			continue
 		}

@@ -515,14 +515,14 @@ func cmdSScan(c *Ctx, argv [][]byte) {
 	n := uint64(s.Len())
 	from, to, next := uint64(0), n, uint64(0)
 	if s.ht {
-		from = min(cur, n)
-		to = min(n, from+uint64(o.count))
-		if to < n {
-			next = to
-		}
+		from, to, next = scanWindow(cur, n, o.count)
 	}
 	var out []string
-	for i := from; i < to; i++ {
+	for k := from; k < to; k++ {
+		i := k
+		if s.ht { // walk down: see scanWindow
+			i = to - 1 - (k - from)
+		}
 		m := s.memberAt(int(i))
 		if o.usePat && !Match(o.pat, m, false) {
 			continue

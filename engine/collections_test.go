@@ -350,3 +350,18 @@ func TestScanUnderChange(t *testing.T) {
 		}
 	}
 }
+
+func TestCollEncoding(t *testing.T) {
+	e := New()
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1}
+	c.Exec(toArgv([]string{"rpush", "l", "a"}))
+	c.Exec(toArgv([]string{"hset", "h", "a", "1"}))
+	c.Exec(toArgv([]string{"hset", "h2", "a", "01234567890123456789012345678901234567890123456789012345678901234"}))
+	c.Exec(toArgv([]string{"sadd", "s", "1"}))
+	c.Exec(toArgv([]string{"sadd", "s2", "x"}))
+	for key, want := range map[string]string{"l": "quicklist", "h": "listpack", "h2": "hashtable", "s": "intset", "s2": "hashtable"} {
+		if got, _ := c.DB.dict.find(key).collEncoding(); got != want {
+			t.Errorf("%s: %s, want %s", key, got, want)
+		}
+	}
+}

@@ -835,3 +835,24 @@ func cmdSMove(c *Ctx, argv [][]byte) {
 	}
 	c.W.Int(1)
 }
+
+// collEncoding is OBJECT ENCODING for the collection kinds, as Redis 7.0
+// names them: lists are always "quicklist"; hashes "listpack" or
+// "hashtable"; sets "intset" or "hashtable". ok is false for other kinds.
+func (e *entry) collEncoding() (enc string, ok bool) {
+	switch e.kind {
+	case KindList:
+		return "quicklist", true
+	case KindHash:
+		if e.hash().ht {
+			return "hashtable", true
+		}
+		return "listpack", true
+	case KindSet:
+		if e.set().ht {
+			return "hashtable", true
+		}
+		return "intset", true
+	}
+	return "", false
+}

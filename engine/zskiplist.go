@@ -1,0 +1,484 @@
+package engine
+
+// The sorted set's ordered index: a skiplist with spans, as Redis's
+// zskiplist, ordered by (score, member bytes). Spans make rank queries
+// (ZRANK, ZRANGE by index, ZREMRANGEBYRANK) O(log n). Node levels come from
+// the set's own deterministic generator, so the structure (never a reply)
+// depends only on the sequence of operations.
+
+const (
+	zslMaxLevel = 32
+	zslP        = 0.25
+)
+
+type zslLevel struct {
+	forward *zslNode
+	span    int // nodes skipped by forward (rank distance)
+}
+
+type zslNode struct {
+	member   string
+	score    float64
+	backward *zslNode
+	level    []zslLevel
+}
+
+// node types that carry their first levels inline, so that the common
+// nodes (75% have one level, 94% at most two) cost one allocation.
+type zslNode1 struct {
+	n zslNode
+	l [1]zslLevel
+}
+type zslNode2 struct {
+	n zslNode
+	l [2]zslLevel
+}
+type zslNode4 struct {
+	n zslNode
+	l [4]zslLevel
+}
+
+func newZslNode(level int, score float64, member string) *zslNode {
+	var n *zslNode
+	switch {
+	case level == 1:
+		x := &zslNode1{}
+		x.n.level = x.l[:]
+		n = &x.n
+	case level == 2:
+		x := &zslNode2{}
+		x.n.level = x.l[:]
+		n = &x.n
+	case level <= 4:
+		x := &zslNode4{}
+		x.n.level = x.l[:level]
+		n = &x.n
+	default:
+		n = &zslNode{level: make([]zslLevel, level)}
+	}
+	n.score = score
+	n.member = member
+	return n
+}
+
+type zskiplist struct {
+	header *zslNode
+	tail   *zslNode
+	length int
+	level  int
+	seed   uint64 // level generator state (xorshift64)
+}
+
+func newZskiplist() *zskiplist {
+	return &zskiplist{
+		header: &zslNode{level: make([]zslLevel, zslMaxLevel)},
+		level:  1,
+		seed:   0x9e3779b97f4a7c15,
+	}
+}
+
+// randomLevel draws a level with P(level > k) = 0.25^k, like Redis.
+func (zsl *zskiplist) randomLevel() int {
+	x := zsl.seed
+	x ^= x << 13
+	x ^= x >> 7
+	x ^= x << 17
+	zsl.seed = x
+	level := 1
+	// two bits per level: each pair is 00 with probability 1/4
+	for x&3 == 0 && level < zslMaxLevel {
+		level++
+		x >>= 2
+	}
+	return level
+}
+
+// less reports whether (s1, m1) sorts before (s2, m2).
+func zless(s1 float64, m1 string, s2 float64, m2 string) bool {
+	return s1 < s2 || (s1 == s2 && m1 < m2)
+}
+
+// insert adds a new node; the member must not be present.
+func (zsl *zskiplist) insert(score float64, member string) *zslNode {
+	var update [zslMaxLevel]*zslNode
+	var rank [zslMaxLevel]int
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		if i != zsl.level-1 {
+			rank[i] = rank[i+1]
+		}
+		for f := x.level[i].forward; f != nil && zless(f.score, f.member, score, member); f = x.level[i].forward {
+			rank[i] += x.level[i].span
+			x = f
+		}
+		update[i] = x
+	}
+	level := zsl.randomLevel()
+	if level > zsl.level {
+		for i := zsl.level; i < level; i++ {
+			rank[i] = 0
+			update[i] = zsl.header
+			update[i].level[i].span = zsl.length
+		}
+		zsl.level = level
+	}
+	x = newZslNode(level, score, member)
+	for i := 0; i < level; i++ {
+		x.level[i].forward = update[i].level[i].forward
+		update[i].level[i].forward = x
+		x.level[i].span = update[i].level[i].span - (rank[0] - rank[i])
+		update[i].level[i].span = (rank[0] - rank[i]) + 1
+	}
+	for i := level; i < zsl.level; i++ {
+		update[i].level[i].span++
+	}
+	if update[0] != zsl.header {
+		x.backward = update[0]
+	}
+	if x.level[0].forward != nil {
+		x.level[0].forward.backward = x
+	} else {
+		zsl.tail = x
+	}
+	zsl.length++
+	return x
+}
+
+func (zsl *zskiplist) unlink(x *zslNode, update *[zslMaxLevel]*zslNode) {
+	for i := 0; i < zsl.level; i++ {
+		if update[i].level[i].forward == x {
+			update[i].level[i].span += x.level[i].span - 1
+			update[i].level[i].forward = x.level[i].forward
+		} else {
+			update[i].level[i].span--
+		}
+	}
+	if x.level[0].forward != nil {
+		x.level[0].forward.backward = x.backward
+	} else {
+		zsl.tail = x.backward
+	}
+	for zsl.level > 1 && zsl.header.level[zsl.level-1].forward == nil {
+		zsl.level--
+	}
+	zsl.length--
+}
+
+// delete removes the node (score, member) and reports whether it existed.
+func (zsl *zskiplist) delete(score float64, member string) bool {
+	var update [zslMaxLevel]*zslNode
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for f := x.level[i].forward; f != nil && zless(f.score, f.member, score, member); f = x.level[i].forward {
+			x = f
+		}
+		update[i] = x
+	}
+	x = x.level[0].forward
+	if x != nil && x.score == score && x.member == member {
+		zsl.unlink(x, &update)
+		return true
+	}
+	return false
+}
+
+// updateScore moves node n (currently at curScore) to newScore and returns
+// the node now holding the member (n itself when it stays in place).
+func (zsl *zskiplist) updateScore(n *zslNode, newScore float64) *zslNode {
+	if (n.backward == nil || zless(n.backward.score, n.backward.member, newScore, n.member)) &&
+		(n.level[0].forward == nil || zless(newScore, n.member, n.level[0].forward.score, n.level[0].forward.member)) {
+		n.score = newScore
+		return n
+	}
+	zsl.delete(n.score, n.member)
+	return zsl.insert(newScore, n.member)
+}
+
+// rank returns the 1-based rank of (score, member), 0 when absent.
+func (zsl *zskiplist) rank(score float64, member string) int {
+	r := 0
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for f := x.level[i].forward; f != nil && !zless(score, member, f.score, f.member); f = x.level[i].forward {
+			r += x.level[i].span
+			x = f
+		}
+		if x != zsl.header && x.member == member {
+			return r
+		}
+	}
+	return 0
+}
+
+// byRank returns the node at 1-based rank r, nil when out of range.
+func (zsl *zskiplist) byRank(r int) *zslNode {
+	if r < 1 || r > zsl.length {
+		return nil
+	}
+	t := 0
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && t+x.level[i].span <= r {
+			t += x.level[i].span
+			x = x.level[i].forward
+		}
+		if t == r {
+			return x
+		}
+	}
+	return nil
+}
+
+// first returns the lowest node (nil when empty).
+func (zsl *zskiplist) first() *zslNode { return zsl.header.level[0].forward }
+
+// --- score ranges ----------------------------------------------------------------
+
+// scoreRange is a parsed [min, max] score interval; minEx/maxEx make an
+// end exclusive.
+type scoreRange struct {
+	min, max     float64
+	minEx, maxEx bool
+}
+
+func (r *scoreRange) gteMin(v float64) bool {
+	if r.minEx {
+		return v > r.min
+	}
+	return v >= r.min
+}
+
+func (r *scoreRange) lteMax(v float64) bool {
+	if r.maxEx {
+		return v < r.max
+	}
+	return v <= r.max
+}
+
+// isInRange reports whether some part of the list is in r.
+func (zsl *zskiplist) isInRange(r *scoreRange) bool {
+	if r.min > r.max || (r.min == r.max && (r.minEx || r.maxEx)) {
+		return false
+	}
+	if zsl.tail == nil || !r.gteMin(zsl.tail.score) {
+		return false
+	}
+	return r.lteMax(zsl.first().score)
+}
+
+// firstInRange returns the lowest node in r, or nil.
+func (zsl *zskiplist) firstInRange(r *scoreRange) *zslNode {
+	if !zsl.isInRange(r) {
+		return nil
+	}
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for f := x.level[i].forward; f != nil && !r.gteMin(f.score); f = x.level[i].forward {
+			x = f
+		}
+	}
+	x = x.level[0].forward
+	if x == nil || !r.lteMax(x.score) {
+		return nil
+	}
+	return x
+}
+
+// lastInRange returns the highest node in r, or nil.
+func (zsl *zskiplist) lastInRange(r *scoreRange) *zslNode {
+	if !zsl.isInRange(r) {
+		return nil
+	}
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for f := x.level[i].forward; f != nil && r.lteMax(f.score); f = x.level[i].forward {
+			x = f
+		}
+	}
+	if x == zsl.header || !r.gteMin(x.score) {
+		return nil
+	}
+	return x
+}
+
+// deleteRangeByScore removes the nodes in r, calling del for each, and
+// returns how many it removed.
+func (zsl *zskiplist) deleteRangeByScore(r *scoreRange, del func(*zslNode)) int {
+	var update [zslMaxLevel]*zslNode
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for f := x.level[i].forward; f != nil && !r.gteMin(f.score); f = x.level[i].forward {
+			x = f
+		}
+		update[i] = x
+	}
+	x = x.level[0].forward
+	n := 0
+	for x != nil && r.lteMax(x.score) {
+		next := x.level[0].forward
+		zsl.unlink(x, &update)
+		del(x)
+		n++
+		x = next
+	}
+	return n
+}
+
+// deleteRangeByRank removes the nodes of 1-based ranks start..end.
+func (zsl *zskiplist) deleteRangeByRank(start, end int, del func(*zslNode)) int {
+	var update [zslMaxLevel]*zslNode
+	t := 0
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && t+x.level[i].span < start {
+			t += x.level[i].span
+			x = x.level[i].forward
+		}
+		update[i] = x
+	}
+	t++
+	x = x.level[0].forward
+	n := 0
+	for x != nil && t <= end {
+		next := x.level[0].forward
+		zsl.unlink(x, &update)
+		del(x)
+		n++
+		t++
+		x = next
+	}
+	return n
+}
+
+// --- lex ranges ----------------------------------------------------------------------
+
+// lexBound is one end of a lex range: -inf ("-"), +inf ("+") or a member
+// with its inclusiveness.
+type lexBound struct {
+	s   string
+	inf int8 // -1 = "-", +1 = "+", 0 = s
+	ex  bool
+}
+
+// cmpLex compares a member with a bound the way Redis's sdscmplex does.
+func cmpLex(v string, b *lexBound) int {
+	switch b.inf {
+	case -1:
+		return 1
+	case 1:
+		return -1
+	}
+	switch {
+	case v < b.s:
+		return -1
+	case v > b.s:
+		return 1
+	}
+	return 0
+}
+
+type lexRange struct{ min, max lexBound }
+
+func (r *lexRange) gteMin(v string) bool {
+	c := cmpLex(v, &r.min)
+	if r.min.ex {
+		return c > 0
+	}
+	return c >= 0
+}
+
+func (r *lexRange) lteMax(v string) bool {
+	c := cmpLex(v, &r.max)
+	if r.max.ex {
+		return c < 0
+	}
+	return c <= 0
+}
+
+// empty reports whether the range can contain nothing (Redis's check on
+// min > max, with "-" and "+" as the extremes).
+func (r *lexRange) empty() bool {
+	var c int
+	a, b := &r.min, &r.max
+	switch {
+	case a.inf != 0 && a.inf == b.inf:
+		c = 0
+	case a.inf == -1 || b.inf == 1:
+		c = -1
+	case a.inf == 1 || b.inf == -1:
+		c = 1
+	default:
+		switch {
+		case a.s < b.s:
+			c = -1
+		case a.s > b.s:
+			c = 1
+		}
+	}
+	return c > 0 || (c == 0 && (a.ex || b.ex))
+}
+
+func (zsl *zskiplist) isInLexRange(r *lexRange) bool {
+	if r.empty() || zsl.tail == nil {
+		return false
+	}
+	return r.gteMin(zsl.tail.member) && r.lteMax(zsl.first().member)
+}
+
+// firstInLexRange returns the first node >= min (descending the levels, as
+// Redis does), or nil when that node is beyond max.
+func (zsl *zskiplist) firstInLexRange(r *lexRange) *zslNode {
+	if !zsl.isInLexRange(r) {
+		return nil
+	}
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for f := x.level[i].forward; f != nil && !r.gteMin(f.member); f = x.level[i].forward {
+			x = f
+		}
+	}
+	x = x.level[0].forward
+	if x == nil || !r.lteMax(x.member) {
+		return nil
+	}
+	return x
+}
+
+// lastInLexRange returns the last node <= max, or nil when it is below min.
+func (zsl *zskiplist) lastInLexRange(r *lexRange) *zslNode {
+	if !zsl.isInLexRange(r) {
+		return nil
+	}
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for f := x.level[i].forward; f != nil && r.lteMax(f.member); f = x.level[i].forward {
+			x = f
+		}
+	}
+	if x == zsl.header || !r.gteMin(x.member) {
+		return nil
+	}
+	return x
+}
+
+// deleteRangeByLex removes the nodes from the first >= min while <= max.
+func (zsl *zskiplist) deleteRangeByLex(r *lexRange, del func(*zslNode)) int {
+	var update [zslMaxLevel]*zslNode
+	x := zsl.header
+	for i := zsl.level - 1; i >= 0; i-- {
+		for f := x.level[i].forward; f != nil && !r.gteMin(f.member); f = x.level[i].forward {
+			x = f
+		}
+		update[i] = x
+	}
+	x = x.level[0].forward
+	n := 0
+	for x != nil && r.lteMax(x.member) {
+		next := x.level[0].forward
+		zsl.unlink(x, &update)
+		del(x)
+		n++
+		x = next
+	}
+	return n
+}

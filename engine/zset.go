@@ -68,11 +68,20 @@ func (z *zset) len() int { return z.zsl.length }
 // add inserts member (absent) with score; member is copied.
 func (z *zset) add(score float64, member []byte) {
 	m := string(member)
-	n := z.zsl.insert(score, m)
-	z.dict[m] = n
-	if len(m) > zsetSmallValue || z.zsl.length > zsetSmallEntries {
+	if len(m) > zsetSmallValue || z.zsl.length >= zsetSmallEntries {
 		z.big = true
 	}
+	n := z.zsl.insert(z.norm(score), m)
+	z.dict[m] = n
+}
+
+// norm turns -0 into 0 for a small set: Redis's listpack stores the score
+// "-0" as the integer 0, so only a skiplist-encoded set keeps -0.
+func (z *zset) norm(score float64) float64 {
+	if score == 0 && !z.big {
+		return 0
+	}
+	return score
 }
 
 // remove deletes member and reports whether it was there.
@@ -150,6 +159,37 @@ func strtod(s string) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// parseScore parses a ZADD/ZINCRBY score as Redis's getDoubleFromObject:
+// strtod over the whole argument, no leading space, hex accepted, NaN and
+// overflow (or underflow to zero) refused.
+func parseScore(b []byte) (float64, bool) {
+	s := bstr(b)
+	if s == "" || isSpaceByte(s[0]) {
+		return 0, false
+	}
+	f, ok := strtod(s)
+	if !ok || math.IsInf(f, 0) && !isInfWord(s) {
+		return 0, false
+	}
+	if f == 0 {
+		// an underflow to zero is refused: accept only literal zeros
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c >= '1' && c <= '9' {
+				if strings.IndexAny(s[:i], "eEpP") < 0 {
+					return 0, false
+				}
+				break
+			}
+		}
+	}
+	return f, true
+}
+
+func isInfWord(s string) bool {
+	s = strings.ToLower(strings.TrimLeft(s, "+-"))
+	return s == "inf" || s == "infinity"
 }
 
 func parseRangeItem(b []byte) (v float64, ex, ok bool) {
@@ -263,7 +303,7 @@ done:
 		scores = make([]float64, 0, elems)
 	}
 	for j := 0; j < elems; j++ {
-		f, ok := ParseFloatB(argv[i+2*j])
+		f, ok := parseScore(argv[i+2*j])
 		if !ok {
 			c.W.Error(ErrNotFloat)
 			return
@@ -315,7 +355,7 @@ done:
 			score = s
 			processed++
 			if s != cur {
-				z.dict[n.member] = z.zsl.updateScore(n, s)
+				z.dict[n.member] = z.zsl.updateScore(n, z.norm(s))
 				updated++
 			}
 		} else {

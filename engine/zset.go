@@ -51,7 +51,7 @@ const (
 
 // zset is a sorted set value.
 type zset struct {
-	dict map[string]*zslNode
+	dict zdict
 	zsl  *zskiplist
 	// big: Redis would hold this set as a skiplist rather than a listpack
 	// (it went over 128 members or got a member over 64 bytes; Redis
@@ -60,7 +60,7 @@ type zset struct {
 }
 
 func newZset() *zset {
-	return &zset{dict: make(map[string]*zslNode), zsl: newZskiplist()}
+	return &zset{zsl: newZskiplist()}
 }
 
 func (z *zset) len() int { return z.zsl.length }
@@ -71,8 +71,7 @@ func (z *zset) add(score float64, member []byte) {
 	if len(m) > zsetSmallValue || z.zsl.length >= zsetSmallEntries {
 		z.big = true
 	}
-	n := z.zsl.insert(z.norm(score), m)
-	z.dict[m] = n
+	z.dict.insert(z.zsl.insert(z.norm(score), m))
 }
 
 // norm turns -0 into 0 for a small set: Redis's listpack stores the score
@@ -86,24 +85,22 @@ func (z *zset) norm(score float64) float64 {
 
 // remove deletes member and reports whether it was there.
 func (z *zset) remove(member string) bool {
-	n, ok := z.dict[member]
-	if !ok {
+	n := z.dict.remove(member)
+	if n == nil {
 		return false
 	}
 	z.zsl.delete(n.score, n.member)
-	delete(z.dict, member)
 	return true
 }
 
-func (z *zset) delNode(n *zslNode) { delete(z.dict, n.member) }
+func (z *zset) delNode(n *zslNode) { z.dict.remove(n.member) }
 
 func cloneZset(p unsafe.Pointer, n int64) (unsafe.Pointer, int64) {
 	src := (*zset)(p)
 	dst := newZset()
 	dst.big = src.big
 	for x := src.zsl.first(); x != nil; x = x.level[0].forward {
-		nn := dst.zsl.insert(x.score, x.member)
-		dst.dict[x.member] = nn
+		dst.dict.insert(dst.zsl.insert(x.score, x.member))
 	}
 	return unsafe.Pointer(dst), n
 }
@@ -336,8 +333,7 @@ done:
 	for j := 0; j < elems; j++ {
 		s := scores[j]
 		member := argv[i+2*j+1]
-		n, exists := z.dict[bstr(member)]
-		if exists {
+		if n := z.dict.find(bstr(member)); n != nil {
 			if nx {
 				continue
 			}
@@ -355,7 +351,7 @@ done:
 			score = s
 			processed++
 			if s != cur {
-				z.dict[n.member] = z.zsl.updateScore(n, z.norm(s))
+				z.zsl.updateScore(n, z.norm(s))
 				updated++
 			}
 		} else {
@@ -548,7 +544,7 @@ func cmdZScore(c *Ctx, argv [][]byte) {
 		return
 	}
 	if z != nil {
-		if n, ok := z.dict[bstr(argv[2])]; ok {
+		if n := z.dict.find(bstr(argv[2])); n != nil {
 			c.W.Double(n.score)
 			return
 		}
@@ -566,7 +562,7 @@ func cmdZMScore(c *Ctx, argv [][]byte) {
 	c.W.Array(len(argv) - 2)
 	for _, m := range argv[2:] {
 		if z != nil {
-			if n, ok := z.dict[bstr(m)]; ok {
+			if n := z.dict.find(bstr(m)); n != nil {
 				c.W.Double(n.score)
 				continue
 			}
@@ -581,7 +577,7 @@ func zrankGeneric(c *Ctx, argv [][]byte, rev bool) {
 		return
 	}
 	if z != nil {
-		if n, ok := z.dict[bstr(argv[2])]; ok {
+		if n := z.dict.find(bstr(argv[2])); n != nil {
 			r := z.zsl.rank(n.score, n.member)
 			if rev {
 				c.W.Int(int64(z.len() - r))
@@ -1005,12 +1001,14 @@ func parseScanCursor(b []byte) (uint64, bool) {
 
 // cmdZScan: ZSCAN key cursor [MATCH pattern] [COUNT count] — iterates
 // members and scores: [next cursor, [member, score, …]], scores as bulk
-// strings in both protocols. Like Redis for listpack-sized sets, the whole
-// set is returned at once with cursor 0 (for every set here: see
-// docs/commands/zsets.md). Errors: ErrInvalidCursor, ErrNotInt or
+// strings in both protocols. A set Redis would keep as a listpack (at most
+// 128 members of at most 64 bytes) is returned whole, in order, with
+// cursor 0, as Redis does; a larger one is scanned by member-hash bucket
+// with a reverse-binary cursor (Redis's guarantees, another order). Errors: ErrInvalidCursor, ErrNotInt or
 // ErrSyntax for COUNT < 1, ErrSyntax for unknown options, WRONGTYPE.
 func cmdZScan(c *Ctx, argv [][]byte) {
-	if _, ok := parseScanCursor(argv[2]); !ok {
+	cursor, ok := parseScanCursor(argv[2])
+	if !ok {
 		c.W.Error(ErrInvalidCursor)
 		return
 	}
@@ -1026,6 +1024,7 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 	}
 	var pat []byte
 	usePat := false
+	count := int64(10)
 	for i := 3; i < len(argv); {
 		left := len(argv) - i
 		switch {
@@ -1039,6 +1038,7 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 				c.W.Error(ErrSyntax)
 				return
 			}
+			count = n
 			i += 2
 		case EqualFold(argv[i], "match") && left >= 2:
 			pat = argv[i+1]
@@ -1048,6 +1048,10 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 			c.W.Error(ErrSyntax)
 			return
 		}
+	}
+	if z.big {
+		zscanBig(c, z, cursor, count, pat, usePat)
+		return
 	}
 	n := z.len()
 	if usePat {
@@ -1068,6 +1072,38 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 		}
 		c.W.BulkString(x.member)
 		c.W.Bulk(appendScore(buf[:0], x.score))
+	}
+}
+
+// zscanBig is ZSCAN of a set Redis would hold as a skiplist: the member
+// table's buckets from cursor on, as Redis's dictScan, until count
+// members were collected (at most 10*count buckets).
+func zscanBig(c *Ctx, z *zset, cursor uint64, count int64, pat []byte, usePat bool) {
+	var found []*zslNode
+	maxIter := count * 10
+	for {
+		cursor = z.dict.scan(cursor, func(n *zslNode) { found = append(found, n) })
+		maxIter--
+		if cursor == 0 || maxIter <= 0 || int64(len(found)) >= count {
+			break
+		}
+	}
+	if usePat { // filtered after collecting, as Redis does
+		kept := found[:0]
+		for _, n := range found {
+			if Match(bstr(pat), n.member, false) {
+				kept = append(kept, n)
+			}
+		}
+		found = kept
+	}
+	var buf [32]byte
+	c.W.Array(2)
+	c.W.Bulk(strconv.AppendUint(buf[:0], cursor, 10))
+	c.W.Array(2 * len(found))
+	for _, n := range found {
+		c.W.BulkString(n.member)
+		c.W.Bulk(appendScore(buf[:0], n.score))
 	}
 }
 

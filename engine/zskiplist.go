@@ -20,6 +20,7 @@ type zslNode struct {
 	member   string
 	score    float64
 	backward *zslNode
+	hnext    *zslNode // next node in the member hash chain (zdict)
 	level    []zslLevel
 }
 
@@ -100,6 +101,14 @@ func zless(s1 float64, m1 string, s2 float64, m2 string) bool {
 
 // insert adds a new node; the member must not be present.
 func (zsl *zskiplist) insert(score float64, member string) *zslNode {
+	x := newZslNode(zsl.randomLevel(), score, member)
+	zsl.insertNode(x)
+	return x
+}
+
+// insertNode links x (not in the list) at the place of its score/member.
+func (zsl *zskiplist) insertNode(node *zslNode) {
+	score, member := node.score, node.member
 	var update [zslMaxLevel]*zslNode
 	var rank [zslMaxLevel]int
 	x := zsl.header
@@ -113,7 +122,7 @@ func (zsl *zskiplist) insert(score float64, member string) *zslNode {
 		}
 		update[i] = x
 	}
-	level := zsl.randomLevel()
+	level := len(node.level)
 	if level > zsl.level {
 		for i := zsl.level; i < level; i++ {
 			rank[i] = 0
@@ -122,7 +131,8 @@ func (zsl *zskiplist) insert(score float64, member string) *zslNode {
 		}
 		zsl.level = level
 	}
-	x = newZslNode(level, score, member)
+	x = node
+	x.backward = nil
 	for i := 0; i < level; i++ {
 		x.level[i].forward = update[i].level[i].forward
 		update[i].level[i].forward = x
@@ -141,7 +151,6 @@ func (zsl *zskiplist) insert(score float64, member string) *zslNode {
 		zsl.tail = x
 	}
 	zsl.length++
-	return x
 }
 
 func (zsl *zskiplist) unlink(x *zslNode, update *[zslMaxLevel]*zslNode) {
@@ -182,16 +191,17 @@ func (zsl *zskiplist) delete(score float64, member string) bool {
 	return false
 }
 
-// updateScore moves node n (currently at curScore) to newScore and returns
-// the node now holding the member (n itself when it stays in place).
-func (zsl *zskiplist) updateScore(n *zslNode, newScore float64) *zslNode {
+// updateScore gives node n the score newScore, moving it if its place
+// changes; the node stays the same.
+func (zsl *zskiplist) updateScore(n *zslNode, newScore float64) {
 	if (n.backward == nil || zless(n.backward.score, n.backward.member, newScore, n.member)) &&
 		(n.level[0].forward == nil || zless(newScore, n.member, n.level[0].forward.score, n.level[0].forward.member)) {
 		n.score = newScore
-		return n
+		return
 	}
 	zsl.delete(n.score, n.member)
-	return zsl.insert(newScore, n.member)
+	n.score = newScore
+	zsl.insertNode(n)
 }
 
 // rank returns the 1-based rank of (score, member), 0 when absent.

@@ -52,7 +52,7 @@ const (
 // zset is a sorted set value.
 type zset struct {
 	dict zdict
-	zsl  *zskiplist
+	zsl  zskiplist
 	// big: Redis would hold this set as a skiplist rather than a listpack
 	// (it went over 128 members or got a member over 64 bytes; Redis
 	// never converts back).
@@ -60,7 +60,9 @@ type zset struct {
 }
 
 func newZset() *zset {
-	return &zset{zsl: newZskiplist()}
+	z := &zset{}
+	z.zsl.init()
+	return z
 }
 
 func (z *zset) len() int { return z.zsl.length }
@@ -452,7 +454,7 @@ func cmdZCount(c *Ctx, argv [][]byte) {
 		c.W.Int(0)
 		return
 	}
-	zsl := z.zsl
+	zsl := &z.zsl
 	count := 0
 	if n := zsl.firstInRange(&r); n != nil {
 		rank := zsl.rank(n.score, n.member)
@@ -526,7 +528,7 @@ func cmdZLexCount(c *Ctx, argv [][]byte) {
 			count++
 		}
 	} else if n := z.zsl.firstInLexRange(&r); n != nil {
-		zsl := z.zsl
+		zsl := &z.zsl
 		rank := zsl.rank(n.score, n.member)
 		count = zsl.length - (rank - 1)
 		if n = zsl.lastInLexRange(&r); n != nil {
@@ -717,7 +719,7 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool) {
 		c.W.EmptyArray()
 		return
 	}
-	zsl := z.zsl
+	zsl := &z.zsl
 	length := int64(zsl.length)
 	if kind == rangeRank {
 		if start < 0 {

@@ -63,19 +63,22 @@ func newZslNode(level int, score float64, member string) *zslNode {
 }
 
 type zskiplist struct {
-	header *zslNode
+	header *zslNode // &head once initialized
+	head   zslNode
+	headLv [1]zslLevel // header levels until a taller node needs more
 	tail   *zslNode
 	length int
 	level  int
 	seed   uint64 // level generator state (xorshift64)
 }
 
-func newZskiplist() *zskiplist {
-	return &zskiplist{
-		header: &zslNode{level: make([]zslLevel, zslMaxLevel)},
-		level:  1,
-		seed:   0x9e3779b97f4a7c15,
-	}
+// init prepares an empty list in place (the header lives inside zsl, so a
+// sorted set costs one allocation besides its members).
+func (zsl *zskiplist) init() {
+	zsl.head.level = zsl.headLv[:]
+	zsl.header = &zsl.head
+	zsl.level = 1
+	zsl.seed = 0x9e3779b97f4a7c15
 }
 
 // randomLevel draws a level with P(level > k) = 0.25^k, like Redis.
@@ -123,6 +126,11 @@ func (zsl *zskiplist) insertNode(node *zslNode) {
 		update[i] = x
 	}
 	level := len(node.level)
+	if h := zsl.header; level > len(h.level) {
+		nl := make([]zslLevel, level)
+		copy(nl, h.level)
+		h.level = nl
+	}
 	if level > zsl.level {
 		for i := zsl.level; i < level; i++ {
 			rank[i] = 0

@@ -637,7 +637,10 @@ func emitRange(c *Ctx, x *zslNode, n int, rev, withScores bool) {
 // zrangeGeneric implements ZRANGE and its older forms; argv[1] is the key,
 // argv[2], argv[3] the range, options follow. kind and rev are preset by
 // the older forms (rangeAuto / false for ZRANGE).
-func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool) {
+//
+// With dst set (ZRANGESTORE, argv shifted by one) the result is stored in
+// dst instead of replied, and WITHSCORES is a syntax error.
+func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool, dst []byte) {
 	withScores := false
 	offset, limit := int64(0), int64(-1)
 	revOK := kind == rangeAuto // only ZRANGE takes REV
@@ -645,7 +648,7 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool) {
 		a := argv[j]
 		left := len(argv) - j - 1
 		switch {
-		case EqualFold(a, "withscores"):
+		case dst == nil && EqualFold(a, "withscores"):
 			withScores = true
 		case EqualFold(a, "limit") && left >= 2:
 			var ok1, ok2 bool
@@ -715,8 +718,24 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool) {
 	if !ok {
 		return
 	}
+	out := func(x *zslNode, n int) {
+		if dst == nil {
+			emitRange(c, x, n, rev, withScores)
+			return
+		}
+		res := newZset()
+		for ; n > 0 && x != nil; n-- {
+			res.add(x.score, unsafe.Slice(unsafe.StringData(x.member), len(x.member)))
+			if rev {
+				x = x.backward
+			} else {
+				x = x.level[0].forward
+			}
+		}
+		c.storeZset(dst, res)
+	}
 	if z == nil {
-		c.W.EmptyArray()
+		out(nil, 0)
 		return
 	}
 	zsl := &z.zsl
@@ -732,7 +751,7 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool) {
 			start = 0
 		}
 		if start > end || start >= length {
-			c.W.EmptyArray()
+			out(nil, 0)
 			return
 		}
 		if end >= length {
@@ -745,11 +764,11 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool) {
 		} else {
 			x = zsl.byRank(int(start + 1))
 		}
-		emitRange(c, x, n, rev, withScores)
+		out(x, n)
 		return
 	}
 	if offset < 0 || (offset > 0 && offset >= length) {
-		c.W.EmptyArray()
+		out(nil, 0)
 		return
 	}
 	var x *zslNode
@@ -781,7 +800,7 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool) {
 	for y := x; y != nil && (limit < 0 || int64(n) < limit) && in(y); y = step(y) {
 		n++
 	}
-	emitRange(c, x, n, rev, withScores)
+	out(x, n)
 }
 
 // cmdZRange: ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset
@@ -790,26 +809,26 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool) {
 // [member, score] arrays in RESP3). Errors: ErrNotInt (index or LIMIT),
 // ErrMinMaxNotFloat, ErrMinMaxNotString, ErrSyntax, ErrLimitWithoutBy,
 // ErrWithScoresByLex, WRONGTYPE.
-func cmdZRange(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeAuto, false) }
+func cmdZRange(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeAuto, false, nil) }
 
 // cmdZRevRange: ZREVRANGE key start stop [WITHSCORES] — ZRANGE … REV.
-func cmdZRevRange(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeRank, true) }
+func cmdZRevRange(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeRank, true, nil) }
 
 // cmdZRangeByScore: ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset
 // count] — ZRANGE … BYSCORE.
-func cmdZRangeByScore(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeScore, false) }
+func cmdZRangeByScore(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeScore, false, nil) }
 
 // cmdZRevRangeByScore: ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT
 // offset count] — ZRANGE … BYSCORE REV.
-func cmdZRevRangeByScore(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeScore, true) }
+func cmdZRevRangeByScore(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeScore, true, nil) }
 
 // cmdZRangeByLex: ZRANGEBYLEX key min max [LIMIT offset count] — ZRANGE …
 // BYLEX.
-func cmdZRangeByLex(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeLex, false) }
+func cmdZRangeByLex(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeLex, false, nil) }
 
 // cmdZRevRangeByLex: ZREVRANGEBYLEX key max min [LIMIT offset count] —
 // ZRANGE … BYLEX REV.
-func cmdZRevRangeByLex(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeLex, true) }
+func cmdZRevRangeByLex(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, rangeLex, true, nil) }
 
 // --- ZREMRANGEBY* ------------------------------------------------------------------------
 

@@ -232,7 +232,9 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 				if n := res.dict.find(m); n != nil {
 					ns := n.score
 					aggregate(agg, &ns, v)
-					if ns != n.score {
+					if ns == n.score {
+						n.score = ns // same place; keeps the sign of a zero
+					} else {
 						res.zsl.updateScore(n, ns)
 					}
 				} else {

@@ -91,7 +91,45 @@ func TestZsetFuzz(t *testing.T) {
 					}
 				}
 				var args []string
-				switch r.Intn(24) {
+				switch r.Intn(30) {
+				case 24, 25:
+					c := []string{"ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD"}[r.Intn(4)]
+					n := 1 + r.Intn(3)
+					args = []string{c, fmt.Sprint(n)}
+					for j := 0; j < n; j++ {
+						args = append(args, key())
+					}
+					if c != "ZDIFF" && c != "ZINTERCARD" && r.Intn(2) == 0 {
+						args = append(args, "WEIGHTS")
+						for j := 0; j < n; j++ {
+							args = append(args, []string{"1", "2", "-1", "0.5", "0"}[r.Intn(5)])
+						}
+					}
+					if c != "ZDIFF" && c != "ZINTERCARD" && r.Intn(2) == 0 {
+						args = append(args, "AGGREGATE", []string{"SUM", "MIN", "MAX"}[r.Intn(3)])
+					}
+					if c != "ZINTERCARD" && r.Intn(2) == 0 {
+						args = append(args, "WITHSCORES")
+					}
+					if c == "ZINTERCARD" && r.Intn(2) == 0 {
+						args = append(args, "LIMIT", fmt.Sprint(r.Intn(4)))
+					}
+				case 26:
+					c := []string{"ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"}[r.Intn(3)]
+					n := 1 + r.Intn(3)
+					args = []string{c, key(), fmt.Sprint(n)}
+					for j := 0; j < n; j++ {
+						args = append(args, key())
+					}
+				case 27:
+					args = []string{"ZRANGESTORE", key(), key(), idx(), idx()}
+				case 28:
+					args = []string{"ZRANGESTORE", key(), key(), rng(), rng(), "BYSCORE"}
+					if r.Intn(2) == 0 {
+						args = append(args, "LIMIT", fmt.Sprint(r.Intn(4)), fmt.Sprint(r.Intn(6)-1))
+					}
+				case 29:
+					args = []string{"ZMPOP", "2", key(), key(), []string{"MIN", "MAX"}[r.Intn(2)], "COUNT", fmt.Sprint(1 + r.Intn(3))}
 				case 22, 23: // the lex key: all scores 0 once big
 					args = []string{"ZADD", "fl"}
 					for j := 0; j < 1+r.Intn(20); j++ {

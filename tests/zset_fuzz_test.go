@@ -219,3 +219,68 @@ func TestZsetFuzz(t *testing.T) {
 
 // fuzzSeed shifts TestZsetFuzz's seeds (set by hand to explore).
 var fuzzSeed int64
+
+// TestZscanBig iterates ZSCAN over a big set (skiplist-encoded in Redis) on
+// both servers until cursor 0, also with MATCH, and compares the member/
+// score pairs collected (the order and the cursors are each server's own).
+func TestZscanBig(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		p := dialPair(t, proto)
+		args := []string{"ZADD", "zsb"}
+		for i := 0; i < 1000; i++ {
+			args = append(args, fmt.Sprintf("%d.5", i%37), fmt.Sprintf("member:%d", i))
+		}
+		for _, c := range []*Conn{p.ref, p.cand} {
+			c.Do("FLUSHALL")
+			if _, err := c.Do(args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, extra := range [][]string{nil, {"COUNT", "3"}, {"MATCH", "member:1*"}, {"MATCH", "*9", "COUNT", "50"}} {
+			var got [2]map[string]string
+			for k, c := range []*Conn{p.ref, p.cand} {
+				got[k] = map[string]string{}
+				cursor := "0"
+				for n := 0; n < 10000; n++ {
+					raw, err := c.Do(append([]string{"ZSCAN", "zsb", cursor}, extra...)...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					next, elems := parseScanReply(t, raw)
+					for i := 0; i+1 < len(elems); i += 2 {
+						got[k][elems[i]] = elems[i+1]
+					}
+					cursor = next
+					if cursor == "0" {
+						break
+					}
+				}
+			}
+			t.Logf("resp%d %v: %d members", proto, extra, len(got[0]))
+			if len(got[0]) != len(got[1]) {
+				t.Fatalf("resp%d %v: redis saw %d members, limitdb %d", proto, extra, len(got[0]), len(got[1]))
+			}
+			for m, s := range got[0] {
+				if got[1][m] != s {
+					t.Fatalf("resp%d %v: %s: redis %q limitdb %q", proto, extra, m, s, got[1][m])
+				}
+			}
+		}
+		p.ref.Close()
+		p.cand.Close()
+	}
+}
+
+// parseScanReply splits a raw SCAN-family reply of bulk strings.
+func parseScanReply(t *testing.T, raw []byte) (string, []string) {
+	lines := strings.Split(string(raw), "\r\n")
+	if len(lines) < 4 || lines[0] != "*2" {
+		t.Fatalf("bad scan reply %q", raw)
+	}
+	cursor := lines[2]
+	var elems []string
+	for i := 4; i+1 < len(lines); i += 2 {
+		elems = append(elems, lines[i+1])
+	}
+	return cursor, elems
+}

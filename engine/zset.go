@@ -101,7 +101,7 @@ func cloneZset(p unsafe.Pointer, n int64) (unsafe.Pointer, int64) {
 	src := (*zset)(p)
 	dst := newZset()
 	dst.big = src.big
-	for x := src.zsl.first(); x != nil; x = x.level[0].forward {
+	for x := src.zsl.first(); x != nil; x = x.lv(0).forward {
 		dst.dict.insert(dst.zsl.insert(x.score, x.member))
 	}
 	return unsafe.Pointer(dst), n
@@ -477,7 +477,7 @@ func (z *zset) firstInLex(r *lexRange) *zslNode {
 	if !z.zsl.isInLexRange(r) {
 		return nil
 	}
-	for x := z.zsl.first(); x != nil; x = x.level[0].forward {
+	for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
 		if r.gteMin(x.member) {
 			if r.lteMax(x.member) {
 				return x
@@ -524,7 +524,7 @@ func cmdZLexCount(c *Ctx, argv [][]byte) {
 	}
 	count := 0
 	if !z.big {
-		for x := z.firstInLex(&r); x != nil && r.lteMax(x.member); x = x.level[0].forward {
+		for x := z.firstInLex(&r); x != nil && r.lteMax(x.member); x = x.lv(0).forward {
 			count++
 		}
 	} else if n := z.zsl.firstInLexRange(&r); n != nil {
@@ -629,7 +629,7 @@ func emitRange(c *Ctx, x *zslNode, n int, rev, withScores bool) {
 		if rev {
 			x = x.backward
 		} else {
-			x = x.level[0].forward
+			x = x.lv(0).forward
 		}
 	}
 }
@@ -729,7 +729,7 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool, dst []byte) {
 			if rev {
 				x = x.backward
 			} else {
-				x = x.level[0].forward
+				x = x.lv(0).forward
 			}
 		}
 		c.storeZset(dst, res)
@@ -791,7 +791,7 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool, dst []byte) {
 		if rev {
 			return n.backward
 		}
-		return n.level[0].forward
+		return n.lv(0).forward
 	}
 	for ; x != nil && offset > 0; offset-- {
 		x = step(x)
@@ -920,7 +920,7 @@ func cmdZRemRangeByLex(c *Ctx, argv [][]byte) {
 		n = z.zsl.deleteRangeByLex(&r, z.delNode)
 	} else {
 		for x := z.firstInLex(&r); x != nil && r.lteMax(x.member); {
-			next := x.level[0].forward
+			next := x.lv(0).forward
 			z.remove(x.member)
 			n++
 			x = next
@@ -1077,7 +1077,7 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 	n := z.len()
 	if usePat {
 		n = 0
-		for x := z.zsl.first(); x != nil; x = x.level[0].forward {
+		for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
 			if Match(bstr(pat), x.member, false) {
 				n++
 			}
@@ -1087,7 +1087,7 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 	c.W.BulkString("0")
 	c.W.Array(2 * n)
 	var buf [32]byte
-	for x := z.zsl.first(); x != nil; x = x.level[0].forward {
+	for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
 		if usePat && !Match(bstr(pat), x.member, false) {
 			continue
 		}

@@ -75,7 +75,7 @@ func (s *zsrc) card() int {
 // each calls fn for every member with its score.
 func (s *zsrc) each(fn func(m string, score float64)) {
 	if s.z != nil {
-		for x := s.z.zsl.first(); x != nil; x = x.level[0].forward {
+		for x := s.z.zsl.first(); x != nil; x = x.lv(0).forward {
 			fn(x.member, x.score)
 		}
 		return
@@ -309,7 +309,7 @@ func (c *Ctx) storeZset(key []byte, z *zset) {
 		return
 	}
 	if !z.big {
-		for x := z.zsl.first(); x != nil; x = x.level[0].forward {
+		for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
 			if x.score == 0 {
 				x.score = 0
 			}
@@ -514,7 +514,7 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 	}
 	if l >= int64(size) {
 		c.W.Array(size * per)
-		for x := z.zsl.first(); x != nil; x = x.level[0].forward {
+		for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
 			emit(x)
 		}
 		return

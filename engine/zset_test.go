@@ -37,7 +37,7 @@ func checkZset(t *testing.T, z *zset, model naiveZset, step int) {
 	}
 	i := 0
 	var prev *zslNode
-	for x := z.zsl.first(); x != nil; x = x.level[0].forward {
+	for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
 		if x.score != model[i].score || x.member != model[i].member {
 			t.Fatalf("step %d: pos %d got (%v,%q) want (%v,%q)", step, i, x.score, x.member, model[i].score, model[i].member)
 		}
@@ -198,3 +198,36 @@ func TestZsetLex(t *testing.T) {
 }
 
 func ptrOf(z *zset) unsafe.Pointer { return unsafe.Pointer(z) }
+
+// TestZskiplistTallNodes inserts nodes of every level (header growth, the
+// 8- and 32-level node types) and checks order, ranks and deletion.
+func TestZskiplistTallNodes(t *testing.T) {
+	var zsl zskiplist
+	zsl.init()
+	n := 200
+	for i := 0; i < n; i++ {
+		k := (i * 7919) % n
+		zsl.insertNode(newZslNode(1+k%zslMaxLevel, float64(k), fmt.Sprint(k)))
+	}
+	for r := 1; r <= n; r++ {
+		x := zsl.byRank(r)
+		if x == nil || x.score != float64(r-1) || zsl.rank(x.score, x.member) != r {
+			t.Fatalf("rank %d wrong", r)
+		}
+	}
+	for i := 0; i < n; i += 2 {
+		if !zsl.delete(float64(i), fmt.Sprint(i)) {
+			t.Fatalf("delete %d", i)
+		}
+	}
+	i := 1
+	for x := zsl.first(); x != nil; x = x.lv(0).forward {
+		if x.score != float64(i) {
+			t.Fatalf("after delete: got %v want %d", x.score, i)
+		}
+		i += 2
+	}
+	if zsl.length != n/2 || zsl.tail.score != float64(n-1) {
+		t.Fatalf("length %d tail %v", zsl.length, zsl.tail.score)
+	}
+}

@@ -1,5 +1,7 @@
 package engine
 
+import "unsafe"
+
 // The sorted set's ordered index: a skiplist with spans, as Redis's
 // zskiplist, ordered by (score, member bytes). Spans make rank queries
 // (ZRANK, ZRANGE by index, ZREMRANGEBYRANK) O(log n). Node levels come from
@@ -21,11 +23,13 @@ type zslNode struct {
 	score    float64
 	backward *zslNode
 	hnext    *zslNode // next node in the member hash chain (zdict)
-	level    []zslLevel
+	nlevel   int      // levels in use; they follow the node in memory
 }
 
-// node types that carry their first levels inline, so that the common
-// nodes (75% have one level, 94% at most two) cost one allocation.
+// A node's levels are stored right after it, in the same allocation: the
+// node types below are a zslNode followed by an array of levels, and lv
+// reaches level i by offset. This saves the slice header a []zslLevel
+// would cost (a one-level node is 64 bytes).
 type zslNode1 struct {
 	n zslNode
 	l [1]zslLevel
@@ -38,47 +42,76 @@ type zslNode4 struct {
 	n zslNode
 	l [4]zslLevel
 }
+type zslNode8 struct {
+	n zslNode
+	l [8]zslLevel
+}
+type zslNode32 struct {
+	n zslNode
+	l [zslMaxLevel]zslLevel
+}
+
+const (
+	zslNodeSize  = unsafe.Sizeof(zslNode{})
+	zslLevelSize = unsafe.Sizeof(zslLevel{})
+)
+
+// lv returns level i of n (i < n.nlevel).
+func (n *zslNode) lv(i int) *zslLevel {
+	return (*zslLevel)(unsafe.Add(unsafe.Pointer(n), zslNodeSize+uintptr(i)*zslLevelSize))
+}
 
 func newZslNode(level int, score float64, member string) *zslNode {
 	var n *zslNode
 	switch {
 	case level == 1:
-		x := &zslNode1{}
-		x.n.level = x.l[:]
-		n = &x.n
+		n = &(&zslNode1{}).n
 	case level == 2:
-		x := &zslNode2{}
-		x.n.level = x.l[:]
-		n = &x.n
+		n = &(&zslNode2{}).n
 	case level <= 4:
-		x := &zslNode4{}
-		x.n.level = x.l[:level]
-		n = &x.n
+		n = &(&zslNode4{}).n
+	case level <= 8:
+		n = &(&zslNode8{}).n
 	default:
-		n = &zslNode{level: make([]zslLevel, level)}
+		n = &(&zslNode32{}).n
 	}
+	n.nlevel = level
 	n.score = score
 	n.member = member
 	return n
 }
 
 type zskiplist struct {
-	header *zslNode // &head once initialized
-	head   zslNode
-	headLv [1]zslLevel // header levels until a taller node needs more
+	header *zslNode // &head until a taller node needs a bigger header
+	head   zslNode1 // the first header, inside the set object
 	tail   *zslNode
 	length int
 	level  int
 	seed   uint64 // level generator state (xorshift64)
 }
 
-// init prepares an empty list in place (the header lives inside zsl, so a
-// sorted set costs one allocation besides its members).
+// init prepares an empty list in place (the first header lives inside zsl,
+// so a sorted set costs one allocation besides its members).
 func (zsl *zskiplist) init() {
-	zsl.head.level = zsl.headLv[:]
-	zsl.header = &zsl.head
+	zsl.head.n.nlevel = 1
+	zsl.header = &zsl.head.n
 	zsl.level = 1
 	zsl.seed = 0x9e3779b97f4a7c15
+}
+
+// growHeader gives the header at least level levels. Only the header's own
+// level pointers refer to it (backward links of first nodes are nil), so
+// replacing it is safe between operations.
+func (zsl *zskiplist) growHeader(level int) {
+	h := zsl.header
+	if level <= h.nlevel {
+		return
+	}
+	nh := newZslNode(min(max(level, 2*h.nlevel), zslMaxLevel), 0, "")
+	for i := 0; i < h.nlevel; i++ {
+		*nh.lv(i) = *h.lv(i)
+	}
+	zsl.header = nh
 }
 
 // randomLevel draws a level with P(level > k) = 0.25^k, like Redis.
@@ -111,6 +144,7 @@ func (zsl *zskiplist) insert(score float64, member string) *zslNode {
 
 // insertNode links x (not in the list) at the place of its score/member.
 func (zsl *zskiplist) insertNode(node *zslNode) {
+	zsl.growHeader(node.nlevel)
 	score, member := node.score, node.member
 	var update [zslMaxLevel]*zslNode
 	var rank [zslMaxLevel]int
@@ -119,42 +153,37 @@ func (zsl *zskiplist) insertNode(node *zslNode) {
 		if i != zsl.level-1 {
 			rank[i] = rank[i+1]
 		}
-		for f := x.level[i].forward; f != nil && zless(f.score, f.member, score, member); f = x.level[i].forward {
-			rank[i] += x.level[i].span
+		for f := x.lv(i).forward; f != nil && zless(f.score, f.member, score, member); f = x.lv(i).forward {
+			rank[i] += x.lv(i).span
 			x = f
 		}
 		update[i] = x
 	}
-	level := len(node.level)
-	if h := zsl.header; level > len(h.level) {
-		nl := make([]zslLevel, level)
-		copy(nl, h.level)
-		h.level = nl
-	}
+	level := node.nlevel
 	if level > zsl.level {
 		for i := zsl.level; i < level; i++ {
 			rank[i] = 0
 			update[i] = zsl.header
-			update[i].level[i].span = zsl.length
+			update[i].lv(i).span = zsl.length
 		}
 		zsl.level = level
 	}
 	x = node
 	x.backward = nil
 	for i := 0; i < level; i++ {
-		x.level[i].forward = update[i].level[i].forward
-		update[i].level[i].forward = x
-		x.level[i].span = update[i].level[i].span - (rank[0] - rank[i])
-		update[i].level[i].span = (rank[0] - rank[i]) + 1
+		x.lv(i).forward = update[i].lv(i).forward
+		update[i].lv(i).forward = x
+		x.lv(i).span = update[i].lv(i).span - (rank[0] - rank[i])
+		update[i].lv(i).span = (rank[0] - rank[i]) + 1
 	}
 	for i := level; i < zsl.level; i++ {
-		update[i].level[i].span++
+		update[i].lv(i).span++
 	}
 	if update[0] != zsl.header {
 		x.backward = update[0]
 	}
-	if x.level[0].forward != nil {
-		x.level[0].forward.backward = x
+	if x.lv(0).forward != nil {
+		x.lv(0).forward.backward = x
 	} else {
 		zsl.tail = x
 	}
@@ -163,19 +192,19 @@ func (zsl *zskiplist) insertNode(node *zslNode) {
 
 func (zsl *zskiplist) unlink(x *zslNode, update *[zslMaxLevel]*zslNode) {
 	for i := 0; i < zsl.level; i++ {
-		if update[i].level[i].forward == x {
-			update[i].level[i].span += x.level[i].span - 1
-			update[i].level[i].forward = x.level[i].forward
+		if update[i].lv(i).forward == x {
+			update[i].lv(i).span += x.lv(i).span - 1
+			update[i].lv(i).forward = x.lv(i).forward
 		} else {
-			update[i].level[i].span--
+			update[i].lv(i).span--
 		}
 	}
-	if x.level[0].forward != nil {
-		x.level[0].forward.backward = x.backward
+	if x.lv(0).forward != nil {
+		x.lv(0).forward.backward = x.backward
 	} else {
 		zsl.tail = x.backward
 	}
-	for zsl.level > 1 && zsl.header.level[zsl.level-1].forward == nil {
+	for zsl.level > 1 && zsl.header.lv(zsl.level-1).forward == nil {
 		zsl.level--
 	}
 	zsl.length--
@@ -186,12 +215,12 @@ func (zsl *zskiplist) delete(score float64, member string) bool {
 	var update [zslMaxLevel]*zslNode
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.level[i].forward; f != nil && zless(f.score, f.member, score, member); f = x.level[i].forward {
+		for f := x.lv(i).forward; f != nil && zless(f.score, f.member, score, member); f = x.lv(i).forward {
 			x = f
 		}
 		update[i] = x
 	}
-	x = x.level[0].forward
+	x = x.lv(0).forward
 	if x != nil && x.score == score && x.member == member {
 		zsl.unlink(x, &update)
 		return true
@@ -203,7 +232,7 @@ func (zsl *zskiplist) delete(score float64, member string) bool {
 // changes; the node stays the same.
 func (zsl *zskiplist) updateScore(n *zslNode, newScore float64) {
 	if (n.backward == nil || zless(n.backward.score, n.backward.member, newScore, n.member)) &&
-		(n.level[0].forward == nil || zless(newScore, n.member, n.level[0].forward.score, n.level[0].forward.member)) {
+		(n.lv(0).forward == nil || zless(newScore, n.member, n.lv(0).forward.score, n.lv(0).forward.member)) {
 		n.score = newScore
 		return
 	}
@@ -217,8 +246,8 @@ func (zsl *zskiplist) rank(score float64, member string) int {
 	r := 0
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.level[i].forward; f != nil && !zless(score, member, f.score, f.member); f = x.level[i].forward {
-			r += x.level[i].span
+		for f := x.lv(i).forward; f != nil && !zless(score, member, f.score, f.member); f = x.lv(i).forward {
+			r += x.lv(i).span
 			x = f
 		}
 		if x != zsl.header && x.member == member {
@@ -236,9 +265,9 @@ func (zsl *zskiplist) byRank(r int) *zslNode {
 	t := 0
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for x.level[i].forward != nil && t+x.level[i].span <= r {
-			t += x.level[i].span
-			x = x.level[i].forward
+		for x.lv(i).forward != nil && t+x.lv(i).span <= r {
+			t += x.lv(i).span
+			x = x.lv(i).forward
 		}
 		if t == r {
 			return x
@@ -248,7 +277,7 @@ func (zsl *zskiplist) byRank(r int) *zslNode {
 }
 
 // first returns the lowest node (nil when empty).
-func (zsl *zskiplist) first() *zslNode { return zsl.header.level[0].forward }
+func (zsl *zskiplist) first() *zslNode { return zsl.header.lv(0).forward }
 
 // --- score ranges ----------------------------------------------------------------
 
@@ -291,11 +320,11 @@ func (zsl *zskiplist) firstInRange(r *scoreRange) *zslNode {
 	}
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.level[i].forward; f != nil && !r.gteMin(f.score); f = x.level[i].forward {
+		for f := x.lv(i).forward; f != nil && !r.gteMin(f.score); f = x.lv(i).forward {
 			x = f
 		}
 	}
-	x = x.level[0].forward
+	x = x.lv(0).forward
 	if x == nil || !r.lteMax(x.score) {
 		return nil
 	}
@@ -309,7 +338,7 @@ func (zsl *zskiplist) lastInRange(r *scoreRange) *zslNode {
 	}
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.level[i].forward; f != nil && r.lteMax(f.score); f = x.level[i].forward {
+		for f := x.lv(i).forward; f != nil && r.lteMax(f.score); f = x.lv(i).forward {
 			x = f
 		}
 	}
@@ -325,15 +354,15 @@ func (zsl *zskiplist) deleteRangeByScore(r *scoreRange, del func(*zslNode)) int 
 	var update [zslMaxLevel]*zslNode
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.level[i].forward; f != nil && !r.gteMin(f.score); f = x.level[i].forward {
+		for f := x.lv(i).forward; f != nil && !r.gteMin(f.score); f = x.lv(i).forward {
 			x = f
 		}
 		update[i] = x
 	}
-	x = x.level[0].forward
+	x = x.lv(0).forward
 	n := 0
 	for x != nil && r.lteMax(x.score) {
-		next := x.level[0].forward
+		next := x.lv(0).forward
 		zsl.unlink(x, &update)
 		del(x)
 		n++
@@ -348,17 +377,17 @@ func (zsl *zskiplist) deleteRangeByRank(start, end int, del func(*zslNode)) int 
 	t := 0
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for x.level[i].forward != nil && t+x.level[i].span < start {
-			t += x.level[i].span
-			x = x.level[i].forward
+		for x.lv(i).forward != nil && t+x.lv(i).span < start {
+			t += x.lv(i).span
+			x = x.lv(i).forward
 		}
 		update[i] = x
 	}
 	t++
-	x = x.level[0].forward
+	x = x.lv(0).forward
 	n := 0
 	for x != nil && t <= end {
-		next := x.level[0].forward
+		next := x.lv(0).forward
 		zsl.unlink(x, &update)
 		del(x)
 		n++
@@ -451,11 +480,11 @@ func (zsl *zskiplist) firstInLexRange(r *lexRange) *zslNode {
 	}
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.level[i].forward; f != nil && !r.gteMin(f.member); f = x.level[i].forward {
+		for f := x.lv(i).forward; f != nil && !r.gteMin(f.member); f = x.lv(i).forward {
 			x = f
 		}
 	}
-	x = x.level[0].forward
+	x = x.lv(0).forward
 	if x == nil || !r.lteMax(x.member) {
 		return nil
 	}
@@ -469,7 +498,7 @@ func (zsl *zskiplist) lastInLexRange(r *lexRange) *zslNode {
 	}
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.level[i].forward; f != nil && r.lteMax(f.member); f = x.level[i].forward {
+		for f := x.lv(i).forward; f != nil && r.lteMax(f.member); f = x.lv(i).forward {
 			x = f
 		}
 	}
@@ -484,15 +513,15 @@ func (zsl *zskiplist) deleteRangeByLex(r *lexRange, del func(*zslNode)) int {
 	var update [zslMaxLevel]*zslNode
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.level[i].forward; f != nil && !r.gteMin(f.member); f = x.level[i].forward {
+		for f := x.lv(i).forward; f != nil && !r.gteMin(f.member); f = x.lv(i).forward {
 			x = f
 		}
 		update[i] = x
 	}
-	x = x.level[0].forward
+	x = x.lv(0).forward
 	n := 0
 	for x != nil && r.lteMax(x.member) {
-		next := x.level[0].forward
+		next := x.lv(0).forward
 		zsl.unlink(x, &update)
 		del(x)
 		n++

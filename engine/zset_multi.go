@@ -443,7 +443,7 @@ func cmdZMPop(c *Ctx, argv [][]byte) {
 
 // cmdZRandMember: ZRANDMEMBER key [count [WITHSCORES]] — without count a
 // random member (null for a missing key); a positive count gives distinct
-// members (the whole set when count >= its size), a negative one |count|
+// members (the whole set, highest score first, when count >= its size), a negative one |count|
 // members that may repeat; WITHSCORES as ZRANGE. Randomness comes from the
 // engine's generator, so the picks differ from Redis's. Errors: ErrNotInt,
 // "value is out of range, value must between …" (LLONG_MIN), ErrSyntax,
@@ -514,7 +514,7 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 	}
 	if l >= int64(size) {
 		c.W.Array(size * per)
-		for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
+		for x := z.zsl.tail; x != nil; x = x.backward { // Redis walks from the tail
 			emit(x)
 		}
 		return

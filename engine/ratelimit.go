@@ -252,21 +252,32 @@ func growLog(st ratelimit.State, n int64) ratelimit.State {
 func (c *Ctx) writeResult(r *ratelimit.Result) {
 	w := c.W
 	w.Map(5)
-	w.BulkString("allowed")
+	w.Raw(rlAllowedName)
 	if r.Allowed {
-		w.Int(1)
+		w.Raw(rlOne)
 	} else {
-		w.Int(0)
+		w.Raw(rlZero)
 	}
-	w.BulkString("limit")
+	w.Raw(rlLimitName)
 	w.Int(r.Limit)
-	w.BulkString("remaining")
+	w.Raw(rlRemainingName)
 	w.Int(r.Remaining)
-	w.BulkString("retry_after_ms")
+	w.Raw(rlRetryName)
 	w.Int(r.RetryAfter)
-	w.BulkString("reset_after_ms")
+	w.Raw(rlResetName)
 	w.Int(r.ResetAfter)
 }
+
+// the reply's field names, pre-encoded as bulk strings
+var (
+	rlAllowedName   = []byte("$7\r\nallowed\r\n")
+	rlLimitName     = []byte("$5\r\nlimit\r\n")
+	rlRemainingName = []byte("$9\r\nremaining\r\n")
+	rlRetryName     = []byte("$14\r\nretry_after_ms\r\n")
+	rlResetName     = []byte("$14\r\nreset_after_ms\r\n")
+	rlOne           = []byte(":1\r\n")
+	rlZero          = []byte(":0\r\n")
+)
 
 // cmdRLAllow: RL.ALLOW key limit period-ms [ALGO a] [BURST n] [COST n] —
 // decides a request of COST units (default 1) and consumes them when

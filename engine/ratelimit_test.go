@@ -352,3 +352,15 @@ func BenchmarkRLAllow(b *testing.B) {
 		cmdRLAllow(c, argv)
 	}
 }
+
+// Shrinking the parameters never reports negative remaining nor resets.
+func TestRLShrink(t *testing.T) {
+	for _, algo := range []string{"gcra", "token-bucket", "leaky-bucket", "fixed-window", "sliding-window", "sliding-log"} {
+		h := newRL(2)
+		h.do(t0, "RL.ALLOW", "k", "10", "1000", "ALGO", algo, "COST", "10")
+		got := h.do(t0+1, "RL.ALLOW", "k", "2", "1000", "ALGO", algo)
+		if !strings.Contains(got, "allowed\r\n:0") || !strings.Contains(got, "remaining\r\n:0\r\n") {
+			t.Fatalf("%s: %q", algo, got)
+		}
+	}
+}

@@ -175,6 +175,14 @@ func NewLog(p *Params) []int64 { return make([]int64, p.Limit) }
 // s when the request is allowed; without it (peek) s is never changed.
 // A refused request never changes s. The caller has validated p and cost.
 func Decide(p *Params, s *State, now, cost int64, consume bool) Result {
+	r := decide(p, s, now, cost, consume)
+	if r.Remaining < 0 { // state from larger parameters
+		r.Remaining = 0
+	}
+	return r
+}
+
+func decide(p *Params, s *State, now, cost int64, consume bool) Result {
 	switch p.Algo {
 	case GCRA:
 		return gcra(p, s, now, cost, consume)
@@ -429,7 +437,7 @@ func leakyBucket(p *Params, s *State, now, cost int64, consume bool) Result {
 
 func fixedWindow(p *Params, s *State, now, cost int64, consume bool) Result {
 	count, start := s.A, s.B
-	if count == 0 || now >= start+p.Period || now < start {
+	if count == 0 || now >= start+p.Period {
 		count, start = 0, now
 	}
 	r := Result{Limit: p.Limit}

@@ -357,6 +357,14 @@ func cmdRLRefund(c *Ctx, argv [][]byte) {
 		if !sharedAlgo(p.Algo) {
 			(*limObj)(e.p).b = st.B
 		}
+		// back to full sooner: move the deadline
+		var reset int64
+		if p.Algo == ratelimit.Cell {
+			reset = ratelimit.CellThrottle(&p, &st, c.Now, 0).ResetAfter / 1e6
+		} else {
+			reset = ratelimit.Decide(&p, &st, c.Now, 1, false).ResetAfter
+		}
+		c.DB.setExpire(e, c.Now+max(1, reset))
 	}
 	c.touched(argv[1])
 	c.W.Int(rem)

@@ -364,3 +364,20 @@ func TestRLShrink(t *testing.T) {
 		}
 	}
 }
+
+func TestRLRefundMovesDeadline(t *testing.T) {
+	h := newRL(2)
+	h.do(t0, "RL.ALLOW", "k", "10", "1000", "COST", "5")
+	if e := h.e.DBs[0].dict.find("k"); e.exp != t0+500 {
+		t.Fatal(e.exp - t0)
+	}
+	h.do(t0, "RL.REFUND", "k", "2")
+	if e := h.e.DBs[0].dict.find("k"); e.exp != t0+300 {
+		t.Fatal(e.exp - t0)
+	}
+	h.do(t0, "CL.THROTTLE", "c", "9", "10", "1", "5")
+	h.do(t0, "RL.REFUND", "c", "2")
+	if e := h.e.DBs[0].dict.find("c"); e.exp != t0+300 {
+		t.Fatal(e.exp - t0)
+	}
+}

@@ -14,7 +14,7 @@ import (
 //
 //	gcra, cell:  p = *ratelimit.Params, interned and shared by every key
 //	             with the same parameters; n = the TAT in ns (0 = full).
-//	other algos: p = *limObj (per key; its first field is the Params, so p
+//	other algos: p = *limObj or *limLog (per key; the Params come first, so p
 //	             can always be read as *ratelimit.Params); n = state word A.
 //
 // Every limiter key carries an expiry: the time it is back to full, so
@@ -46,12 +46,17 @@ func init() {
 	RegisterKind(KindLimiter, KindOps{Clone: cloneLimiter})
 }
 
-// limObj is the per-key value of the algorithms that need more than one
-// state word.
+// limObj is the per-key value of the algorithms that need a second state
+// word (40 bytes, a 48-byte allocation).
 type limObj struct {
 	prm ratelimit.Params // must stay the first field
 	b   int64
-	log []int64
+}
+
+// limLog is sliding-log's per-key value: a limObj and the ring of times.
+type limLog struct {
+	limObj // must stay the first field
+	log    []int64
 }
 
 func sharedAlgo(a ratelimit.Algo) bool { return a == ratelimit.GCRA || a == ratelimit.Cell }
@@ -82,12 +87,13 @@ func cloneLimiter(p unsafe.Pointer, n int64) (unsafe.Pointer, int64) {
 	if sharedAlgo(prm.Algo) {
 		return p, n
 	}
-	o := (*limObj)(p)
-	c := &limObj{prm: o.prm, b: o.b}
-	if o.log != nil {
-		c.log = append([]int64(nil), o.log...)
+	if prm.Algo == ratelimit.SlidingLog {
+		o := (*limLog)(p)
+		c := &limLog{limObj: o.limObj, log: append([]int64(nil), o.log...)}
+		return unsafe.Pointer(c), n
 	}
-	return unsafe.Pointer(c), n
+	c := *(*limObj)(p)
+	return unsafe.Pointer(&c), n
 }
 
 func limParams(e *entry) *ratelimit.Params { return (*ratelimit.Params)(e.p) }
@@ -96,8 +102,10 @@ func limParams(e *entry) *ratelimit.Params { return (*ratelimit.Params)(e.p) }
 func limLoad(e *entry) ratelimit.State {
 	st := ratelimit.State{A: e.n}
 	if !sharedAlgo(limParams(e).Algo) {
-		o := (*limObj)(e.p)
-		st.B, st.Log = o.b, o.log
+		st.B = (*limObj)(e.p).b
+		if limParams(e).Algo == ratelimit.SlidingLog {
+			st.Log = (*limLog)(e.p).log
+		}
 	}
 	return st
 }
@@ -113,13 +121,19 @@ func (c *Ctx) limStore(e *entry, p *ratelimit.Params, st *ratelimit.State, reset
 		var o *limObj
 		if e.kind == KindLimiter {
 			o = (*limObj)(e.p)
+		} else if p.Algo == ratelimit.SlidingLog {
+			l := &limLog{}
+			e.setObj(KindLimiter, unsafe.Pointer(l))
+			o = &l.limObj
 		} else {
 			o = &limObj{}
 			e.setObj(KindLimiter, unsafe.Pointer(o))
 		}
 		o.prm = *p
 		o.b = st.B
-		o.log = st.Log
+		if p.Algo == ratelimit.SlidingLog {
+			(*limLog)(e.p).log = st.Log
+		}
 	}
 	e.n = st.A
 	if resetAfter < 1 {

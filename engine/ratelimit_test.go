@@ -289,9 +289,13 @@ func TestLimiterMemory(t *testing.T) {
 			t.Errorf("%.1f B per limiter", heap)
 		}
 	}
+	for _, algo := range []string{"token-bucket", "sliding-log"} {
+		heap, res := limiterMemory(t, 8, "ALGO", algo)
+		t.Logf("1,000,000 %s limiters (limit 10), 8-byte keys: %.1f B/limiter heap in use, %.1f B/limiter RSS", algo, heap, res)
+	}
 }
 
-func limiterMemory(t *testing.T, keyLen int) (heap, res float64) {
+func limiterMemory(t *testing.T, keyLen int, opts ...string) (heap, res float64) {
 	const n = 1_000_000
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -302,6 +306,9 @@ func limiterMemory(t *testing.T, keyLen int) (heap, res float64) {
 	w := resp.NewWriter()
 	c := &Ctx{E: e, DB: e.DBs[0], W: w, Now: t0}
 	argv := [][]byte{[]byte("RL.ALLOW"), nil, []byte("10"), []byte("1000")}
+	for _, o := range opts {
+		argv = append(argv, []byte(o))
+	}
 	key := make([]byte, 0, 32)
 	for i := 0; i < n; i++ {
 		key = append(key[:0], "r:"...)

@@ -388,3 +388,28 @@ func TestRLRefundMovesDeadline(t *testing.T) {
 		t.Fatal(e.exp - t0)
 	}
 }
+
+// Every algorithm's key expires exactly when the limiter is back to full.
+func TestRLExpiryIsResetAfter(t *testing.T) {
+	for _, algo := range []string{"gcra", "token-bucket", "leaky-bucket", "fixed-window", "sliding-window", "sliding-log"} {
+		h := newRL(2)
+		now := t0 + 123
+		var reset int64
+		for i := 0; i < 3; i++ {
+			now += 7
+			got := h.do(now, "RL.ALLOW", "k", "4", "1000", "ALGO", algo)
+			i := strings.Index(got, "reset_after_ms\r\n:")
+			reset, _ = strconv.ParseInt(strings.TrimSpace(got[i+17:]), 10, 64)
+		}
+		e := h.e.DBs[0].dict.find("k")
+		if e == nil || e.exp != now+reset {
+			t.Fatalf("%s: deadline %v, reset %d", algo, e, reset)
+		}
+		if got := h.do(now+reset-1, "RL.INFO", "k"); got == "$-1\r\n" {
+			t.Fatalf("%s: gone too early", algo)
+		}
+		if got := h.do(now+reset, "RL.INFO", "k"); got != "$-1\r\n" {
+			t.Fatalf("%s: still there: %q", algo, got)
+		}
+	}
+}

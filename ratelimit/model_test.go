@@ -268,7 +268,11 @@ func TestModels(t *testing.T) {
 	for a := GCRA; a < Cell; a++ {
 		t.Run(a.String(), func(t *testing.T) {
 			r := rand.New(rand.NewSource(int64(a) + 1))
-			for seq := 0; seq < 150; seq++ {
+			seqs := 150
+			if testing.Short() {
+				seqs = 30
+			}
+			for seq := 0; seq < seqs; seq++ {
 				p := randParams(r, a)
 				if msg := p.Validate(); msg != "" {
 					t.Fatal(msg)

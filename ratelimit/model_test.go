@@ -429,3 +429,36 @@ func TestCell(t *testing.T) {
 		t.Fatal("CellSeconds rounding")
 	}
 }
+
+// Extreme parameters either validate and decide without overflow, or are
+// refused.
+func TestExtremes(t *testing.T) {
+	now := int64(1_700_000_000_000)
+	for a := GCRA; a < Cell; a++ {
+		for _, p := range []Params{
+			{Limit: 1, Period: MaxPeriod},
+			{Limit: MaxCapacity, Period: 1},
+			{Limit: 1, Period: MaxPeriod, Burst: MaxCapacity},
+			{Limit: MaxCapacity, Period: MaxPeriod},
+			{Limit: 3, Period: 1},
+		} {
+			p.Algo = a
+			if p.Burst != 0 && a != GCRA && a != TokenBucket && a != LeakyBucket {
+				continue
+			}
+			if p.Validate() != "" {
+				continue
+			}
+			var st State
+			if a == SlidingLog {
+				st.Log = NewLog(&p)
+			}
+			for i := 0; i < 5; i++ {
+				r := Decide(&p, &st, now+int64(i), p.Capacity(), true)
+				if r.Remaining < 0 || r.ResetAfter < 0 || (r.RetryAfter < 0 && r.RetryAfter != -1) {
+					t.Fatalf("%+v: %+v", p, r)
+				}
+			}
+		}
+	}
+}

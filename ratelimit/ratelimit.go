@@ -109,6 +109,11 @@ func (p *Params) Validate() string {
 		if c := p.Capacity(); c > math.MaxInt64/4/t {
 			return ErrTooLarge
 		}
+	case TokenBucket:
+		// the time to refill the whole bucket must fit
+		if ceilDiv(p.Capacity(), p.Limit) > (1<<61)/p.Period {
+			return ErrTooLarge
+		}
 	case SlidingWindow:
 		if p.Limit >= MaxWindowUnit || p.Period >= MaxWindowUnit {
 			return ErrTooLarge

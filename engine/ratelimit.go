@@ -510,34 +510,24 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 		}
 		ents, sts = append(ents, e), append(sts, st)
 	}
+	// first every limit as a peek (the same condition as consuming), so
+	// that nothing is written unless every limit allows
 	refused := -1
 	var retry int64 = -1
 	for i := range args {
 		st := sts[i]
-		r := ratelimit.Decide(&args[i].p, &st, c.Now, args[i].cost, true)
+		r := ratelimit.Decide(&args[i].p, &st, c.Now, args[i].cost, false)
 		if !r.Allowed {
 			if refused < 0 {
 				refused = i + 1
 			}
 			retry = max(retry, r.RetryAfter)
-		} else {
-			sts[i] = st // decided state (committed only if all allow)
 		}
 		res = append(res, r)
 	}
-	if refused > 0 {
-		// nothing consumed: report every limit as a peek
+	if refused < 0 {
 		for i := range args {
-			e, st, _ := c.loadFor(args[i].key, &args[i].p, false)
-			_ = e
-			if args[i].p.Algo == ratelimit.SlidingLog && st.Log == nil {
-				var one [1]int64
-				st.Log = one[:]
-			}
-			res[i] = ratelimit.Decide(&args[i].p, &st, c.Now, args[i].cost, false)
-		}
-	} else {
-		for i := range args {
+			res[i] = ratelimit.Decide(&args[i].p, &sts[i], c.Now, args[i].cost, true)
 			e := ents[i]
 			if e == nil {
 				e = c.create(args[i].key)

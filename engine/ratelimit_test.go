@@ -413,3 +413,20 @@ func TestRLExpiryIsResetAfter(t *testing.T) {
 		}
 	}
 }
+
+// A refused RL.ALLOWALL leaves a sliding log exactly as it was, also when
+// the log holds expired entries that a speculative write could revive.
+func TestRLAllowAllSlidingLogRefused(t *testing.T) {
+	h := newRL(2)
+	h.do(t0, "RL.ALLOW", "a", "3", "1000", "ALGO", "sliding-log", "COST", "2")
+	h.do(t0+900, "RL.ALLOW", "a", "3", "1000", "ALGO", "sliding-log")
+	h.do(t0+1500, "RL.ALLOW", "b", "3", "1000", "ALGO", "sliding-log", "COST", "3")
+	// at t0+1500 two of a's three entries have expired but are still stored
+	got := h.do(t0+1500, "RL.ALLOWALL", "2", "a", "3", "1000", "b", "3", "1000", "ALGO", "sliding-log", "COST", "2")
+	if !strings.HasPrefix(got, "*8\r\n$7\r\nallowed\r\n:0\r\n$7\r\nrefused\r\n:2\r\n") {
+		t.Fatalf("%q", got)
+	}
+	if got := h.do(t0+1500, "RL.PEEK", "a", "3", "1000", "ALGO", "sliding-log"); got != rlMap2(1, 3, 2, -1, 400) {
+		t.Fatalf("a changed: %q", got)
+	}
+}

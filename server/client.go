@@ -219,6 +219,7 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) {
 	start := time.Now()
 	before := len(cl.w.B)
 	cl.lastC = cmd.Name
+	cl.last = start
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		connHandlers[cmd.Name](s, cl, argv)

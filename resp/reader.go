@@ -33,6 +33,11 @@ var ErrQueryBufferLimit = errors.New("query buffer limit reached")
 // are valid until the next call to Next or Fill. Anything kept longer must be
 // copied.
 type Reader struct {
+	// MaxQuery (client-query-buffer-limit) and MaxBulk (proto-max-bulk-len)
+	// bound what a client may send; NewReader sets Redis's defaults.
+	MaxQuery int
+	MaxBulk  int64
+
 	rd  io.Reader
 	buf []byte
 	r   int // start of unparsed input
@@ -53,7 +58,7 @@ type span struct{ off, n int }
 
 // NewReader returns a Reader over rd.
 func NewReader(rd io.Reader) *Reader {
-	return &Reader{rd: rd, buf: make([]byte, readChunk)}
+	return &Reader{rd: rd, buf: make([]byte, readChunk), MaxQuery: MaxQueryBuffer, MaxBulk: MaxBulkLen}
 }
 
 // Buffered reports how many bytes are waiting to be parsed.
@@ -68,7 +73,7 @@ func (r *Reader) Fill() error {
 	} else {
 		r.compact(r.r)
 	}
-	if r.w-r.r >= MaxQueryBuffer {
+	if r.w-r.r >= r.MaxQuery {
 		return ErrQueryBufferLimit
 	}
 	if r.w == len(r.buf) {
@@ -179,7 +184,7 @@ func (r *Reader) Next() ([][]byte, error) {
 				return nil, &ProtocolError{"expected '$', got '" + string(r.buf[p]) + "'"}
 			}
 			n, ok := parseInt(r.buf[p+1 : p+nl])
-			if !ok || n < 0 || n > MaxBulkLen {
+			if !ok || n < 0 || n > r.MaxBulk {
 				return nil, &ProtocolError{"invalid bulk length"}
 			}
 			end := p + nl + 2 + int(n) + 2

@@ -28,6 +28,9 @@ type Config struct {
 	Addr string // host:port
 	Dir  string
 	Log  *slog.Logger
+	// QueryBufferLimit overrides client-query-buffer-limit (bytes) when > 0;
+	// tests use a small one.
+	QueryBufferLimit int64
 }
 
 // Server serves the Redis protocol over TCP.
@@ -48,6 +51,9 @@ type Server struct {
 	started time.Time
 	stats   serverStats
 	stop    chan struct{}
+
+	queryLimit atomic.Int64 // client-query-buffer-limit, for new connections
+	bulkLimit  atomic.Int64 // proto-max-bulk-len, for new connections
 }
 
 type serverStats struct {
@@ -84,6 +90,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	}
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
+	s.initConfig()
 	return s
 }
 
@@ -97,6 +104,7 @@ func (s *Server) Listen() error {
 		return err
 	}
 	s.ln = ln
+	s.setListenConfig()
 	return nil
 }
 

@@ -235,6 +235,7 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) {
 		s.stats.cmdStats[cmd.Name] = st
 	}
 	st.calls++
+	s.stats.commands.Add(1)
 	st.usec += time.Since(start).Microseconds()
 	if len(cl.w.B) > before && cl.w.B[before] == '-' {
 		st.failed++

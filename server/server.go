@@ -54,6 +54,9 @@ type Server struct {
 
 	queryLimit atomic.Int64 // client-query-buffer-limit, for new connections
 	bulkLimit  atomic.Int64 // proto-max-bulk-len, for new connections
+	peakMem    atomic.Uint64
+	ops        opsSampler // touched by cron only (mean is atomic)
+	runID      string
 }
 
 type serverStats struct {
@@ -91,6 +94,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
 	s.initConfig()
+	s.runID = newRunID()
 	return s
 }
 
@@ -193,6 +197,7 @@ func (s *Server) cron() {
 			return
 		case <-t.C:
 		}
+		s.sampleOps()
 		deadline := time.Now().Add(25 * time.Millisecond)
 		for time.Now().Before(deadline) {
 			s.eng.Mu.Lock()

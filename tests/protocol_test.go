@@ -72,7 +72,7 @@ func TestHostileInput(t *testing.T) {
 		strings.Repeat("a", 70000),
 		"*" + strings.Repeat("1", 70000),
 		"*1\r\n$" + strings.Repeat("1", 70000),
-		strings.Repeat("x", 10<<20), // 10 MB line without newline
+		strings.Repeat("x", 10<<20),   // 10 MB line without newline
 		"PING\r\n*1\r\nx\r\nPING\r\n", // replies before the error stay, nothing after
 	}
 	for _, in := range cases {
@@ -117,4 +117,3 @@ func TestQueryBufferLimit(t *testing.T) {
 		t.Fatalf("ECHO 512 KB: %d bytes, %v", len(r), err)
 	}
 }
-

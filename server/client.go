@@ -192,6 +192,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 		if cl.multi {
 			cl.multiErr = true
 		}
+		cl.execArityAbort(argv)
 		s.countRejected(argv)
 		return
 	}

@@ -165,7 +165,7 @@ func cmdClientList(s *Server, cl *client, argv [][]byte) {
 			if ids != nil && !ids[c.id] {
 				continue
 			}
-			b = c.appendInfo(b, now)
+			b = c.appendInfo(b, now, c == cl)
 		}
 	}
 	cl.w.Verbatim(string(b))
@@ -173,13 +173,15 @@ func cmdClientList(s *Server, cl *client, argv [][]byte) {
 
 // cmdClientInfo: CLIENT INFO — this client's CLIENT LIST line.
 func cmdClientInfo(s *Server, cl *client, argv [][]byte) {
-	cl.w.Verbatim(string(cl.appendInfo(nil, time.Now())))
+	cl.w.Verbatim(string(cl.appendInfo(nil, time.Now(), true)))
 }
 
 // appendInfo appends the CLIENT LIST line of c with Redis 7.0's fields
 // (plus 7.2's lib-name and lib-ver at the end). Memory fields are what
-// limitdb can tell: query buffer bytes and output buffer bytes.
-func (c *client) appendInfo(b []byte, now time.Time) []byte {
+// limitdb can tell: query buffer bytes and output buffer bytes, for the
+// calling client only (self): another client's buffers belong to its own
+// goroutine, which touches them outside the engine lock.
+func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	str := func(k, v string) {
 		b = append(b, k...)
 		b = append(b, '=')
@@ -222,17 +224,20 @@ func (c *client) appendInfo(b []byte, now time.Time) []byte {
 		multi = int64(len(c.queue))
 	}
 	num("multi", multi)
-	qbuf := int64(c.rd.Buffered())
+	var qbuf, obl, omem int64
+	if self {
+		qbuf, obl, omem = int64(c.rd.Buffered()), int64(len(c.w.B)), int64(cap(c.w.B))
+	}
 	num("qbuf", qbuf)
 	num("qbuf-free", 0)
 	num("argv-mem", 0)
 	num("multi-mem", 0)
 	num("rbs", 0)
 	num("rbp", 0)
-	num("obl", int64(len(c.w.B)))
+	num("obl", obl)
 	num("oll", 0)
 	num("omem", 0)
-	num("tot-mem", qbuf+int64(cap(c.w.B)))
+	num("tot-mem", qbuf+omem)
 	str("events", "r")
 	cmd := c.lastC
 	if cmd == "" {

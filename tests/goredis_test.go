@@ -226,3 +226,42 @@ func TestBinary(t *testing.T) {
 		t.Fatal("no exit 10s after SIGTERM")
 	}
 }
+
+// TestClientListKill: CLIENT LIST sees other connections (with their name
+// and db), CLIENT KILL ID closes one, the caller goes on.
+func TestClientListKill(t *testing.T) {
+	a, err := Dial(limitAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Dial(limitAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.Do("CLIENT", "SETNAME", "victim")
+	b.Do("SELECT", "5")
+	idr, _ := b.Do("CLIENT", "ID")
+	id := strings.TrimSpace(string(idr[1:]))
+	list, _ := a.Do("CLIENT", "LIST")
+	if !strings.Contains(string(list), "id="+id+" ") || !strings.Contains(string(list), " name=victim ") || !strings.Contains(string(list), " db=5 ") {
+		t.Fatalf("CLIENT LIST: %q", list)
+	}
+	if r, _ := a.Do("CLIENT", "LIST", "ID", id); strings.Count(string(r), "id=") != 1 {
+		t.Fatalf("CLIENT LIST ID: %q", r)
+	}
+	if r, _ := a.Do("CLIENT", "KILL", "ID", id); string(r) != ":1\r\n" {
+		t.Fatalf("CLIENT KILL ID: %q", r)
+	}
+	if _, err := b.Do("PING"); err == nil {
+		t.Fatal("killed client still answered")
+	}
+	if r, _ := a.Do("PING"); string(r) != "+PONG\r\n" {
+		t.Fatalf("PING: %q", r)
+	}
+	// killing oneself with SKIPME no: the reply, then the connection closes
+	if r, _ := a.Do("CLIENT", "KILL", "ADDR", "1.2.3.4:5", "SKIPME", "no"); string(r) != ":0\r\n" {
+		t.Fatalf("KILL ADDR: %q", r)
+	}
+}

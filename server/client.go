@@ -73,7 +73,10 @@ func (s *Server) serveClient(cl *client) {
 		s.dropClient(cl)
 	}()
 	for {
-		if err := cl.rd.Fill(); err != nil {
+		inBefore := cl.rd.Buffered()
+		err := cl.rd.Fill()
+		s.stats.netInput.Add(int64(cl.rd.Buffered() - inBefore))
+		if err != nil {
 			if errors.Is(err, resp.ErrQueryBufferLimit) {
 				s.log.Warn("closing client that reached max query buffer length", "client", cl.id)
 			}

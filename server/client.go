@@ -46,8 +46,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 		born: time.Now(),
 	}
 	cl.w.Proto = 2
-	cl.rd.MaxQuery = int(s.queryLimit.Load())
-	cl.rd.MaxBulk = s.bulkLimit.Load()
+	cl.rd.Limits = &s.limits
 	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w}
 	cl.last = cl.born
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"limitdb/engine"
 )
@@ -206,13 +207,18 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 	cl.w.OK()
 }
 
-// applyConfig pushes values that running code reads from fields.
+// applyConfig pushes values that running code reads from fields (the
+// connection loops read them atomically, so changes apply at once).
 func (s *Server) applyConfig() {
-	if n, err := strconv.ParseInt(s.conf.params["client-query-buffer-limit"], 10, 64); err == nil {
-		s.queryLimit.Store(n)
-	}
-	if n, err := strconv.ParseInt(s.conf.params["proto-max-bulk-len"], 10, 64); err == nil {
-		s.bulkLimit.Store(n)
+	for name, dst := range map[string]*atomic.Int64{
+		"client-query-buffer-limit": &s.limits.MaxQuery,
+		"proto-max-bulk-len":        &s.limits.MaxBulk,
+		"maxclients":                &s.maxClients,
+		"timeout":                   &s.idleLimit,
+	} {
+		if n, err := strconv.ParseInt(s.conf.params[name], 10, 64); err == nil {
+			dst.Store(n)
+		}
 	}
 }
 

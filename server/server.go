@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"limitdb/engine"
+	"limitdb/resp"
 )
 
 // RedisVersion is the Redis version whose behaviour limitdb reproduces; it
@@ -52,8 +53,9 @@ type Server struct {
 	stats   serverStats
 	stop    chan struct{}
 
-	queryLimit atomic.Int64 // client-query-buffer-limit, for new connections
-	bulkLimit  atomic.Int64 // proto-max-bulk-len, for new connections
+	limits     resp.Limits  // client-query-buffer-limit, proto-max-bulk-len
+	maxClients atomic.Int64 // maxclients
+	idleLimit  atomic.Int64 // timeout, seconds (0 = never)
 	peakMem    atomic.Uint64
 	ops        opsSampler // touched by cron only (mean is atomic)
 	runID      string
@@ -133,6 +135,9 @@ func (s *Server) Serve() error {
 			return err
 		}
 		s.stats.connsReceived.Add(1)
+		if s.refuseClient(nc) {
+			continue
+		}
 		cl := s.newClient(nc)
 		s.wg.Add(1)
 		go func() {
@@ -198,6 +203,7 @@ func (s *Server) cron() {
 		case <-t.C:
 		}
 		s.sampleOps()
+		s.closeIdleClients()
 		deadline := time.Now().Add(25 * time.Millisecond)
 		for time.Now().Before(deadline) {
 			s.eng.Mu.Lock()

@@ -117,3 +117,53 @@ func TestQueryBufferLimit(t *testing.T) {
 		t.Fatalf("ECHO 512 KB: %d bytes, %v", len(r), err)
 	}
 }
+
+// TestConfigLimitsApply: CONFIG SET of maxclients, timeout and
+// proto-max-bulk-len takes effect at once, on open connections too.
+func TestConfigLimitsApply(t *testing.T) {
+	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, engine.New())
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Close()
+	addr := srv.Addr().String()
+	a, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if r := mustDo(t, a, "CONFIG", "SET", "maxclients", "1"); string(r) != "+OK\r\n" {
+		t.Fatalf("CONFIG SET maxclients: %q", r)
+	}
+	reply, closed := rawExchange(t, addr, []byte("PING\r\n"), time.Second)
+	if string(reply) != "-ERR max number of clients reached\r\n" || !closed {
+		t.Fatalf("over maxclients: %q closed=%v", reply, closed)
+	}
+	mustDo(t, a, "CONFIG", "SET", "maxclients", "10000")
+	// proto-max-bulk-len applies to this already open connection
+	mustDo(t, a, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+	if err := a.Send([]byte("*1\r\n$2000000\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := a.ReadReply(); string(r) != "-ERR Protocol error: invalid bulk length\r\n" {
+		t.Fatalf("bulk over proto-max-bulk-len: %q", r)
+	}
+	// timeout closes idle clients
+	b, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	mustDo(t, b, "CONFIG", "SET", "timeout", "1")
+	time.Sleep(2500 * time.Millisecond)
+	if _, err := b.Do("PING"); err == nil {
+		t.Fatal("idle client not closed after timeout")
+	}
+	c, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	mustDo(t, c, "CONFIG", "SET", "timeout", "0")
+}

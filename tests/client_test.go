@@ -68,3 +68,28 @@ func mustDo(t *testing.T, c *Conn, args ...string) []byte {
 	}
 	return r
 }
+
+// TestClientInfoFields: CLIENT INFO has Redis 7.0's fields in Redis's
+// order (limitdb appends 7.2's lib-name and lib-ver).
+func TestClientInfoFields(t *testing.T) {
+	keys := func(addr string) []string {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		r := string(mustDo(t, c, "CLIENT", "INFO"))
+		line := strings.TrimSpace(r[strings.Index(r, "\r\n")+2:])
+		var ks []string
+		for _, f := range strings.Fields(line) {
+			k, _, _ := strings.Cut(f, "=")
+			ks = append(ks, k)
+		}
+		return ks
+	}
+	ref, cand := keys(redisAddr), keys(limitAddr)
+	want := strings.Join(append(ref, "lib-name", "lib-ver"), " ")
+	if got := strings.Join(cand, " "); got != want {
+		t.Fatalf("CLIENT INFO fields\n  limitdb: %s\n  want:    %s", got, want)
+	}
+}

@@ -265,3 +265,30 @@ func TestClientListKill(t *testing.T) {
 		t.Fatalf("KILL ADDR: %q", r)
 	}
 }
+
+// TestGoRedisCommand: go-redis parses COMMAND (cluster clients call it on
+// connect) in RESP3 and RESP2.
+func TestGoRedisCommand(t *testing.T) {
+	ctx := context.Background()
+	for _, proto := range []int{2, 3} {
+		c := newGoRedis(t, &redis.Options{Protocol: proto})
+		cmds, err := c.Command(ctx).Result()
+		if err != nil {
+			t.Fatalf("resp%d COMMAND: %v", proto, err)
+		}
+		get := cmds["get"]
+		if get == nil || get.Arity != 2 || get.FirstKeyPos != 1 || !get.ReadOnly {
+			t.Fatalf("resp%d COMMAND get: %+v", proto, get)
+		}
+		if incr := cmds["incr"]; incr == nil || incr.ReadOnly || len(incr.ACLFlags) == 0 {
+			t.Fatalf("resp%d COMMAND incr: %+v", proto, incr)
+		}
+		if n, err := c.Do(ctx, "COMMAND", "COUNT").Int64(); err != nil || int(n) != len(cmds) {
+			t.Fatalf("resp%d COMMAND COUNT %d (%v), COMMAND has %d", proto, n, err, len(cmds))
+		}
+		docs, err := c.Do(ctx, "COMMAND", "DOCS", "get").Result()
+		if err != nil || docs == nil {
+			t.Fatalf("resp%d COMMAND DOCS: %v %v", proto, docs, err)
+		}
+	}
+}

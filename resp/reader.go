@@ -3,6 +3,7 @@ package resp
 import (
 	"errors"
 	"io"
+	"sync/atomic"
 )
 
 // Limits of Redis 7.0 that a request must respect.
@@ -33,6 +34,11 @@ var ErrQueryBufferLimit = errors.New("query buffer limit reached")
 // are valid until the next call to Next or Fill. Anything kept longer must be
 // copied.
 type Reader struct {
+	// Limits bounds what a client may send (shared by a server's
+	// connections, so CONFIG SET applies at once); nil means Redis's
+	// defaults.
+	Limits *Limits
+
 	rd  io.Reader
 	buf []byte
 	r   int // start of unparsed input
@@ -51,6 +57,32 @@ type Reader struct {
 
 type span struct{ off, n int }
 
+// Limits are the request size limits (client-query-buffer-limit and
+// proto-max-bulk-len); safe for concurrent use. Zero values mean Redis's
+// defaults.
+type Limits struct {
+	MaxQuery atomic.Int64
+	MaxBulk  atomic.Int64
+}
+
+func (l *Limits) maxQuery() int64 {
+	if l != nil {
+		if n := l.MaxQuery.Load(); n > 0 {
+			return n
+		}
+	}
+	return MaxQueryBuffer
+}
+
+func (l *Limits) maxBulk() int64 {
+	if l != nil {
+		if n := l.MaxBulk.Load(); n > 0 {
+			return n
+		}
+	}
+	return MaxBulkLen
+}
+
 // NewReader returns a Reader over rd.
 func NewReader(rd io.Reader) *Reader {
 	return &Reader{rd: rd, buf: make([]byte, readChunk)}
@@ -68,7 +100,7 @@ func (r *Reader) Fill() error {
 	} else {
 		r.compact(r.r)
 	}
-	if r.w-r.r >= MaxQueryBuffer {
+	if int64(r.w-r.r) >= r.Limits.maxQuery() {
 		return ErrQueryBufferLimit
 	}
 	if r.w == len(r.buf) {
@@ -179,7 +211,7 @@ func (r *Reader) Next() ([][]byte, error) {
 				return nil, &ProtocolError{"expected '$', got '" + string(r.buf[p]) + "'"}
 			}
 			n, ok := parseInt(r.buf[p+1 : p+nl])
-			if !ok || n < 0 || n > MaxBulkLen {
+			if !ok || n < 0 || n > r.Limits.maxBulk() {
 				return nil, &ProtocolError{"invalid bulk length"}
 			}
 			end := p + nl + 2 + int(n) + 2

@@ -46,6 +46,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 		born: time.Now(),
 	}
 	cl.w.Proto = 2
+	cl.rd.Limits = &s.limits
 	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w}
 	cl.last = cl.born
 	s.mu.Lock()
@@ -71,7 +72,10 @@ func (s *Server) serveClient(cl *client) {
 		s.dropClient(cl)
 	}()
 	for {
-		if err := cl.rd.Fill(); err != nil {
+		inBefore := cl.rd.Buffered()
+		err := cl.rd.Fill()
+		s.stats.netInput.Add(int64(cl.rd.Buffered() - inBefore))
+		if err != nil {
 			if errors.Is(err, resp.ErrQueryBufferLimit) {
 				s.log.Warn("closing client that reached max query buffer length", "client", cl.id)
 			}
@@ -190,6 +194,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 		if cl.multi {
 			cl.multiErr = true
 		}
+		cl.execArityAbort(argv)
 		s.countRejected(argv)
 		return
 	}
@@ -219,6 +224,7 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) {
 	start := time.Now()
 	before := len(cl.w.B)
 	cl.lastC = cmd.Name
+	cl.last = start
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		connHandlers[cmd.Name](s, cl, argv)
@@ -232,6 +238,7 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) {
 		s.stats.cmdStats[cmd.Name] = st
 	}
 	st.calls++
+	s.stats.commands.Add(1)
 	st.usec += time.Since(start).Microseconds()
 	if len(cl.w.B) > before && cl.w.B[before] == '-' {
 		st.failed++

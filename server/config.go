@@ -1,10 +1,433 @@
 package server
 
-// runtimeConfig holds the CONFIG GET/SET parameters. Guarded by the engine lock.
+import (
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"limitdb/engine"
+)
+
+// paramKind says how a CONFIG parameter's value is checked and shown.
+type paramKind int
+
+const (
+	pInt paramKind = iota
+	pMem
+	pBool
+	pEnum
+	pString
+	pSave
+	pEvents
+)
+
+// param is one CONFIG parameter, with Redis 7.0's name, default, checks
+// and mutability.
+type param struct {
+	name      string
+	alias     string // another name for the same value (lua-time-limit)
+	kind      paramKind
+	def       string
+	min, max  int64 // pInt bounds, inclusive
+	clampMin  int64 // pInt: values are clamped into [clampMin, clampMax] when set
+	clampMax  int64
+	enum      []string
+	immutable bool
+	protected bool
+}
+
+var params = []*param{
+	{name: "maxmemory", kind: pMem, def: "0"},
+	{name: "maxmemory-policy", kind: pEnum, def: "noeviction", enum: []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}},
+	{name: "databases", kind: pInt, def: "16", immutable: true},
+	{name: "appendonly", kind: pBool, def: "no"},
+	{name: "save", kind: pSave, def: ""},
+	{name: "timeout", kind: pInt, def: "0", min: 0, max: 2147483647},
+	{name: "maxclients", kind: pInt, def: "10000", min: 1, max: 4294967295},
+	{name: "busy-reply-threshold", alias: "lua-time-limit", kind: pInt, def: "5000", min: 0, max: 9223372036854775807},
+	{name: "proto-max-bulk-len", kind: pMem, def: "536870912", min: 1024 * 1024, max: 9223372036854775807},
+	{name: "client-query-buffer-limit", kind: pMem, def: "1073741824", min: 1024 * 1024, max: 9223372036854775807},
+	{name: "hz", kind: pInt, def: "10", min: 0, max: 2147483647, clampMin: 1, clampMax: 500},
+	{name: "port", kind: pInt, def: "6379", min: 0, max: 65535},
+	{name: "bind", kind: pString, def: "127.0.0.1"},
+	{name: "dir", kind: pString, def: ".", protected: true},
+	{name: "loglevel", kind: pEnum, def: "notice", enum: []string{"debug", "verbose", "notice", "warning"}},
+	{name: "notify-keyspace-events", kind: pEvents, def: ""},
+	{name: "slowlog-log-slower-than", kind: pInt, def: "10000", min: -1, max: 9223372036854775807},
+	{name: "slowlog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
+	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 64},
+	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no"},
+	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}},
+	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -9223372036854775808, max: 9223372036854775807},
+	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
+	{name: "requirepass", kind: pString, def: ""},
+}
+
+// runtimeConfig holds the CONFIG GET/SET values. Guarded by the engine lock.
 type runtimeConfig struct {
-	params map[string]string
+	params map[string]string // by canonical name
 }
 
 func newRuntimeConfig() *runtimeConfig {
-	return &runtimeConfig{params: map[string]string{}}
+	c := &runtimeConfig{params: map[string]string{}}
+	for _, p := range params {
+		c.params[p.name] = p.def
+	}
+	return c
+}
+
+func findParam(name string) *param {
+	name = strings.ToLower(name)
+	for _, p := range params {
+		if p.name == name || (p.alias != "" && p.alias == name) {
+			return p
+		}
+	}
+	return nil
+}
+
+// ConfigValue returns the current value of a CONFIG parameter ("" when
+// unknown), e.g. "busy-reply-threshold" for the scripting engine. The
+// caller holds the engine lock.
+func (s *Server) ConfigValue(name string) string {
+	if p := findParam(name); p != nil {
+		return s.conf.params[p.name]
+	}
+	return ""
+}
+
+func init() {
+	sub := func(name string, arity int, flags, summary string, h connHandler) connSub {
+		return connSub{&engine.Command{Name: name, Arity: arity, Flags: flags, Group: "server", Since: "2.0.0", Summary: summary}, h}
+	}
+	registerConn(&engine.Command{Name: "config", Arity: -2, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands."}, nil,
+		sub("get", -3, "admin noscript loading stale", "Returns the effective values of configuration parameters.", cmdConfigGet),
+		sub("set", -4, "admin noscript loading stale", "Sets configuration parameters in-flight.", cmdConfigSet),
+		sub("resetstat", 2, "admin noscript loading stale", "Resets the server's statistics.", cmdConfigResetstat),
+		sub("rewrite", 2, "admin noscript loading stale", "Persists the effective configuration to file.", cmdConfigRewrite),
+		sub("help", 2, "loading stale", "Returns helpful text about the different subcommands.", cmdConfigHelp),
+	)
+}
+
+func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// cmdConfigGet: CONFIG GET pattern [pattern …] — a map (flat array in
+// RESP2) of every parameter whose name (or alias) matches a pattern
+// (Redis glob, case-insensitive). A pattern without glob characters is
+// echoed as given (Redis does so: CONFIG GET HZ answers "HZ"). Each
+// parameter appears once; glob matches come in name order (Redis's order
+// is its hash table's).
+func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
+	type kv struct{ k, v string }
+	var out []kv
+	seen := map[*param]bool{}
+	for _, a := range argv[2:] {
+		pat := string(a)
+		if !hasGlob(pat) {
+			if p := findParam(pat); p != nil && !seen[p] {
+				seen[p] = true
+				out = append(out, kv{pat, s.conf.params[p.name]})
+			}
+			continue
+		}
+		var m []kv
+		lp := pat
+		for _, p := range params {
+			for _, n := range []string{p.name, p.alias} {
+				if n != "" && !seen[p] && engine.Match(lp, n, true) {
+					seen[p] = true
+					m = append(m, kv{n, s.conf.params[p.name]})
+				}
+			}
+		}
+		sort.Slice(m, func(i, j int) bool { return m[i].k < m[j].k })
+		out = append(out, m...)
+	}
+	cl.w.Map(len(out))
+	for _, e := range out {
+		cl.w.BulkString(e.k)
+		cl.w.BulkString(e.v)
+	}
+}
+
+func setFailed(name, why string) string {
+	return "ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why
+}
+
+// cmdConfigSet: CONFIG SET param value [param value …] — OK when every
+// value is valid; nothing is applied otherwise. Errors (Redis 7.0 texts):
+// unknown parameter, syntax error for an odd count, duplicate parameter,
+// immutable/protected config, not an integer, out of range, not a memory
+// value, not one of the enum values, not yes/no, invalid save parameters,
+// invalid event class character.
+func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
+	if len(argv)%2 != 0 {
+		cl.w.Error(engine.ErrSyntax)
+		return
+	}
+	type set struct {
+		p *param
+		v string
+	}
+	var sets []set
+	for i := 2; i < len(argv); i += 2 {
+		name := string(argv[i])
+		p := findParam(name)
+		if p == nil {
+			cl.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
+			return
+		}
+		for _, x := range sets {
+			if x.p == p {
+				cl.w.Error(setFailed(name, "duplicate parameter"))
+				return
+			}
+		}
+		if p.immutable {
+			cl.w.Error(setFailed(name, "can't set immutable config"))
+			return
+		}
+		if p.protected {
+			cl.w.Error(setFailed(name, "can't set protected config"))
+			return
+		}
+		v, why := p.check(string(argv[i+1]))
+		if why != "" {
+			cl.w.Error(setFailed(name, why))
+			return
+		}
+		sets = append(sets, set{p, v})
+	}
+	for _, x := range sets {
+		s.conf.params[x.p.name] = x.v
+	}
+	s.applyConfig()
+	cl.w.OK()
+}
+
+// applyConfig pushes values that running code reads from fields (the
+// connection loops read them atomically, so changes apply at once).
+func (s *Server) applyConfig() {
+	for name, dst := range map[string]*atomic.Int64{
+		"client-query-buffer-limit": &s.limits.MaxQuery,
+		"proto-max-bulk-len":        &s.limits.MaxBulk,
+		"maxclients":                &s.maxClients,
+		"timeout":                   &s.idleLimit,
+	} {
+		if n, err := strconv.ParseInt(s.conf.params[name], 10, 64); err == nil {
+			dst.Store(n)
+		}
+	}
+}
+
+// check validates v for p and returns the value to store, or the reason
+// (after "… - ") it is refused.
+func (p *param) check(v string) (string, string) {
+	switch p.kind {
+	case pInt:
+		n, ok := engine.ParseIntB([]byte(v))
+		if !ok {
+			return "", "argument couldn't be parsed into an integer"
+		}
+		if n < p.min || n > p.max {
+			return "", "argument must be between " + strconv.FormatInt(p.min, 10) + " and " + strconv.FormatInt(p.max, 10) + " inclusive"
+		}
+		if p.clampMax != 0 {
+			n = max(p.clampMin, min(n, p.clampMax))
+		}
+		return strconv.FormatInt(n, 10), ""
+	case pMem:
+		n, ok := parseMemory(v)
+		if !ok {
+			return "", "argument must be a memory value"
+		}
+		if p.max != 0 && (n < p.min || n > p.max) {
+			return "", "argument must be between " + strconv.FormatInt(p.min, 10) + " and " + strconv.FormatInt(p.max, 10) + " inclusive"
+		}
+		return strconv.FormatInt(n, 10), ""
+	case pBool:
+		switch strings.ToLower(v) {
+		case "yes":
+			return "yes", ""
+		case "no":
+			return "no", ""
+		}
+		return "", "argument must be 'yes' or 'no'"
+	case pEnum:
+		for _, e := range p.enum {
+			if strings.EqualFold(e, v) {
+				return e, ""
+			}
+		}
+		return "", "argument(s) must be one of the following: " + strings.Join(p.enum, ", ")
+	case pSave:
+		f := strings.Fields(v)
+		if len(f)%2 != 0 {
+			return "", "Invalid save parameters"
+		}
+		for _, x := range f {
+			if n, ok := engine.ParseIntB([]byte(x)); !ok || n < 0 {
+				return "", "Invalid save parameters"
+			}
+		}
+		return strings.Join(f, " "), ""
+	case pEvents:
+		fl, ok := parseEvents(v)
+		if !ok {
+			return "", "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+		}
+		return eventsString(fl), ""
+	}
+	return v, ""
+}
+
+// parseMemory is Redis's memtoull: digits with an optional unit b, k, kb,
+// m, mb, g, gb (case-insensitive; k = 1000, kb = 1024).
+func parseMemory(s string) (int64, bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, false
+	}
+	mul := int64(1)
+	switch strings.ToLower(s[i:]) {
+	case "", "b":
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1024
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1024 * 1024
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1024 * 1024 * 1024
+	default:
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil || n > (1<<63-1)/mul {
+		return 0, false
+	}
+	return n * mul, true
+}
+
+// keyspace event classes, in the order Redis prints them
+const eventClasses = "g$lshzxetdn"
+
+func parseEvents(s string) (uint32, bool) {
+	var f uint32
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case 'A':
+			f |= allEvents
+		case 'K':
+			f |= 1 << 16
+		case 'E':
+			f |= 1 << 17
+		case 'm':
+			f |= 1 << 18
+		default:
+			k := strings.IndexByte(eventClasses, c)
+			if k < 0 {
+				return 0, false
+			}
+			f |= 1 << k
+		}
+	}
+	return f, true
+}
+
+// allEvents is "A": g$lshzxetd (everything but n, K, E, m).
+const allEvents = 1<<10 - 1
+
+func eventsString(f uint32) string {
+	var b []byte
+	if f&allEvents == allEvents {
+		b = append(b, 'A')
+		if f&(1<<10) != 0 {
+			b = append(b, 'n')
+		}
+	} else {
+		for k := 0; k < len(eventClasses); k++ {
+			if f&(1<<k) != 0 {
+				b = append(b, eventClasses[k])
+			}
+		}
+	}
+	if f&(1<<16) != 0 {
+		b = append(b, 'K')
+	}
+	if f&(1<<17) != 0 {
+		b = append(b, 'E')
+	}
+	if f&(1<<18) != 0 {
+		b = append(b, 'm')
+	}
+	return string(b)
+}
+
+// cmdConfigResetstat: CONFIG RESETSTAT — zero the INFO statistics
+// (commandstats, errorstats, counters). OK.
+func cmdConfigResetstat(s *Server, cl *client, argv [][]byte) {
+	s.stats.cmdStats = make(map[string]*cmdStat)
+	s.stats.errorStats = make(map[string]int64)
+	s.stats.totalErrorReply = 0
+	s.stats.connsReceived.Store(0)
+	s.stats.commands.Store(0)
+	s.stats.rejectedConns.Store(0)
+	s.stats.netInput.Store(0)
+	s.stats.netOutput.Store(0)
+	s.eng.Stats.KeyspaceHits = 0
+	s.eng.Stats.KeyspaceMisses = 0
+	s.eng.Stats.ExpiredKeys = 0
+	cl.w.OK()
+}
+
+// cmdConfigHelp: CONFIG HELP.
+func cmdConfigHelp(s *Server, cl *client, argv [][]byte) {
+	help(cl,
+		"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GET <pattern>",
+		"    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>",
+		"    Set the configuration <directive> to <value>.",
+		"RESETSTAT",
+		"    Reset statistics reported by the INFO command.",
+		"REWRITE",
+		"    Rewrite the configuration file.",
+		"HELP",
+		"    Prints this help.",
+	)
+}
+
+// initConfig applies the startup settings to the CONFIG values.
+func (s *Server) initConfig() {
+	if s.cfg.QueryBufferLimit > 0 {
+		s.conf.params["client-query-buffer-limit"] = strconv.FormatInt(s.cfg.QueryBufferLimit, 10)
+	}
+	if s.cfg.Dir != "" {
+		s.conf.params["dir"] = s.cfg.Dir
+	}
+	s.applyConfig()
+}
+
+// setListenConfig records the bound address as CONFIG's port and bind.
+func (s *Server) setListenConfig() {
+	if ta, ok := s.ln.Addr().(*net.TCPAddr); ok {
+		s.conf.params["port"] = strconv.Itoa(ta.Port)
+		s.conf.params["bind"] = ta.IP.String()
+	}
+}
+
+// cmdConfigRewrite: CONFIG REWRITE — limitdb has no config file, so this is
+// Redis's error for a server started without one.
+func cmdConfigRewrite(s *Server, cl *client, argv [][]byte) {
+	cl.w.Error("ERR The server is running without a config file")
 }

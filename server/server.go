@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"limitdb/engine"
+	"limitdb/resp"
 )
 
 // RedisVersion is the Redis version whose behaviour limitdb reproduces; it
@@ -28,6 +29,9 @@ type Config struct {
 	Addr string // host:port
 	Dir  string
 	Log  *slog.Logger
+	// QueryBufferLimit overrides client-query-buffer-limit (bytes) when > 0;
+	// tests use a small one.
+	QueryBufferLimit int64
 }
 
 // Server serves the Redis protocol over TCP.
@@ -48,6 +52,13 @@ type Server struct {
 	started time.Time
 	stats   serverStats
 	stop    chan struct{}
+
+	limits     resp.Limits  // client-query-buffer-limit, proto-max-bulk-len
+	maxClients atomic.Int64 // maxclients
+	idleLimit  atomic.Int64 // timeout, seconds (0 = never)
+	peakMem    atomic.Uint64
+	ops        opsSampler // touched by cron only (mean is atomic)
+	runID      string
 }
 
 type serverStats struct {
@@ -84,6 +95,8 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	}
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
+	s.initConfig()
+	s.runID = newRunID()
 	return s
 }
 
@@ -97,6 +110,7 @@ func (s *Server) Listen() error {
 		return err
 	}
 	s.ln = ln
+	s.setListenConfig()
 	return nil
 }
 
@@ -121,6 +135,9 @@ func (s *Server) Serve() error {
 			return err
 		}
 		s.stats.connsReceived.Add(1)
+		if s.refuseClient(nc) {
+			continue
+		}
 		cl := s.newClient(nc)
 		s.wg.Add(1)
 		go func() {
@@ -185,6 +202,8 @@ func (s *Server) cron() {
 			return
 		case <-t.C:
 		}
+		s.sampleOps()
+		s.closeIdleClients()
 		deadline := time.Now().Add(25 * time.Millisecond)
 		for time.Now().Before(deadline) {
 			s.eng.Mu.Lock()

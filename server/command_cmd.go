@@ -1,0 +1,336 @@
+package server
+
+import (
+	"strings"
+
+	"limitdb/engine"
+)
+
+func init() {
+	sub := func(name string, arity int, summary string, h connHandler) connSub {
+		return connSub{&engine.Command{Name: name, Arity: arity, Flags: "loading stale", Group: "server", Since: "7.0.0", Summary: summary}, h}
+	}
+	registerConn(&engine.Command{Name: "command", Arity: -1, Flags: "loading stale", Group: "server", Since: "2.8.13", Summary: "Returns detailed information about all commands."}, cmdCommand,
+		sub("count", 2, "Returns a count of commands.", cmdCommandCount),
+		sub("info", -2, "Returns information about one, multiple or all commands.", cmdCommandInfo),
+		sub("docs", -2, "Returns documentary information about one, multiple or all commands.", cmdCommandDocs),
+		sub("list", -2, "Returns a list of command names.", cmdCommandList),
+		sub("getkeys", -3, "Extracts the key names from an arbitrary command.", cmdCommandGetkeys),
+		sub("help", 2, "Returns helpful text about the different subcommands.", cmdCommandHelp),
+	)
+}
+
+// aclCategories derives a command's ACL categories the way Redis does
+// (its implicit categories plus the data-type category of its group), in
+// the order of Redis's category table.
+func aclCategories(cmd *engine.Command) []string {
+	has := map[string]bool{}
+	switch cmd.Group {
+	case "generic":
+		has["keyspace"] = true
+	case "string", "list", "hash", "set", "stream", "bitmap", "hyperloglog", "geo", "pubsub", "connection", "scripting":
+		has[cmd.Group] = true
+	case "sorted_set", "sortedset", "zset":
+		has["sortedset"] = true
+	case "transactions":
+		has["transaction"] = true
+	}
+	if cmd.Has(engine.FlagWrite) {
+		has["write"] = true
+	}
+	if cmd.Has(engine.FlagReadOnly) {
+		has["read"] = true
+	}
+	if cmd.Has(engine.FlagAdmin) {
+		has["admin"] = true
+		has["dangerous"] = true
+	}
+	if cmd.Has(engine.FlagPubSub) {
+		has["pubsub"] = true
+	}
+	if cmd.Has(engine.FlagFast) {
+		has["fast"] = true
+	} else {
+		has["slow"] = true
+	}
+	if cmd.Has(engine.FlagBlocking) {
+		has["blocking"] = true
+	}
+	var out []string
+	for _, c := range []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction", "scripting"} {
+		if has[c] {
+			out = append(out, "@"+c)
+		}
+	}
+	return out
+}
+
+// writeCommandInfo writes one COMMAND INFO entry: name, arity, flags,
+// first key, last key, step, ACL categories, tips, key specs, subcommands
+// (sets in RESP3 where Redis sends sets).
+func writeCommandInfo(cl *client, cmd *engine.Command) {
+	w := &cl.w
+	w.Array(10)
+	w.BulkString(cmd.Name)
+	w.Int(int64(cmd.Arity))
+	flags := engine.FlagNames(cmd.F)
+	w.Set(len(flags))
+	for _, f := range flags {
+		w.Status(f)
+	}
+	w.Int(int64(cmd.FirstKey))
+	w.Int(int64(cmd.LastKey))
+	w.Int(int64(cmd.Step))
+	cats := aclCategories(cmd)
+	w.Set(len(cats))
+	for _, c := range cats {
+		w.Status(c)
+	}
+	w.Set(0) // tips
+	if cmd.FirstKey > 0 {
+		w.Set(1)
+		w.Map(3)
+		w.BulkString("flags")
+		if cmd.Has(engine.FlagWrite) {
+			w.Set(2)
+			w.Status("RW")
+			w.Status("update")
+		} else {
+			w.Set(2)
+			w.Status("RO")
+			w.Status("access")
+		}
+		w.BulkString("begin_search")
+		w.Map(2)
+		w.BulkString("type")
+		w.BulkString("index")
+		w.BulkString("spec")
+		w.Map(1)
+		w.BulkString("index")
+		w.Int(int64(cmd.FirstKey))
+		w.BulkString("find_keys")
+		w.Map(2)
+		w.BulkString("type")
+		w.BulkString("range")
+		w.BulkString("spec")
+		w.Map(3)
+		last := int64(cmd.LastKey)
+		if last >= 0 {
+			last -= int64(cmd.FirstKey)
+		}
+		w.BulkString("lastkey")
+		w.Int(last)
+		w.BulkString("keystep")
+		w.Int(int64(max(cmd.Step, 1)))
+		w.BulkString("limit")
+		w.Int(0)
+	} else {
+		w.Set(0)
+	}
+	if len(cmd.Subs) == 0 {
+		w.Set(0)
+		return
+	}
+	w.Array(len(cmd.Subs))
+	for _, s := range cmd.Subs {
+		writeCommandInfo(cl, s)
+	}
+}
+
+// cmdCommand: COMMAND — the COMMAND INFO entry of every command.
+func cmdCommand(s *Server, cl *client, argv [][]byte) {
+	if len(argv) > 1 {
+		cl.w.Error(engine.ErrUnknownSubcommand(argv[1], "COMMAND"))
+		return
+	}
+	all := engine.Commands()
+	cl.w.Array(len(all))
+	for _, c := range all {
+		writeCommandInfo(cl, c)
+	}
+}
+
+// cmdCommandCount: COMMAND COUNT — the number of top-level commands.
+func cmdCommandCount(s *Server, cl *client, argv [][]byte) {
+	cl.w.Int(int64(len(engine.Commands())))
+}
+
+// lookupFull finds "name" or "container|sub".
+func lookupFull(name []byte) *engine.Command {
+	n := string(name)
+	if i := strings.IndexByte(n, '|'); i >= 0 {
+		c := engine.Lookup([]byte(n[:i]))
+		if c == nil {
+			return nil
+		}
+		return c.Sub([]byte(n[i+1:]))
+	}
+	return engine.Lookup(name)
+}
+
+// cmdCommandInfo: COMMAND INFO [name …] — an entry per name (null for an
+// unknown one); every command when no name is given.
+func cmdCommandInfo(s *Server, cl *client, argv [][]byte) {
+	if len(argv) == 2 {
+		cmdCommand(s, cl, argv[:1])
+		return
+	}
+	cl.w.Array(len(argv) - 2)
+	for _, a := range argv[2:] {
+		if c := lookupFull(a); c != nil {
+			writeCommandInfo(cl, c)
+		} else {
+			cl.w.Null()
+		}
+	}
+}
+
+func writeCommandDocs(cl *client, cmd *engine.Command) {
+	w := &cl.w
+	n := 3
+	if len(cmd.Subs) > 0 {
+		n++
+	}
+	w.Map(n)
+	w.BulkString("summary")
+	w.BulkString(cmd.Summary)
+	w.BulkString("since")
+	w.BulkString(cmd.Since)
+	w.BulkString("group")
+	w.BulkString(cmd.Group)
+	if len(cmd.Subs) > 0 {
+		w.BulkString("subcommands")
+		w.Map(len(cmd.Subs))
+		for _, s := range cmd.Subs {
+			w.BulkString(s.Name)
+			writeCommandDocs(cl, s)
+		}
+	}
+}
+
+// cmdCommandDocs: COMMAND DOCS [name …] — a map of name to its docs
+// (summary, since, group, subcommands); unknown names are left out;
+// every command when no name is given. limitdb has no complexity or
+// argument documentation.
+func cmdCommandDocs(s *Server, cl *client, argv [][]byte) {
+	var cmds []*engine.Command
+	if len(argv) == 2 {
+		cmds = engine.Commands()
+	} else {
+		for _, a := range argv[2:] {
+			if c := lookupFull(a); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	cl.w.Map(len(cmds))
+	for _, c := range cmds {
+		cl.w.BulkString(c.Name)
+		writeCommandDocs(cl, c)
+	}
+}
+
+// cmdCommandList: COMMAND LIST [FILTERBY MODULE m | ACLCAT cat | PATTERN p]
+// — the names of all commands and subcommands ("container|sub").
+func cmdCommandList(s *Server, cl *client, argv [][]byte) {
+	var filter func(c *engine.Command) bool
+	if len(argv) != 2 {
+		if len(argv) != 5 || !strings.EqualFold(string(argv[2]), "filterby") {
+			cl.w.Error(engine.ErrSyntax)
+			return
+		}
+		v := string(argv[4])
+		switch strings.ToLower(string(argv[3])) {
+		case "module":
+			filter = func(*engine.Command) bool { return false }
+		case "aclcat":
+			filter = func(c *engine.Command) bool {
+				for _, x := range aclCategories(c) {
+					if strings.EqualFold(x[1:], v) {
+						return true
+					}
+				}
+				return false
+			}
+		case "pattern":
+			filter = func(c *engine.Command) bool { return engine.Match(v, c.Name, true) }
+		default:
+			cl.w.Error(engine.ErrSyntax)
+			return
+		}
+	}
+	var names []string
+	for _, c := range engine.Commands() {
+		for _, x := range append([]*engine.Command{c}, c.Subs...) {
+			if filter == nil || filter(x) {
+				names = append(names, x.Name)
+			}
+		}
+	}
+	cl.w.Array(len(names))
+	for _, n := range names {
+		cl.w.BulkString(n)
+	}
+}
+
+// cmdCommandGetkeys: COMMAND GETKEYS command [arg …] — the key arguments
+// of the command, from its key positions. Errors: "Invalid command
+// specified", "Invalid number of arguments specified for command", "The
+// command has no key arguments".
+func cmdCommandGetkeys(s *Server, cl *client, argv [][]byte) {
+	args := argv[2:]
+	cmd := engine.Lookup(args[0])
+	if cmd != nil && len(cmd.Subs) > 0 && len(args) > 1 {
+		cmd = cmd.Sub(args[1])
+	}
+	if cmd == nil {
+		cl.w.Error("ERR Invalid command specified")
+		return
+	}
+	if !engine.ArityOK(cmd.Arity, len(args)) {
+		cl.w.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	if cmd.FirstKey <= 0 {
+		cl.w.Error("ERR The command has no key arguments")
+		return
+	}
+	last := cmd.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	step := max(cmd.Step, 1)
+	var keys [][]byte
+	for i := cmd.FirstKey; i <= last && i < len(args); i += step {
+		keys = append(keys, args[i])
+	}
+	cl.w.Array(len(keys))
+	for _, k := range keys {
+		cl.w.Bulk(k)
+	}
+}
+
+// cmdCommandHelp: COMMAND HELP.
+func cmdCommandHelp(s *Server, cl *client, argv [][]byte) {
+	help(cl,
+		"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"(no subcommand)",
+		"    Return details about all Redis commands.",
+		"COUNT",
+		"    Return the total number of commands in this Redis server.",
+		"LIST",
+		"    Return a list of all commands in this Redis server.",
+		"INFO [<command-name> ...]",
+		"    Return details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"DOCS [<command-name> ...]",
+		"    Return documentation details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"GETKEYS <full-command>",
+		"    Return the keys from a full Redis command.",
+		"HELP",
+		"    Prints this help.",
+	)
+}

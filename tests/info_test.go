@@ -1,0 +1,107 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+)
+
+// limitdbOnlyFields are INFO fields limitdb adds that Redis does not have.
+var limitdbOnlyFields = map[string]bool{"limitdb_version": true, "go_version": true}
+
+// parseInfo splits an INFO reply into section -> field -> value.
+func parseInfo(t *testing.T, raw []byte) map[string]map[string]string {
+	t.Helper()
+	s := string(raw)
+	if !strings.HasPrefix(s, "$") && !strings.HasPrefix(s, "=") {
+		t.Fatalf("INFO reply is not a bulk/verbatim string: %q", firstLine(raw))
+	}
+	body := s[strings.Index(s, "\r\n")+2:]
+	body = strings.TrimPrefix(body, "txt:")
+	out := map[string]map[string]string{}
+	cur := ""
+	for _, line := range strings.Split(body, "\r\n") {
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "# "):
+			cur = strings.ToLower(line[2:])
+			out[cur] = map[string]string{}
+		default:
+			k, v, ok := strings.Cut(line, ":")
+			if !ok || cur == "" {
+				t.Fatalf("bad INFO line %q", line)
+			}
+			out[cur][k] = v
+		}
+	}
+	return out
+}
+
+// TestInfoFields checks that every INFO section and field limitdb reports
+// also exists in the same section of Redis 7.0's INFO, in both protocols,
+// for the default, all and everything selections.
+func TestInfoFields(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		p := dialPair(t, proto)
+		// make commandstats, errorstats and keyspace non-empty on both
+		for _, c := range []*Conn{p.ref, p.cand} {
+			c.Do("INCR", "info:counter")
+			c.Do("GET", "info:counter")
+			c.Do("NOSUCHCMD")
+		}
+		for _, sel := range [][]string{{"INFO"}, {"INFO", "all"}, {"INFO", "everything"}, {"INFO", "default"}} {
+			ref, err := p.ref.Do(sel...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cand, err := p.cand.Do(sel...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref[0] != cand[0] {
+				t.Errorf("%v resp%d: reply type %q, redis %q", sel, proto, cand[0], ref[0])
+			}
+			ri, ci := parseInfo(t, ref), parseInfo(t, cand)
+			for sec, fields := range ci {
+				rf, ok := ri[sec]
+				if !ok {
+					t.Errorf("%v resp%d: section %q not in redis", sel, proto, sec)
+					continue
+				}
+				for f := range fields {
+					if _, ok := rf[f]; !ok && !limitdbOnlyFields[f] && !strings.HasPrefix(f, "cmdstat_") && !strings.HasPrefix(f, "errorstat_") && !strings.HasPrefix(f, "db") {
+						t.Errorf("%v resp%d: field %s:%s not in redis", sel, proto, sec, f)
+					}
+				}
+			}
+			for sec := range ri {
+				if _, ok := ci[sec]; !ok && sec != "latencystats" {
+					t.Errorf("%v resp%d: redis section %q missing", sel, proto, sec)
+				}
+			}
+			for _, must := range []string{"redis_version", "tcp_port", "uptime_in_seconds"} {
+				if _, ok := ci["server"][must]; !ok {
+					t.Errorf("%v: server:%s missing", sel, must)
+				}
+			}
+			if ci["server"]["redis_version"] != "7.0.15" {
+				t.Errorf("redis_version %q", ci["server"]["redis_version"])
+			}
+			if _, ok := ci["keyspace"]["db0"]; !ok {
+				t.Errorf("%v: keyspace db0 missing", sel)
+			}
+			if len(sel) > 1 && sel[1] != "default" {
+				if _, ok := ci["commandstats"]["cmdstat_incr"]; !ok {
+					t.Errorf("%v: cmdstat_incr missing", sel)
+				}
+				if !strings.HasPrefix(ci["commandstats"]["cmdstat_incr"], "calls=") {
+					t.Errorf("cmdstat_incr = %q", ci["commandstats"]["cmdstat_incr"])
+				}
+			}
+			if _, ok := ci["errorstats"]["errorstat_ERR"]; !ok {
+				t.Errorf("%v: errorstat_ERR missing", sel)
+			}
+		}
+		p.ref.Close()
+		p.cand.Close()
+	}
+}

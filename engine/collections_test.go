@@ -192,18 +192,18 @@ func TestLongDoubleFormat(t *testing.T) {
 		{"3.14159265358979323846264338327950288", "2.718281828459045235360287", "5.85987448204883847"},
 	}
 	for _, tc := range cases {
-		a, _, ok1 := parseLongDouble(tc.a)
-		b, _, ok2 := parseLongDouble(tc.b)
+		a, ok1 := parseLongDouble(tc.a)
+		b, ok2 := parseLongDouble(tc.b)
 		if !ok1 || !ok2 {
 			t.Fatalf("parse %s %s", tc.a, tc.b)
 		}
 		a.Add(a, b)
-		if got := formatLongDoubleHuman(a); got != tc.want {
+		if got := formatLongDouble(a); got != tc.want {
 			t.Errorf("%s + %s = %s, want %s", tc.a, tc.b, got, tc.want)
 		}
 	}
 	for _, bad := range []string{"", " 1", "1 ", "nan", "1e5000", "1e-5000", "abc", "1_0", "--1", "0x"} {
-		if _, _, ok := parseLongDouble(bad); ok {
+		if _, ok := parseLongDouble(bad); ok {
 			t.Errorf("parseLongDouble(%q) accepted", bad)
 		}
 	}

@@ -471,12 +471,12 @@ func appendUint(b []byte, u uint64) []byte {
 // float" (increment), "value is NaN or Infinity" (increment), WRONGTYPE,
 // "hash value is not a float", "increment would produce NaN or Infinity".
 func cmdHIncrByFloat(c *Ctx, argv [][]byte) {
-	incr, inf, ok := parseLongDouble(bstr(argv[3]))
+	incr, ok := parseLongDouble(bstr(argv[3]))
 	if !ok {
 		c.W.Error(ErrNotFloat)
 		return
 	}
-	if inf {
+	if incr.IsInf() {
 		c.W.Error(errNaNOrInfinity)
 		return
 	}
@@ -486,12 +486,12 @@ func cmdHIncrByFloat(c *Ctx, argv [][]byte) {
 	}
 	sum := incr
 	if v, ok := h.Get(bstr(argv[2])); ok {
-		cur, cinf, ok := parseLongDouble(v.String())
+		cur, ok := parseLongDouble(v.String())
 		if !ok {
 			c.W.Error(ErrHashNotFloat)
 			return
 		}
-		if cinf {
+		if cur.IsInf() {
 			c.W.Error(ErrIncrNaN)
 			return
 		}
@@ -501,83 +501,10 @@ func cmdHIncrByFloat(c *Ctx, argv [][]byte) {
 		c.W.Error(ErrIncrNaN)
 		return
 	}
-	s := formatLongDoubleHuman(sum)
+	s := formatLongDouble(sum)
 	h.Set(bstr(argv[2]), elemOfString(s))
 	c.touched(argv[1])
 	c.W.BulkString(s)
-}
-
-// x87 extended precision: a 64-bit significand and exponents up to 16383.
-const (
-	ldMaxExp = 16384  // big.Float exponent (mantissa in [0.5,1)) above which a long double overflows
-	ldMinExp = -16444 // below this the value underflows to zero
-)
-
-func longDoubleFinite(f *big.Float) bool { return f.MantExp(nil) <= ldMaxExp }
-
-// parseLongDouble is Redis's string2ld: strtold of the whole string, no
-// leading space, no NaN, no overflow (±HUGE_VAL) or underflow to 0.
-// The value is rounded to a 64-bit significand like a long double. inf
-// reports an infinity ("inf", "infinity", any case, signed), which is a
-// valid long double.
-func parseLongDouble(s string) (f *big.Float, inf, ok bool) {
-	if len(s) == 0 || len(s) >= 5*1024 || isSpaceByte(s[0]) {
-		return nil, false, false
-	}
-	t := s
-	if t[0] == '+' || t[0] == '-' {
-		t = t[1:]
-	}
-	switch strings.ToLower(t) {
-	case "inf", "infinity":
-		return nil, true, true
-	}
-	if t == "" || strings.IndexByte(t, '_') >= 0 || strings.ContainsAny(t[:1], "+-") {
-		return nil, false, false
-	}
-	base := 10
-	if len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') {
-		base = 0
-		if !strings.ContainsAny(t, "pP") {
-			// strtold accepts hex without an exponent; big.Float needs one
-			s += "p0"
-		}
-	}
-	for i := 0; i < len(t); i++ {
-		ch := t[i]
-		if !(ch >= '0' && ch <= '9' || ch == '.' || ch == 'e' || ch == 'E' || ch == '+' || ch == '-' ||
-			base == 0 && (ch >= 'a' && ch <= 'f' || ch >= 'A' && ch <= 'F' || ch == 'x' || ch == 'X' || ch == 'p' || ch == 'P')) {
-			return nil, false, false
-		}
-	}
-	f, _, err := new(big.Float).SetPrec(64).Parse(s, base)
-	if err != nil {
-		return nil, false, false
-	}
-	if f.IsInf() {
-		return nil, false, false
-	}
-	if f.Sign() != 0 {
-		e := f.MantExp(nil)
-		if e > ldMaxExp || e < ldMinExp {
-			return nil, false, false
-		}
-	}
-	return f, false, true
-}
-
-// formatLongDoubleHuman is Redis's ld2string(LD_STR_HUMAN): "%.17Lf" with
-// trailing zeros (and a trailing '.') removed, and "-0" written as "0".
-func formatLongDoubleHuman(f *big.Float) string {
-	s := f.Text('f', 17)
-	if strings.IndexByte(s, '.') >= 0 {
-		s = strings.TrimRight(s, "0")
-		s = strings.TrimSuffix(s, ".")
-	}
-	if s == "-0" {
-		s = "0"
-	}
-	return s
 }
 
 // parseScanCursor is Redis's parseScanCursorOrReply: strtoul in base 10

@@ -138,31 +138,6 @@ func cmdKeys(c *Ctx, argv [][]byte) {
 	}
 }
 
-// parseScanCursor is Redis's parseScanCursorOrReply (strtoul): optional
-// sign, decimal digits, nothing else; a '-' negates modulo 2^64; the
-// empty string is cursor 0. ok is false on garbage or overflow.
-func parseScanCursor(s string) (uint64, bool) {
-	if s == "" {
-		return 0, true
-	}
-	neg := false
-	body := s
-	if body[0] == '+' || body[0] == '-' {
-		neg = body[0] == '-'
-		body = body[1:]
-	}
-	if body == "" {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(body, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
 
 // cmdScan: SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] — walk
 // the table from cursor (Redis's reverse-binary cursor: every key present
@@ -171,7 +146,7 @@ func parseScanCursor(s string) (uint64, bool) {
 // Errors: "invalid cursor", ErrNotInt / syntax error for COUNT (< 1), syntax
 // error for unknown options.
 func cmdScan(c *Ctx, argv [][]byte) {
-	cursor, ok := parseScanCursor(bstr(argv[1]))
+	cursor, ok := parseScanCursor(argv[1])
 	if !ok {
 		c.W.Error(ErrInvalidCursor)
 		return

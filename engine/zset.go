@@ -992,33 +992,6 @@ func cmdZPopMax(c *Ctx, argv [][]byte) { zpopGeneric(c, argv, true) }
 
 // --- ZSCAN ------------------------------------------------------------------------------------------
 
-// parseScanCursor is Redis's parseScanCursorOrReply: strtoul without
-// leading space, "" is 0, a leading '-' wraps, overflow is refused.
-func parseScanCursor(b []byte) (uint64, bool) {
-	s := bstr(b)
-	if s == "" {
-		return 0, true
-	}
-	if isSpaceByte(s[0]) {
-		return 0, false
-	}
-	neg := false
-	if s[0] == '+' || s[0] == '-' {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
 
 // cmdZScan: ZSCAN key cursor [MATCH pattern] [COUNT count] — iterates
 // members and scores: [next cursor, [member, score, …]], scores as bulk

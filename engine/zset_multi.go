@@ -11,7 +11,6 @@ import (
 
 const (
 	errWeightNotFloat = "ERR weight value is not a float"
-	errLimitNegative  = "ERR LIMIT can't be negative"
 	errNumKeysZero    = "ERR numkeys should be greater than 0"
 	errCountZero      = "ERR count should be greater than 0"
 	errOutOfRange     = "ERR value is out of range"

@@ -42,7 +42,7 @@ func parseResp2(b []byte) (any, []byte) {
 	panic("bad reply " + string(b))
 }
 
-func mustDo(t *testing.T, c *Conn, args ...string) any {
+func mustDoValue(t *testing.T, c *Conn, args ...string) any {
 	t.Helper()
 	b, err := c.Do(args...)
 	if err != nil {
@@ -64,7 +64,7 @@ func scanAll(t *testing.T, c *Conn, extra []string, between func(i int)) map[str
 		if i > 100000 {
 			t.Fatal("scan does not terminate")
 		}
-		r := mustDo(t, c, append([]string{"SCAN", cursor}, extra...)...).([]any)
+		r := mustDoValue(t, c, append([]string{"SCAN", cursor}, extra...)...).([]any)
 		cursor = r[0].(string)
 		for _, k := range r[1].([]any) {
 			seen[k.(string)]++
@@ -84,8 +84,8 @@ func dialDB(t *testing.T, addr string, db int) *Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustDo(t, c, "SELECT", strconv.Itoa(db))
-	mustDo(t, c, "FLUSHDB")
+	mustDoValue(t, c, "SELECT", strconv.Itoa(db))
+	mustDoValue(t, c, "FLUSHDB")
 	return c
 }
 
@@ -96,7 +96,7 @@ func fill(t *testing.T, c *Conn, prefix string, from, to int) {
 		for j := i; j < min(i+100, to); j++ {
 			args = append(args, prefix+strconv.Itoa(j), "v")
 		}
-		mustDo(t, c, args...)
+		mustDoValue(t, c, args...)
 	}
 }
 
@@ -107,7 +107,7 @@ func TestScanFullIteration(t *testing.T) {
 		c := dialDB(t, addr, 9)
 		defer c.Close()
 		for _, count := range []string{"1", "7", "10", "1000"} {
-			mustDo(t, c, "FLUSHDB")
+			mustDoValue(t, c, "FLUSHDB")
 			fill(t, c, "k:", 0, 1000)
 			seen := scanAll(t, c, []string{"COUNT", count}, nil)
 			if len(seen) != 1000 {
@@ -116,7 +116,7 @@ func TestScanFullIteration(t *testing.T) {
 		}
 
 		// grow during the scan
-		mustDo(t, c, "FLUSHDB")
+		mustDoValue(t, c, "FLUSHDB")
 		fill(t, c, "stable:", 0, 200)
 		n := 0
 		seen := scanAll(t, c, []string{"COUNT", "5"}, func(i int) {
@@ -128,7 +128,7 @@ func TestScanFullIteration(t *testing.T) {
 		checkStable(t, addr+" grow", seen, 200)
 
 		// shrink during the scan
-		mustDo(t, c, "FLUSHDB")
+		mustDoValue(t, c, "FLUSHDB")
 		fill(t, c, "stable:", 0, 100)
 		fill(t, c, "tmp:", 0, 5000)
 		d := 0
@@ -139,13 +139,13 @@ func TestScanFullIteration(t *testing.T) {
 			}
 			d += 300
 			if len(args) > 1 {
-				mustDo(t, c, args...)
+				mustDoValue(t, c, args...)
 			}
 		})
 		checkStable(t, addr+" shrink", seen, 100)
 
 		// MATCH and TYPE
-		mustDo(t, c, "FLUSHDB")
+		mustDoValue(t, c, "FLUSHDB")
 		fill(t, c, "m:", 0, 300)
 		fill(t, c, "x:", 0, 300)
 		seen = scanAll(t, c, []string{"MATCH", "m:1*", "TYPE", "string", "COUNT", "3"}, nil)
@@ -164,7 +164,7 @@ func TestScanFullIteration(t *testing.T) {
 		if s := scanAll(t, c, []string{"TYPE", "list"}, nil); len(s) != 0 {
 			t.Fatalf("%s: TYPE list returned %v", addr, s)
 		}
-		mustDo(t, c, "FLUSHDB")
+		mustDoValue(t, c, "FLUSHDB")
 	}
 }
 
@@ -187,8 +187,8 @@ func TestKeysRandomKeyCover(t *testing.T) {
 		fill(t, c, "k:", 0, 500)
 	}
 	for _, pat := range []string{"*", "k:1?", "k:[0-3]*", "k:*9", "nomatch"} {
-		a := mustDo(t, r, "KEYS", pat).([]any)
-		b := mustDo(t, l, "KEYS", pat).([]any)
+		a := mustDoValue(t, r, "KEYS", pat).([]any)
+		b := mustDoValue(t, l, "KEYS", pat).([]any)
 		as, bs := fmt.Sprint(sortAny(a)), fmt.Sprint(sortAny(b))
 		if as != bs {
 			t.Fatalf("KEYS %s differs", pat)
@@ -196,7 +196,7 @@ func TestKeysRandomKeyCover(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i := 0; i < 300; i++ {
-		k := mustDo(t, l, "RANDOMKEY").(string)
+		k := mustDoValue(t, l, "RANDOMKEY").(string)
 		if !strings.HasPrefix(k, "k:") {
 			t.Fatalf("RANDOMKEY gave %q", k)
 		}
@@ -206,21 +206,21 @@ func TestKeysRandomKeyCover(t *testing.T) {
 		t.Fatalf("RANDOMKEY is not random: %d distinct keys in 300 draws", len(seen))
 	}
 	// only expired keys left: RANDOMKEY reclaims them and returns nil
-	mustDo(t, l, "FLUSHDB")
+	mustDoValue(t, l, "FLUSHDB")
 	for i := 0; i < 50; i++ {
-		mustDo(t, l, "SET", "e:"+strconv.Itoa(i), "v", "PX", "1")
+		mustDoValue(t, l, "SET", "e:"+strconv.Itoa(i), "v", "PX", "1")
 	}
-	mustDo(t, l, "SET", "live", "v")
+	mustDoValue(t, l, "SET", "live", "v")
 	for i := 0; i < 20; i++ {
-		if k := mustDo(t, l, "RANDOMKEY"); k != "live" && !strings.HasPrefix(k.(string), "e:") {
+		if k := mustDoValue(t, l, "RANDOMKEY"); k != "live" && !strings.HasPrefix(k.(string), "e:") {
 			t.Fatalf("RANDOMKEY gave %v", k)
 		}
 	}
-	mustDo(t, l, "DEL", "live")
-	mustDo(t, l, "PEXPIRE", "e:0", "1")
+	mustDoValue(t, l, "DEL", "live")
+	mustDoValue(t, l, "PEXPIRE", "e:0", "1")
 	b, _ := l.Do("PING")
 	_ = b
-	mustDo(t, l, "FLUSHDB")
+	mustDoValue(t, l, "FLUSHDB")
 }
 
 func sortAny(a []any) []string {
@@ -275,8 +275,8 @@ func TestIncrByFloatValues(t *testing.T) {
 		}
 		if string(a) != string(b) {
 			t.Errorf("%v: redis %q limitdb %q", args, a, b)
-			mustDo(t, r, "SET", key, "0")
-			mustDo(t, l, "SET", key, "0")
+			mustDoValue(t, r, "SET", key, "0")
+			mustDoValue(t, l, "SET", key, "0")
 		}
 	}
 }

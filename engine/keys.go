@@ -138,7 +138,6 @@ func cmdKeys(c *Ctx, argv [][]byte) {
 	}
 }
 
-
 // cmdScan: SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] — walk
 // the table from cursor (Redis's reverse-binary cursor: every key present
 // for the whole scan is returned at least once). Reply: [next cursor as a

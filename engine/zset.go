@@ -992,7 +992,6 @@ func cmdZPopMax(c *Ctx, argv [][]byte) { zpopGeneric(c, argv, true) }
 
 // --- ZSCAN ------------------------------------------------------------------------------------------
 
-
 // cmdZScan: ZSCAN key cursor [MATCH pattern] [COUNT count] — iterates
 // members and scores: [next cursor, [member, score, …]], scores as bulk
 // strings in both protocols. A set Redis would keep as a listpack (at most

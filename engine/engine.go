@@ -46,6 +46,10 @@ type Engine struct {
 	Mu   sync.Mutex
 	DBs  [NumDBs]*DB
 	Rand Rand
+	// ReadRand serves randomness to standalone reads (RANDOMKEY,
+	// SRANDMEMBER…). A follower serves reads without the log, so drawing
+	// them from Rand would make replicas' Rand drift apart.
+	ReadRand Rand
 
 	// Scripts is owned by the scripting package (cache, Lua RNG state);
 	// it lives here because it is replicated state.
@@ -73,6 +77,7 @@ func New() *Engine {
 		e.DBs[i] = &DB{ID: i}
 	}
 	e.Rand.Seed(0x6c696d6974646200)
+	e.ReadRand.Seed(0x7265616472616e64)
 	return e
 }
 
@@ -399,3 +404,13 @@ var kindOps [KindLimiter + 1]KindOps
 
 // RegisterKind installs the operations of kind k.
 func RegisterKind(k Kind, ops KindOps) { kindOps[k] = ops }
+
+// rng is the random source for the running command: the replicated Rand
+// for writes and for anything inside a script or a transaction (those run
+// through the write path as one unit), ReadRand for a standalone read.
+func (c *Ctx) rng() *Rand {
+	if c.Cmd != nil && !c.Cmd.IsWrite() && !c.InScript && !c.InMulti {
+		return &c.E.ReadRand
+	}
+	return &c.E.Rand
+}

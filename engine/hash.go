@@ -668,7 +668,7 @@ func init() {
 }
 
 // cmdHRandField: HRANDFIELD key [count [WITHVALUES]] — random fields
-// (c.E.Rand). Without count: a field, null for a missing key. With count:
+// (c.rng()). Without count: a field, null for a missing key. With count:
 // an array; count > 0 gives min(count, HLEN) distinct fields (the whole
 // hash, in its order, when count >= HLEN), count < 0 gives -count fields
 // that may repeat; empty for 0 or a missing key. WITHVALUES adds each value:
@@ -685,7 +685,7 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 			return
 		}
 		h := e.hash()
-		c.W.BulkString(h.kv[c.E.Rand.Intn(h.Len())].f)
+		c.W.BulkString(h.kv[c.rng().Intn(h.Len())].f)
 		return
 	}
 	count, ok := ParseIntB(argv[2])
@@ -735,7 +735,7 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 	case count < 0:
 		header(int(-count))
 		for k := int64(0); k < -count; k++ {
-			write(c.E.Rand.Intn(n))
+			write(c.rng().Intn(n))
 		}
 	case count >= int64(n):
 		header(n)
@@ -746,7 +746,7 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 		header(int(count))
 		seen := make(map[int]struct{}, count)
 		for len(seen) < int(count) {
-			i := c.E.Rand.Intn(n)
+			i := c.rng().Intn(n)
 			if _, dup := seen[i]; dup {
 				continue
 			}
@@ -760,7 +760,7 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 		}
 		header(int(count))
 		for k := 0; k < int(count); k++ {
-			j := k + c.E.Rand.Intn(n-k)
+			j := k + c.rng().Intn(n-k)
 			pos[k], pos[j] = pos[j], pos[k]
 			write(int(pos[k]))
 		}

@@ -233,13 +233,13 @@ func EqualFoldStr(a, b string) bool {
 	return true
 }
 
-// cmdRandomKey: RANDOMKEY — a random live key (c.E.Rand), nil when the
+// cmdRandomKey: RANDOMKEY — a random live key (c.rng()), nil when the
 // database is empty. Expired keys picked are deleted and the draw repeats;
 // a follower (no lazy delete) falls back to a walk after 100 draws.
 func cmdRandomKey(c *Ctx, argv [][]byte) {
 	db := c.DB
 	for tries := 0; ; tries++ {
-		e := db.dict.random(&c.E.Rand)
+		e := db.dict.random(c.rng())
 		if e == nil {
 			c.W.Null()
 			return

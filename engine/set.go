@@ -341,7 +341,7 @@ func cmdSMembers(c *Ctx, argv [][]byte) {
 	c.writeWholeSet(e.set())
 }
 
-// cmdSPop: SPOP key [count] — remove and return random members (c.E.Rand).
+// cmdSPop: SPOP key [count] — remove and return random members (c.rng()).
 // Without count: a bulk string, null for a missing key. With count (>= 0,
 // else "value is out of range, must be positive"): a set reply ("~" in
 // RESP3) of min(count, SCARD) members, empty for a missing key or count 0;
@@ -366,7 +366,7 @@ func cmdSPop(c *Ctx, argv [][]byte) {
 		return
 	}
 	s := e.set()
-	i := c.E.Rand.Intn(s.Len())
+	i := c.rng().Intn(s.Len())
 	c.W.BulkString(s.memberAt(i))
 	s.removeAt(i)
 	c.removeIfEmpty(e, s.Len() == 0)
@@ -396,14 +396,14 @@ func (c *Ctx) spopCount(argv [][]byte) {
 	}
 	c.W.Set(int(count))
 	for k := int64(0); k < count; k++ {
-		i := c.E.Rand.Intn(s.Len())
+		i := c.rng().Intn(s.Len())
 		s.writeAt(c, i)
 		s.removeAt(i)
 	}
 	c.touched(argv[1])
 }
 
-// cmdSRandMember: SRANDMEMBER key [count] — random members (c.E.Rand),
+// cmdSRandMember: SRANDMEMBER key [count] — random members (c.rng()),
 // the set unchanged. Without count: a bulk string, null for a missing key.
 // With count: an array; count > 0 gives min(count, SCARD) distinct members
 // (the whole set, in its order, when count >= SCARD); count < 0 gives -count
@@ -425,7 +425,7 @@ func cmdSRandMember(c *Ctx, argv [][]byte) {
 			return
 		}
 		s := e.set()
-		s.writeAt(c, c.E.Rand.Intn(s.Len()))
+		s.writeAt(c, c.rng().Intn(s.Len()))
 		return
 	}
 	count, ok := ParseIntB(argv[2])
@@ -450,7 +450,7 @@ func cmdSRandMember(c *Ctx, argv [][]byte) {
 	if count < 0 {
 		c.W.Array(int(-count))
 		for k := int64(0); k < -count; k++ {
-			s.writeAt(c, c.E.Rand.Intn(n))
+			s.writeAt(c, c.rng().Intn(n))
 		}
 		return
 	}
@@ -466,7 +466,7 @@ func cmdSRandMember(c *Ctx, argv [][]byte) {
 		seen := make(map[int]struct{}, count)
 		c.W.Array(int(count))
 		for len(seen) < int(count) {
-			i := c.E.Rand.Intn(n)
+			i := c.rng().Intn(n)
 			if _, dup := seen[i]; dup {
 				continue
 			}
@@ -482,7 +482,7 @@ func cmdSRandMember(c *Ctx, argv [][]byte) {
 	}
 	c.W.Array(int(count))
 	for k := 0; k < int(count); k++ {
-		j := k + c.E.Rand.Intn(n-k)
+		j := k + c.rng().Intn(n-k)
 		pos[k], pos[j] = pos[j], pos[k]
 		s.writeAt(c, int(pos[k]))
 	}

@@ -457,7 +457,7 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 			c.W.Null()
 			return
 		}
-		x := z.zsl.byRank(1 + c.E.Rand.Intn(z.len()))
+		x := z.zsl.byRank(1 + c.rng().Intn(z.len()))
 		c.W.BulkString(x.member)
 		return
 	}
@@ -507,7 +507,7 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 		n := -l
 		c.W.Array(int(n) * per)
 		for ; n > 0; n-- {
-			emit(z.zsl.byRank(1 + c.E.Rand.Intn(size)))
+			emit(z.zsl.byRank(1 + c.rng().Intn(size)))
 		}
 		return
 	}
@@ -523,7 +523,7 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 	swapped := make(map[int]int, n)
 	c.W.Array(n * per)
 	for i := 0; i < n; i++ {
-		j := i + c.E.Rand.Intn(size-i)
+		j := i + c.rng().Intn(size-i)
 		vj, ok := swapped[j]
 		if !ok {
 			vj = j

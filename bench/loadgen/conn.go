@@ -17,9 +17,9 @@ type conn struct {
 	rbuf []byte
 	// scratch holds a script's arguments while its header is written
 	scratch []byte
-	r, n int // unparsed reply bytes are rbuf[r:n]
-	rng  uint64
-	errs int64 // error replies seen
+	r, n    int // unparsed reply bytes are rbuf[r:n]
+	rng     uint64
+	errs    int64 // error replies seen
 	// lastErr keeps the first error reply text (for skip messages).
 	lastErr string
 }

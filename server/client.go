@@ -93,6 +93,9 @@ func (s *Server) serveClient(cl *client) {
 			if !cl.locked {
 				s.eng.Mu.Lock()
 				cl.locked = true
+				// one clock read per batch: every command that runs
+				// under this acquisition of the lock shares its time
+				cl.ctx.Now = s.now()
 			}
 			s.dispatch(cl, argv)
 			if cl.closeNow {
@@ -182,8 +185,8 @@ type connSub struct {
 }
 
 // dispatch runs or queues one request. The engine lock is held.
+// cl.ctx.Now was set when the lock was taken (serveClient).
 func (s *Server) dispatch(cl *client, argv [][]byte) {
-	cl.ctx.Now = s.now()
 	cl.ctx.DB = s.eng.DBs[cl.db]
 	cmd := cl.ctx.Resolve(argv)
 	if cmd == nil {
@@ -216,7 +219,7 @@ func isTxnControl(name string) bool {
 
 // call executes a resolved command and keeps its statistics.
 func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) {
-	start := time.Now()
+	start := nanotime()
 	before := len(cl.w.B)
 	cl.lastC = cmd.Name
 	if cmd.Has(engine.FlagConn) {
@@ -232,7 +235,7 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) {
 		s.stats.cmdStats[cmd.Name] = st
 	}
 	st.calls++
-	st.usec += time.Since(start).Microseconds()
+	st.usec += nanotime()/1000 - start/1000 // unbiased like ustime() deltas
 	if len(cl.w.B) > before && cl.w.B[before] == '-' {
 		st.failed++
 		s.countError(cl.w.B[before+1:])

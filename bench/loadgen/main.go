@@ -46,6 +46,7 @@ var (
 	fMode      = flag.String("mode", "bench", "bench or memory")
 	fMemKeys   = flag.Int("mem-keys", 1000000, "keys (and limiters) for the memory mode")
 	fSeedDir   = flag.String("seed-dir", "/work/shared/seed-scripts", "folder of the seed Lua scripts")
+	fEnv       = flag.String("limitdb-env", "", "extra environment for the started limitdb, e.g. GOGC=50,GOMEMLIMIT=1GiB")
 	fSkipMem   = flag.String("mem-skip", "", "memory mode: comma-separated parts to skip (incr,gcra)")
 )
 
@@ -128,6 +129,9 @@ func main() {
 			fatalf("give -limitdb addr or -limitdb-bin path")
 		}
 		var env []string
+		if *fEnv != "" {
+			env = strings.Split(*fEnv, ",")
+		}
 		procs = strconv.Itoa(runtime.NumCPU()) + " (default)"
 		if *fProcs > 0 {
 			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
@@ -136,8 +140,8 @@ func main() {
 		cand.addr, cand.pid = startServer("limitdb", []string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort),
 			"--loglevel", "warn"}, env, *fLimitPort)
 	}
-	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
-		ref.addr, cand.addr, procs, runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
+		ref.addr, cand.addr, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 
 	switch *fMode {
 	case "memory":

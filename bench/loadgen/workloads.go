@@ -136,7 +136,7 @@ var workloads = []*workload{
 	{name: "set", replies: 1, ref: func(c *conn, s *side, b []byte, now int64) []byte {
 		b = appendArrayHdr(b, 3)
 		b = appendBulkStr(b, "SET")
-		b = randKey(c, b, "key:")
+		b = randKey(c, b, "skey:") // not key:, which INCR needs as integers
 		return appendBulk(b, value16)
 	}, probe: probeCmd("SET", "probe:set", "1")},
 	{name: "incr", replies: 1, ref: cmd1("INCR", "key:"), probe: probeCmd("INCR", "probe:incr")},

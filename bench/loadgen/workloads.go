@@ -28,6 +28,8 @@ type workload struct {
 	ref     builder
 	cand    builder // nil: same as ref
 	scripts []string
+	// refOnly: the scripts are for redis only (cand runs a native command)
+	refOnly bool
 	// probe is a command whose reply on cand (and ref) tells whether the
 	// workload can run; an error reply skips it.
 	probe func(s *side, isRef bool) []string
@@ -172,14 +174,14 @@ var workloads = []*workload{
 	{name: "evalsha-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), scripts: []string{scriptFW},
 		probe: probeSha(scriptFW, "10", "1")},
 	// RL.ALLOW on limitdb against the equivalent Lua on Redis
-	{name: "rl-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), cand: rlAllow(""), scripts: []string{scriptTB},
+	{name: "rl-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), cand: rlAllow(""), scripts: []string{scriptTB}, refOnly: true,
 		probe: func(s *side, isRef bool) []string {
 			if isRef {
 				return probeSha(scriptTB, "10", "1", "1", "1700000000")(s, true)
 			}
 			return []string{"RL.ALLOW", "probe:rl", "10", "1000"}
 		}},
-	{name: "rl-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), cand: rlAllow("fixed-window"), scripts: []string{scriptFW},
+	{name: "rl-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), cand: rlAllow("fixed-window"), scripts: []string{scriptFW}, refOnly: true,
 		probe: func(s *side, isRef bool) []string {
 			if isRef {
 				return probeSha(scriptFW, "10", "1")(s, true)
@@ -202,7 +204,7 @@ func findWorkload(name string) *workload {
 func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
 	c := s.conns[0]
 	for _, f := range w.scripts {
-		if s.shas[f] != "" {
+		if s.shas[f] != "" || (w.refOnly && !isRef) {
 			continue
 		}
 		body, err := os.ReadFile(filepath.Join(seedDir, f))
@@ -214,7 +216,7 @@ func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
 			return err
 		}
 		if strings.HasPrefix(r, "-") {
-			return fmt.Errorf("%s: SCRIPT LOAD: %s", s.name, strings.TrimSpace(r[1:]))
+			return fmt.Errorf("%s: SCRIPT LOAD %s: %s", s.name, f, short(r[1:]))
 		}
 		s.shas[f] = bulkValue(r)
 	}
@@ -225,7 +227,7 @@ func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
 			return err
 		}
 		if strings.HasPrefix(r, "-") {
-			return fmt.Errorf("%s: %s: %s", s.name, args[0], strings.TrimSpace(r[1:]))
+			return fmt.Errorf("%s: %s: %s", s.name, args[0], short(r[1:]))
 		}
 	}
 	if w.preload {
@@ -257,4 +259,13 @@ func parseDepths(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// short trims an error reply for the table's notes.
+func short(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 90 {
+		s = s[:90] + "…"
+	}
+	return s
 }

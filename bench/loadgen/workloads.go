@@ -95,7 +95,7 @@ func fwArgs(c *conn, b []byte, now int64) (int, []byte) {
 	return 3, b
 }
 
-func rlAllow(algo string) builder {
+func rlAllow(prefix, algo string) builder {
 	return func(c *conn, s *side, b []byte, now int64) []byte {
 		n := 4
 		if algo != "" {
@@ -103,7 +103,7 @@ func rlAllow(algo string) builder {
 		}
 		b = appendArrayHdr(b, n)
 		b = appendBulkStr(b, "RL.ALLOW")
-		b = randKey(c, b, "rl:")
+		b = randKey(c, b, prefix)
 		b = appendBulkStr(b, "10")
 		b = appendBulkStr(b, "1000")
 		if algo != "" {
@@ -174,14 +174,14 @@ var workloads = []*workload{
 	{name: "evalsha-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), scripts: []string{scriptFW},
 		probe: probeSha(scriptFW, "10", "1")},
 	// RL.ALLOW on limitdb against the equivalent Lua on Redis
-	{name: "rl-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), cand: rlAllow(""), scripts: []string{scriptTB}, refOnly: true,
+	{name: "rl-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), cand: rlAllow("rl:", ""), scripts: []string{scriptTB}, refOnly: true,
 		probe: func(s *side, isRef bool) []string {
 			if isRef {
 				return probeSha(scriptTB, "10", "1", "1", "1700000000")(s, true)
 			}
 			return []string{"RL.ALLOW", "probe:rl", "10", "1000"}
 		}},
-	{name: "rl-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), cand: rlAllow("fixed-window"), scripts: []string{scriptFW}, refOnly: true,
+	{name: "rl-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), cand: rlAllow("rlfw:", "fixed-window"), scripts: []string{scriptFW}, refOnly: true,
 		probe: func(s *side, isRef bool) []string {
 			if isRef {
 				return probeSha(scriptFW, "10", "1")(s, true)

@@ -239,6 +239,7 @@ type worker struct {
 // batch (one command when d == 1).
 func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Duration, measure bool) float64 {
 	var wg sync.WaitGroup
+	cpu0 := cpuNs(s.pid)
 	start := time.Now()
 	stop := start.Add(dur)
 	for _, wk := range ws {
@@ -269,6 +270,9 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 	}
 	wg.Wait()
 	el := time.Since(start)
+	if measure && s.pid != 0 {
+		s.cpu += cpuNs(s.pid) - cpu0
+	}
 	var ops int64
 	for _, wk := range ws {
 		if wk.err != nil {
@@ -276,6 +280,9 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 		}
 		ops += wk.ops
 		wk.ops = 0
+	}
+	if measure {
+		s.ops += ops
 	}
 	return float64(ops) / el.Seconds()
 }
@@ -288,6 +295,7 @@ type result struct {
 	refP50, refP99       float64
 	candP50, candP99     float64
 	refErrs, candErrs    int64
+	refCPU, candCPU      float64 // server CPU ns per op (0: unknown)
 	skipped, firstErrRef string
 	firstErrCand         string
 }
@@ -356,6 +364,7 @@ func benchMode(ref, cand *side) {
 				wk.c.errs = 0
 				wk.c.lastErr = ""
 			}
+			ref.cpu, ref.ops, cand.cpu, cand.ops = 0, 0, 0, 0
 			runSlice(ref, refW, w, w.ref, d, *fWarm, false)
 			runSlice(cand, candW, w, candB, d, *fWarm, false)
 			var refOps, candOps, ratios []float64
@@ -391,6 +400,12 @@ func benchMode(ref, cand *side) {
 					res.firstErrCand = wk.c.lastErr
 				}
 			}
+			if ref.pid != 0 && ref.ops > 0 {
+				res.refCPU = float64(ref.cpu) / float64(ref.ops)
+			}
+			if cand.pid != 0 && cand.ops > 0 {
+				res.candCPU = float64(cand.cpu) / float64(cand.ops)
+			}
 			res.refP50, res.refP99 = hr.quantile(0.5), hr.quantile(0.99)
 			res.candP50, res.candP99 = hc.quantile(0.5), hc.quantile(0.99)
 			results = append(results, res)
@@ -403,11 +418,11 @@ func printTable(rs []result) {
 	fmt.Printf("\n%d conns/server, slices %v x %d pairs (alternating), keys %d, latency = one batch round trip (µs)\n\n",
 		*fConns, *fSlice, *fPairs, *fKeys)
 	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tP\tredis ops/s\tlimitdb ops/s\tratio\t(min–max)\tredis p50\tp99\tlimitdb p50\tp99\tp99 ratio\terrors r/l\t")
+	fmt.Fprintln(tw, "workload\tP\tredis ops/s\tlimitdb ops/s\tratio\t(min–max)\tredis p50\tp99\tlimitdb p50\tp99\tp99 ratio\tCPU ns/op r\tl\tCPU ratio\terrors r/l\t")
 	var notes []string
 	for _, r := range rs {
 		if r.skipped != "" {
-			fmt.Fprintf(tw, "%s\t%d\tskipped\t\t\t\t\t\t\t\t\t\t\n", r.name, r.depth)
+			fmt.Fprintf(tw, "%s\t%d\tskipped\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, r.depth)
 			notes = append(notes, fmt.Sprintf("%s/P%d skipped: %s", r.name, r.depth, r.skipped))
 			continue
 		}
@@ -415,9 +430,13 @@ func printTable(rs []result) {
 		if r.refP99 > 0 {
 			p99r = r.candP99 / r.refP99
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2f\t(%.2f–%.2f)\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%d/%d\t\n",
+		cpu := "-\t-\t-"
+		if r.refCPU > 0 && r.candCPU > 0 {
+			cpu = fmt.Sprintf("%.0f\t%.0f\t%.2f", r.refCPU, r.candCPU, r.candCPU/r.refCPU)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2f\t(%.2f–%.2f)\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%s\t%d/%d\t\n",
 			r.name, r.depth, r.refOps, r.candOps, r.ratio, r.rmin, r.rmax,
-			r.refP50, r.refP99, r.candP50, r.candP99, p99r, r.refErrs, r.candErrs)
+			r.refP50, r.refP99, r.candP50, r.candP99, p99r, cpu, r.refErrs, r.candErrs)
 		if r.firstErrRef != "" {
 			notes = append(notes, fmt.Sprintf("%s/P%d redis error reply: %s", r.name, r.depth, r.firstErrRef))
 		}

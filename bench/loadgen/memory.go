@@ -150,3 +150,32 @@ func memoryMode(ref, cand *side) {
 	}
 	fmt.Println("(redis: used_memory growth; limitdb: VmRSS growth of its process)")
 }
+
+// cpuNs is the CPU time (ns) all threads of pid have run, from
+// /proc/<pid>/task/*/schedstat (0 when pid is 0 or unreadable).
+func cpuNs(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	var buf [128]byte
+	for _, e := range ents {
+		f, err := os.Open(dir + "/" + e.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		n, _ := f.Read(buf[:])
+		f.Close()
+		fs := strings.Fields(string(buf[:n]))
+		if len(fs) > 0 {
+			v, _ := strconv.ParseInt(fs[0], 10, 64)
+			sum += v
+		}
+	}
+	return sum
+}

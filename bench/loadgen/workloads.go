@@ -15,6 +15,9 @@ type side struct {
 	pid   int
 	conns []*conn
 	shas  map[string]string // script file -> SHA from SCRIPT LOAD
+	// CPU ns the server process used and ops it served during the
+	// measured slices of the current case (pid known only)
+	cpu, ops int64
 }
 
 // builder appends one operation (one or more commands) to b.

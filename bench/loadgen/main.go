@@ -29,6 +29,7 @@ import (
 var (
 	fRedis     = flag.String("redis", "", "address of a running redis-server (empty: start one on -redis-port)")
 	fRedisPort = flag.Int("redis-port", 7701, "port for the started redis-server")
+	fRedisPid  = flag.Int("redis-pid", 0, "pid of the running -redis server (for the CPU ns/op columns)")
 	fRedisBin  = flag.String("redis-bin", "redis-server", "redis-server binary")
 	fLimit     = flag.String("limitdb", "", "address of a running limitdb (empty: start -limitdb-bin on -limitdb-port)")
 	fLimitPort = flag.Int("limitdb-port", 7801, "port for the started limitdb")
@@ -116,6 +117,7 @@ func main() {
 	cand := &side{name: "limitdb", shas: map[string]string{}}
 	if *fRedis != "" {
 		ref.addr = *fRedis
+		ref.pid = *fRedisPid
 	} else {
 		ref.addr, ref.pid = startServer("redis-server", []string{*fRedisBin, "--port", strconv.Itoa(*fRedisPort),
 			"--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}, nil, *fRedisPort)

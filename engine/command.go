@@ -101,7 +101,16 @@ type Command struct {
 
 	F    Flag
 	subs map[string]*Command
+	// ID is a small dense index (0, 1, 2 … in registration order,
+	// subcommands included) so per-command data such as the server's
+	// statistics can live in a slice instead of a map keyed by name.
+	ID int
 }
+
+var nextCommandID int
+
+// NumCommandIDs is the number of command IDs handed out so far.
+func NumCommandIDs() int { return nextCommandID }
 
 // Has reports whether the command has flag f.
 func (cmd *Command) Has(f Flag) bool { return cmd.F&f != 0 }
@@ -121,11 +130,16 @@ func Register(cmds ...*Command) {
 			panic("engine: command registered twice: " + cmd.Name)
 		}
 		table[cmd.Name] = cmd
+		if h := fastHash([]byte(cmd.Name)); fastTable[h] == nil {
+			fastTable[h] = cmd
+		}
 	}
 }
 
 func prepare(cmd *Command) {
 	cmd.F = ParseFlags(cmd.Flags)
+	cmd.ID = nextCommandID
+	nextCommandID++
 	if len(cmd.Subs) > 0 {
 		cmd.subs = make(map[string]*Command, len(cmd.Subs))
 		for _, s := range cmd.Subs {
@@ -138,8 +152,47 @@ func prepare(cmd *Command) {
 	}
 }
 
+// fastTable is a direct-mapped cache in front of table: slot
+// fastHash(name) holds the first command registered with that hash. A
+// lookup hashes the name case-insensitively, compares one candidate and
+// falls back to the map on a miss or collision, which saves the map probe
+// (a fifth of the per-command CPU in profiles) for nearly every command.
+var fastTable [1024]*Command
+
+func fastHash(name []byte) uint32 {
+	h := uint32(2166136261)
+	for _, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	return h & uint32(len(fastTable)-1)
+}
+
+// equalLower reports whether name equals the lower-case lc, ignoring the
+// case of ASCII letters in name.
+func equalLower(name []byte, lc string) bool {
+	if len(name) != len(lc) {
+		return false
+	}
+	for i, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lc[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // Lookup finds a command by name, case-insensitively, without allocating.
 func Lookup(name []byte) *Command {
+	if cmd := fastTable[fastHash(name)]; cmd != nil && equalLower(name, cmd.Name) {
+		return cmd
+	}
 	var buf [32]byte
 	if len(name) > len(buf) {
 		return table[strings.ToLower(string(name))]

@@ -25,16 +25,31 @@ func (w *Writer) Reset()   { w.B = w.B[:0] }
 func (w *Writer) Len() int { return len(w.B) }
 
 // Int writes an integer reply (":n").
-func (w *Writer) Int(n int64) { w.B = redcon.AppendInt(w.B, n) }
+func (w *Writer) Int(n int64) { w.B = appendHeader(w.B, ':', n) }
 
 // Bulk writes a bulk string.
-func (w *Writer) Bulk(b []byte) { w.B = redcon.AppendBulk(w.B, b) }
+func (w *Writer) Bulk(b []byte) {
+	w.B = appendHeader(w.B, '$', int64(len(b)))
+	w.B = append(w.B, b...)
+	w.B = append(w.B, '\r', '\n')
+}
 
 // BulkString writes a bulk string.
-func (w *Writer) BulkString(s string) { w.B = redcon.AppendBulkString(w.B, s) }
+func (w *Writer) BulkString(s string) {
+	w.B = appendHeader(w.B, '$', int64(len(s)))
+	w.B = append(w.B, s...)
+	w.B = append(w.B, '\r', '\n')
+}
 
-// BulkInt writes n formatted in decimal as a bulk string.
-func (w *Writer) BulkInt(n int64) { w.B = redcon.AppendBulkInt(w.B, n) }
+// BulkInt writes n formatted in decimal as a bulk string, without
+// allocating (redcon's AppendBulkInt allocates the digits).
+func (w *Writer) BulkInt(n int64) {
+	var tmp [20]byte
+	d := strconv.AppendInt(tmp[:0], n, 10)
+	w.B = appendHeader(w.B, '$', int64(len(d)))
+	w.B = append(w.B, d...)
+	w.B = append(w.B, '\r', '\n')
+}
 
 // Status writes a simple string ("+OK").
 func (w *Writer) Status(s string) { w.B = redcon.AppendString(w.B, s) }
@@ -165,6 +180,9 @@ func (w *Writer) Raw(b []byte) { w.B = append(w.B, b...) }
 func (w *Writer) EmptyArray() { w.B = append(w.B, "*0\r\n"...) }
 
 func appendHeader(b []byte, c byte, n int64) []byte {
+	if n >= 0 && n <= 9 {
+		return append(b, c, byte('0'+n), '\r', '\n')
+	}
 	b = append(b, c)
 	b = strconv.AppendInt(b, n, 10)
 	return append(b, '\r', '\n')

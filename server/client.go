@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net"
+	"runtime"
 	"strings"
 	"time"
 
@@ -71,6 +72,17 @@ func (s *Server) serveClient(cl *client) {
 		}
 		s.dropClient(cl)
 	}()
+	// pend holds the stats of the commands run under the current lock
+	// acquisition; the batch's time is shared among them when the lock is
+	// released (two clock reads per batch instead of two per command).
+	var pend []*cmdStat
+	var t0 int64
+	release := func() {
+		s.chargeBatch(pend, t0)
+		pend = pend[:0]
+		s.eng.Mu.Unlock()
+		cl.locked = false
+	}
 	for {
 		inBefore := cl.rd.Buffered()
 		err := cl.rd.Fill()
@@ -97,26 +109,35 @@ func (s *Server) serveClient(cl *client) {
 			if !cl.locked {
 				s.eng.Mu.Lock()
 				cl.locked = true
+				// one clock read per batch: every command that runs
+				// under this acquisition of the lock shares its time
+				cl.ctx.Now, t0 = s.batchClock()
+				cl.last = time.UnixMilli(cl.ctx.Now)
 			}
-			s.dispatch(cl, argv)
+			if st := s.dispatch(cl, argv); st != nil {
+				pend = append(pend, st)
+			}
 			if cl.closeNow {
 				break
 			}
 			if len(cl.w.B) >= flushAt {
-				s.eng.Mu.Unlock()
-				cl.locked = false
+				release()
 				if !cl.flush() {
 					return
 				}
 			}
 		}
 		if cl.locked {
-			s.eng.Mu.Unlock()
-			cl.locked = false
+			release()
 		}
 		if !cl.flush() || cl.closeNow {
 			return
 		}
+		// Let every other ready connection have its turn before reading
+		// again, as Redis's event loop serves each readable client once per
+		// iteration: without it a connection whose next request is already
+		// there keeps its P while the others wait (low p50, long p99).
+		runtime.Gosched()
 	}
 }
 
@@ -186,8 +207,9 @@ type connSub struct {
 }
 
 // dispatch runs or queues one request. The engine lock is held.
-func (s *Server) dispatch(cl *client, argv [][]byte) {
-	cl.ctx.Now = s.now()
+// cl.ctx.Now was set when the lock was taken (serveClient). It returns
+// the stats entry of the command that ran (nil when none ran).
+func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	cl.ctx.DB = s.eng.DBs[cl.db]
 	cmd := cl.ctx.Resolve(argv)
 	if cmd == nil {
@@ -196,7 +218,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 		}
 		cl.execArityAbort(argv)
 		s.countRejected(argv)
-		return
+		return nil
 	}
 	if cl.multi && !isTxnControl(cmd.Name) {
 		q := make([][]byte, len(argv))
@@ -205,9 +227,9 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 		}
 		cl.queue = append(cl.queue, q)
 		cl.w.Status("QUEUED")
-		return
+		return nil
 	}
-	s.call(cl, cmd, argv)
+	return s.call(cl, cmd, argv)
 }
 
 // isTxnControl names the commands that run at once inside MULTI.
@@ -219,12 +241,12 @@ func isTxnControl(name string) bool {
 	return false
 }
 
-// call executes a resolved command and keeps its statistics.
-func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) {
-	start := time.Now()
+// call executes a resolved command and counts it. It returns the command's
+// stats entry; serveClient charges it its share of the batch's time (a
+// caller that ignores it, like EXEC, leaves the time to the outer command).
+func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	before := len(cl.w.B)
 	cl.lastC = cmd.Name
-	cl.last = start
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		connHandlers[cmd.Name](s, cl, argv)
@@ -232,18 +254,14 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		cl.ctx.Call(cmd, argv)
 	}
-	st := s.stats.cmdStats[cmd.Name]
-	if st == nil {
-		st = &cmdStat{}
-		s.stats.cmdStats[cmd.Name] = st
-	}
+	st := s.statOf(cmd)
 	st.calls++
 	s.stats.commands.Add(1)
-	st.usec += time.Since(start).Microseconds()
 	if len(cl.w.B) > before && cl.w.B[before] == '-' {
 		st.failed++
 		s.countError(cl.w.B[before+1:])
 	}
+	return st
 }
 
 func (s *Server) countRejected(argv [][]byte) {

@@ -377,6 +377,7 @@ func eventsString(f uint32) string {
 // (commandstats, errorstats, counters). OK.
 func cmdConfigResetstat(s *Server, cl *client, argv [][]byte) {
 	s.stats.cmdStats = make(map[string]*cmdStat)
+	s.stats.byID = nil
 	s.stats.errorStats = make(map[string]int64)
 	s.stats.totalErrorReply = 0
 	s.stats.connsReceived.Store(0)

@@ -70,10 +70,12 @@ type serverStats struct {
 	cmdStats        map[string]*cmdStat // guarded by eng.Mu
 	errorStats      map[string]int64    // guarded by eng.Mu
 	totalErrorReply int64
+	byID            []*cmdStat // cmdStats indexed by Command.ID (statOf); guarded by eng.Mu
 }
 
 type cmdStat struct {
 	calls, usec, rejected, failed int64
+	ns                            int64 // time not yet counted in usec (< 1000)
 }
 
 // New returns a server over eng (a fresh engine when nil).

@@ -21,6 +21,7 @@ func main() {
 	dir := flag.String("dir", ".", "data directory")
 	level := flag.String("loglevel", "info", "log level: debug, info, warn, error")
 	version := flag.Bool("version", false, "print the version and exit")
+	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); empty: off")
 	flag.Parse()
 	if *version {
 		fmt.Printf("limitdb %s (redis %s compatible)\n", server.Version, server.RedisVersion)
@@ -32,6 +33,13 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+	if *pprofAddr != "" {
+		if err := servePprof(*pprofAddr); err != nil {
+			log.Error("pprof", "err", err)
+			os.Exit(2)
+		}
+		log.Info("pprof listening", "addr", *pprofAddr)
+	}
 	srv := server.New(server.Config{
 		Addr: net.JoinHostPort(*bind, strconv.Itoa(*port)),
 		Dir:  *dir,

@@ -1,0 +1,453 @@
+// Command loadgen compares limitdb with a real redis-server on the same
+// machine in one run. It keeps N connections open to each server and
+// measures short alternating slices (ref, cand, cand, ref, …) so that both
+// see the same machine conditions, then reports per workload the median of
+// the per-pair throughput ratios (limitdb/redis) and p50/p99 latencies.
+// A memory mode loads 1M INCR+EXPIRE keys (and GCRA limiters when RL.ALLOW
+// exists) and compares Redis used_memory growth with limitdb RSS growth.
+//
+// See bench/README.md.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+var (
+	fRedis     = flag.String("redis", "", "address of a running redis-server (empty: start one on -redis-port)")
+	fRedisPort = flag.Int("redis-port", 7701, "port for the started redis-server")
+	fRedisPid  = flag.Int("redis-pid", 0, "pid of the running -redis server (for the CPU ns/op columns)")
+	fRedisBin  = flag.String("redis-bin", "redis-server", "redis-server binary")
+	fLimit     = flag.String("limitdb", "", "address of a running limitdb (empty: start -limitdb-bin on -limitdb-port)")
+	fLimitPort = flag.Int("limitdb-port", 7801, "port for the started limitdb")
+	fLimitBin  = flag.String("limitdb-bin", "", "limitdb binary to start (build it with go build -o … ./cmd/limitdb)")
+	fLimitPid  = flag.Int("limitdb-pid", 0, "pid of a running limitdb (memory mode with -limitdb)")
+	fProcs     = flag.Int("gomaxprocs", 0, "GOMAXPROCS for the started limitdb (0: Go's default, the CPU count)")
+	fConns     = flag.Int("conns", 50, "connections per server")
+	fDepths    = flag.String("pipeline", "1,16", "pipeline depths, comma separated")
+	fWork      = flag.String("workloads", "ping,get,set,incr,multi,lpush,zadd", "workloads, comma separated (all: "+allNames()+")")
+	fSlice     = flag.Duration("slice", 250*time.Millisecond, "length of one measured slice")
+	fPairs     = flag.Int("pairs", 8, "ref/cand slice pairs per case (order alternates ref,cand,cand,ref)")
+	fWarm      = flag.Duration("warmup", 200*time.Millisecond, "unmeasured warm-up per server per case")
+	fKeys      = flag.Int("keys", 10000, "key space of the random keys")
+	fMaxTime   = flag.Duration("max-time", 60*time.Second, "stop starting new cases after this long")
+	fMode      = flag.String("mode", "bench", "bench or memory")
+	fMemKeys   = flag.Int("mem-keys", 1000000, "keys (and limiters) for the memory mode")
+	fSeedDir   = flag.String("seed-dir", "/work/shared/seed-scripts", "folder of the seed Lua scripts")
+	fEnv       = flag.String("limitdb-env", "", "extra environment for the started limitdb, e.g. GOGC=50,GOMEMLIMIT=1GiB")
+	fSkipMem   = flag.String("mem-skip", "", "memory mode: comma-separated parts to skip (incr,gcra)")
+)
+
+func allNames() string {
+	var n []string
+	for _, w := range workloads {
+		n = append(n, w.name)
+	}
+	return strings.Join(n, ",")
+}
+
+var children []*exec.Cmd
+
+func killChildren() {
+	for _, c := range children {
+		if c.Process != nil {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}
+}
+
+func fatalf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "loadgen: "+format+"\n", a...)
+	killChildren()
+	os.Exit(1)
+}
+
+func startServer(name string, args []string, env []string, port int) (string, int) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		fatalf("start %s: %v", name, err)
+	}
+	children = append(children, cmd)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := dial(addr, 1)
+		if err == nil {
+			r, err := c.do("PING")
+			c.nc.Close()
+			if err == nil && strings.HasPrefix(r, "+PONG") {
+				return addr, cmd.Process.Pid
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fatalf("%s did not answer PING on %s", name, addr)
+	return "", 0
+}
+
+func main() {
+	flag.Parse()
+	keySpace = *fKeys
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-sig
+		killChildren()
+		os.Exit(130)
+	}()
+	defer killChildren()
+
+	ref := &side{name: "redis", shas: map[string]string{}}
+	cand := &side{name: "limitdb", shas: map[string]string{}}
+	if *fRedis != "" {
+		ref.addr = *fRedis
+		ref.pid = *fRedisPid
+	} else {
+		ref.addr, ref.pid = startServer("redis-server", []string{*fRedisBin, "--port", strconv.Itoa(*fRedisPort),
+			"--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}, nil, *fRedisPort)
+	}
+	procs := "unknown (external)"
+	if *fLimit != "" {
+		cand.addr = *fLimit
+		cand.pid = *fLimitPid
+	} else {
+		if *fLimitBin == "" {
+			fatalf("give -limitdb addr or -limitdb-bin path")
+		}
+		var env []string
+		if *fEnv != "" {
+			env = strings.Split(*fEnv, ",")
+		}
+		procs = strconv.Itoa(runtime.NumCPU()) + " (default)"
+		if *fProcs > 0 {
+			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
+			procs = strconv.Itoa(*fProcs)
+		}
+		cand.addr, cand.pid = startServer("limitdb", []string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort),
+			"--loglevel", "warn"}, env, *fLimitPort)
+	}
+	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
+		ref.addr, cand.addr, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+
+	switch *fMode {
+	case "memory":
+		memoryMode(ref, cand)
+	case "bench":
+		benchMode(ref, cand)
+	default:
+		fatalf("unknown -mode %q", *fMode)
+	}
+}
+
+func openConns(s *side, n int, seed uint64) {
+	for i := 0; i < n; i++ {
+		c, err := dial(s.addr, seed+uint64(i))
+		if err != nil {
+			fatalf("%s: %v", s.name, err)
+		}
+		s.conns = append(s.conns, c)
+	}
+}
+
+// --- latency histogram -------------------------------------------------------
+
+const histBuckets = 4600
+
+type hist [histBuckets]uint32
+
+func bucketOf(us int64) int {
+	switch {
+	case us < 1000:
+		return int(us)
+	case us < 10000:
+		return 1000 + int((us-1000)/10)
+	case us < 100000:
+		return 1900 + int((us-10000)/100)
+	case us < 1000000:
+		return 2800 + int((us-100000)/1000)
+	default:
+		return 3700 + int(min((us-1000000)/10000, 899))
+	}
+}
+
+func bucketUs(b int) float64 {
+	switch {
+	case b < 1000:
+		return float64(b)
+	case b < 1900:
+		return 1000 + float64(b-1000)*10
+	case b < 2800:
+		return 10000 + float64(b-1900)*100
+	case b < 3700:
+		return 100000 + float64(b-2800)*1000
+	default:
+		return 1000000 + float64(b-3700)*10000
+	}
+}
+
+func (h *hist) add(o *hist) {
+	for i := range h {
+		h[i] += o[i]
+	}
+}
+
+func (h *hist) quantile(q float64) float64 {
+	var total uint64
+	for _, v := range h {
+		total += uint64(v)
+	}
+	if total == 0 {
+		return 0
+	}
+	want := uint64(q * float64(total))
+	var acc uint64
+	for i, v := range h {
+		acc += uint64(v)
+		if acc > want {
+			return bucketUs(i)
+		}
+	}
+	return bucketUs(histBuckets - 1)
+}
+
+// --- measurement -----------------------------------------------------------
+
+type worker struct {
+	c    *conn
+	h    hist
+	ops  int64
+	errs int64
+	err  error
+}
+
+// runSlice drives every connection of s with workload w at pipeline depth
+// d for dur and returns ops/s. Latency is the round trip of one pipelined
+// batch (one command when d == 1).
+func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Duration, measure bool) float64 {
+	var wg sync.WaitGroup
+	cpu0 := cpuNs(s.pid)
+	start := time.Now()
+	stop := start.Add(dur)
+	for _, wk := range ws {
+		wg.Add(1)
+		go func(wk *worker) {
+			defer wg.Done()
+			c := wk.c
+			for {
+				t0 := time.Now()
+				if !t0.Before(stop) {
+					return
+				}
+				now := t0.UnixMilli()
+				c.wbuf = c.wbuf[:0]
+				for i := 0; i < d; i++ {
+					c.wbuf = b(c, s, c.wbuf, now)
+				}
+				if err := c.roundTrip(d * w.replies); err != nil {
+					wk.err = err
+					return
+				}
+				if measure {
+					wk.h[bucketOf(time.Since(t0).Microseconds())]++
+					wk.ops += int64(d)
+				}
+			}
+		}(wk)
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if measure && s.pid != 0 {
+		s.cpu += cpuNs(s.pid) - cpu0
+	}
+	var ops int64
+	for _, wk := range ws {
+		if wk.err != nil {
+			fatalf("%s: %s: %v", s.name, w.name, wk.err)
+		}
+		ops += wk.ops
+		wk.ops = 0
+	}
+	if measure {
+		s.ops += ops
+	}
+	return float64(ops) / el.Seconds()
+}
+
+type result struct {
+	name                 string
+	depth                int
+	refOps, candOps      float64 // median over slices
+	ratio, rmin, rmax    float64
+	refP50, refP99       float64
+	candP50, candP99     float64
+	refErrs, candErrs    int64
+	refCPU, candCPU      float64 // server CPU ns per op (0: unknown)
+	skipped, firstErrRef string
+	firstErrCand         string
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func benchMode(ref, cand *side) {
+	depths, err := parseDepths(*fDepths)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	openConns(ref, *fConns, 1000)
+	openConns(cand, *fConns, 1000) // same seeds: same key sequences
+	mkWorkers := func(s *side) []*worker {
+		ws := make([]*worker, len(s.conns))
+		for i, c := range s.conns {
+			ws[i] = &worker{c: c}
+		}
+		return ws
+	}
+	refW, candW := mkWorkers(ref), mkWorkers(cand)
+	begin := time.Now()
+	var results []result
+	for _, name := range strings.Split(*fWork, ",") {
+		name = strings.TrimSpace(name)
+		w := findWorkload(name)
+		if w == nil {
+			fatalf("unknown workload %q (have %s)", name, allNames())
+		}
+		for _, d := range depths {
+			res := result{name: name, depth: d}
+			if time.Since(begin) > *fMaxTime {
+				res.skipped = "max-time reached"
+				results = append(results, res)
+				continue
+			}
+			if err := w.prepare(ref, true, *fSeedDir); err != nil {
+				res.skipped = err.Error()
+				results = append(results, res)
+				fmt.Fprintf(os.Stderr, "skip %s/P%d: %s\n", name, d, res.skipped)
+				continue
+			}
+			if err := w.prepare(cand, false, *fSeedDir); err != nil {
+				res.skipped = err.Error()
+				results = append(results, res)
+				fmt.Fprintf(os.Stderr, "skip %s/P%d: %s\n", name, d, res.skipped)
+				continue
+			}
+			candB := w.cand
+			if candB == nil {
+				candB = w.ref
+			}
+			for _, wk := range append(append([]*worker(nil), refW...), candW...) {
+				wk.h = hist{}
+				wk.c.errs = 0
+				wk.c.lastErr = ""
+			}
+			ref.cpu, ref.ops, cand.cpu, cand.ops = 0, 0, 0, 0
+			runSlice(ref, refW, w, w.ref, d, *fWarm, false)
+			runSlice(cand, candW, w, candB, d, *fWarm, false)
+			var refOps, candOps, ratios []float64
+			for p := 0; p < *fPairs; p++ {
+				var r, c float64
+				if p%2 == 0 {
+					r = runSlice(ref, refW, w, w.ref, d, *fSlice, true)
+					c = runSlice(cand, candW, w, candB, d, *fSlice, true)
+				} else {
+					c = runSlice(cand, candW, w, candB, d, *fSlice, true)
+					r = runSlice(ref, refW, w, w.ref, d, *fSlice, true)
+				}
+				refOps = append(refOps, r)
+				candOps = append(candOps, c)
+				ratios = append(ratios, c/r)
+			}
+			res.refOps, res.candOps, res.ratio = median(refOps), median(candOps), median(ratios)
+			s := append([]float64(nil), ratios...)
+			sort.Float64s(s)
+			res.rmin, res.rmax = s[0], s[len(s)-1]
+			var hr, hc hist
+			for _, wk := range refW {
+				hr.add(&wk.h)
+				res.refErrs += wk.c.errs
+				if res.firstErrRef == "" {
+					res.firstErrRef = wk.c.lastErr
+				}
+			}
+			for _, wk := range candW {
+				hc.add(&wk.h)
+				res.candErrs += wk.c.errs
+				if res.firstErrCand == "" {
+					res.firstErrCand = wk.c.lastErr
+				}
+			}
+			if ref.pid != 0 && ref.ops > 0 {
+				res.refCPU = float64(ref.cpu) / float64(ref.ops)
+			}
+			if cand.pid != 0 && cand.ops > 0 {
+				res.candCPU = float64(cand.cpu) / float64(cand.ops)
+			}
+			res.refP50, res.refP99 = hr.quantile(0.5), hr.quantile(0.99)
+			res.candP50, res.candP99 = hc.quantile(0.5), hc.quantile(0.99)
+			results = append(results, res)
+		}
+	}
+	printTable(results)
+}
+
+func printTable(rs []result) {
+	fmt.Printf("\n%d conns/server, slices %v x %d pairs (alternating), keys %d, latency = one batch round trip (µs)\n\n",
+		*fConns, *fSlice, *fPairs, *fKeys)
+	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tP\tredis ops/s\tlimitdb ops/s\tratio\t(min–max)\tredis p50\tp99\tlimitdb p50\tp99\tp99 ratio\tCPU ns/op r\tl\tCPU ratio\terrors r/l\t")
+	var notes []string
+	for _, r := range rs {
+		if r.skipped != "" {
+			fmt.Fprintf(tw, "%s\t%d\tskipped\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, r.depth)
+			notes = append(notes, fmt.Sprintf("%s/P%d skipped: %s", r.name, r.depth, r.skipped))
+			continue
+		}
+		p99r := 0.0
+		if r.refP99 > 0 {
+			p99r = r.candP99 / r.refP99
+		}
+		cpu := "-\t-\t-"
+		if r.refCPU > 0 && r.candCPU > 0 {
+			cpu = fmt.Sprintf("%.0f\t%.0f\t%.2f", r.refCPU, r.candCPU, r.candCPU/r.refCPU)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2f\t(%.2f–%.2f)\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%s\t%d/%d\t\n",
+			r.name, r.depth, r.refOps, r.candOps, r.ratio, r.rmin, r.rmax,
+			r.refP50, r.refP99, r.candP50, r.candP99, p99r, cpu, r.refErrs, r.candErrs)
+		if r.firstErrRef != "" {
+			notes = append(notes, fmt.Sprintf("%s/P%d redis error reply: %s", r.name, r.depth, r.firstErrRef))
+		}
+		if r.firstErrCand != "" {
+			notes = append(notes, fmt.Sprintf("%s/P%d limitdb error reply: %s", r.name, r.depth, r.firstErrCand))
+		}
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Println("  " + n)
+	}
+}

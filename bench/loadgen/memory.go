@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// usedMemory reads used_memory from INFO memory.
+func usedMemory(c *conn) int64 {
+	r, err := c.do("INFO", "memory")
+	if err != nil {
+		fatalf("INFO memory: %v", err)
+	}
+	for _, l := range strings.Split(bulkValue(r), "\r\n") {
+		if v, ok := strings.CutPrefix(l, "used_memory:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// rss reads VmRSS (bytes) of pid from /proc.
+func rss(pid int) int64 {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		fatalf("read RSS: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			v = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB"))
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n * 1024
+		}
+	}
+	return 0
+}
+
+// load sends n operations built by b in pipelined batches of 500.
+func load(c *conn, s *side, n int, perOp int, b func(b []byte, i int) []byte) {
+	const batch = 500
+	for i := 0; i < n; i += batch {
+		c.wbuf = c.wbuf[:0]
+		k := 0
+		for j := i; j < i+batch && j < n; j++ {
+			c.wbuf = b(c.wbuf, j)
+			k++
+		}
+		if err := c.roundTrip(k * perOp); err != nil {
+			fatalf("%s: load: %v", s.name, err)
+		}
+	}
+}
+
+type memRow struct {
+	what            string
+	refB, candB     float64
+	refNote, skipNo string
+}
+
+func memoryMode(ref, cand *side) {
+	if cand.pid == 0 {
+		fatalf("memory mode needs limitdb's pid: start it here (-limitdb-bin) or give -limitdb-pid")
+	}
+	openConns(ref, 1, 7)
+	openConns(cand, 1, 7)
+	rc, cc := ref.conns[0], cand.conns[0]
+	n := *fMemKeys
+	var rows []memRow
+	skip := *fSkipMem + ","
+
+	measure := func(what string, perOp int, refB, candB func(b []byte, i int) []byte) {
+		time.Sleep(300 * time.Millisecond)
+		r0, c0 := usedMemory(rc), rss(cand.pid)
+		t := time.Now()
+		load(rc, ref, n, perOp, refB)
+		tr := time.Since(t)
+		t = time.Now()
+		load(cc, cand, n, perOp, candB)
+		tc := time.Since(t)
+		time.Sleep(1 * time.Second) // let a GC cycle finish
+		r1, c1 := usedMemory(rc), rss(cand.pid)
+		row := memRow{what: what, refB: float64(r1-r0) / float64(n), candB: float64(c1-c0) / float64(n)}
+		rows = append(rows, row)
+		fmt.Printf("%s: redis used_memory %d -> %d (load %v), limitdb RSS %d -> %d (load %v); errors r/l %d/%d\n",
+			what, r0, r1, tr.Round(time.Millisecond), c0, c1, tc.Round(time.Millisecond), rc.errs, cc.errs)
+		if rc.lastErr != "" || cc.lastErr != "" {
+			fmt.Printf("  first error replies: redis %q limitdb %q\n", rc.lastErr, cc.lastErr)
+		}
+		rc.errs, cc.errs, rc.lastErr, cc.lastErr = 0, 0, "", ""
+	}
+
+	if !strings.Contains(skip, "incr,") {
+		incrExpire := func(b []byte, i int) []byte {
+			b = appendArrayHdr(b, 2)
+			b = appendBulkStr(b, "INCR")
+			b = appendBulkKey(b, "k:", int64(i))
+			b = appendArrayHdr(b, 3)
+			b = appendBulkStr(b, "EXPIRE")
+			b = appendBulkKey(b, "k:", int64(i))
+			return appendBulkStr(b, "3600")
+		}
+		measure(fmt.Sprintf("%d x INCR k:i + EXPIRE k:i 3600", n), 2, incrExpire, incrExpire)
+	}
+
+	if !strings.Contains(skip, "gcra,") {
+		r, err := cc.do("RL.ALLOW", "probe:gcra", "10", "3600000")
+		if err != nil || strings.HasPrefix(r, "-") {
+			fmt.Printf("GCRA limiters skipped: limitdb answered %q to RL.ALLOW\n", strings.TrimSpace(r))
+		} else {
+			w := findWorkload("evalsha-tb")
+			if err := w.prepare(ref, true, *fSeedDir); err != nil {
+				fatalf("%v", err)
+			}
+			sha := ref.shas[scriptTB]
+			now := time.Now().Unix()
+			// Redis: the token bucket script (two keys per limiter)
+			tb := func(b []byte, i int) []byte {
+				b = appendArrayHdr(b, 8)
+				b = appendBulkStr(b, "EVALSHA")
+				b = appendBulkStr(b, sha)
+				b = appendBulkStr(b, "1")
+				b = appendBulkKey(b, "lim:", int64(i))
+				b = appendBulkStr(b, "10")
+				b = appendBulkStr(b, "1")
+				b = appendBulkStr(b, "3600")
+				return appendBulkInt(b, now)
+			}
+			gcra := func(b []byte, i int) []byte {
+				b = appendArrayHdr(b, 4)
+				b = appendBulkStr(b, "RL.ALLOW")
+				b = appendBulkKey(b, "lim:", int64(i))
+				b = appendBulkStr(b, "10")
+				return appendBulkStr(b, "3600000")
+			}
+			measure(fmt.Sprintf("%d limiters: redis token-bucket Lua vs limitdb RL.ALLOW (GCRA)", n), 1, tb, gcra)
+		}
+	}
+
+	fmt.Println()
+	fmt.Printf("%-72s %14s %16s %7s\n", "memory per key", "redis B/key", "limitdb B/key", "ratio")
+	for _, r := range rows {
+		fmt.Printf("%-72s %14.1f %16.1f %7.2f\n", r.what, r.refB, r.candB, r.candB/r.refB)
+	}
+	fmt.Println("(redis: used_memory growth; limitdb: VmRSS growth of its process)")
+}
+
+// cpuNs is the CPU time (ns) all threads of pid have run, from
+// /proc/<pid>/task/*/schedstat (0 when pid is 0 or unreadable).
+func cpuNs(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	var buf [128]byte
+	for _, e := range ents {
+		f, err := os.Open(dir + "/" + e.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		n, _ := f.Read(buf[:])
+		f.Close()
+		fs := strings.Fields(string(buf[:n]))
+		if len(fs) > 0 {
+			v, _ := strconv.ParseInt(fs[0], 10, 64)
+			sum += v
+		}
+	}
+	return sum
+}

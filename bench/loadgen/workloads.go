@@ -1,0 +1,274 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// side is one server under test (ref = redis-server, cand = limitdb).
+type side struct {
+	name  string
+	addr  string
+	pid   int
+	conns []*conn
+	shas  map[string]string // script file -> SHA from SCRIPT LOAD
+	// CPU ns the server process used and ops it served during the
+	// measured slices of the current case (pid known only)
+	cpu, ops int64
+}
+
+// builder appends one operation (one or more commands) to b.
+type builder func(c *conn, s *side, b []byte, nowMs int64) []byte
+
+// workload is one measured operation. replies is the number of top-level
+// replies one operation produces (a MULTI block produces four).
+type workload struct {
+	name    string
+	replies int
+	ref     builder
+	cand    builder // nil: same as ref
+	scripts []string
+	// refOnly: the scripts are for redis only (cand runs a native command)
+	refOnly bool
+	// probe is a command whose reply on cand (and ref) tells whether the
+	// workload can run; an error reply skips it.
+	probe func(s *side, isRef bool) []string
+	// preload fills the keyspace before measuring (GET).
+	preload bool
+}
+
+var keySpace = 10000
+
+func randKey(c *conn, b []byte, prefix string) []byte {
+	return appendBulkKey(b, prefix, int64(c.intn(keySpace)))
+}
+
+var value16 = []byte("vvvvvvvvvvvvvvvv")
+
+func cmd1(name string, prefix string) builder {
+	return func(c *conn, s *side, b []byte, now int64) []byte {
+		b = appendArrayHdr(b, 2)
+		b = appendBulkStr(b, name)
+		return randKey(c, b, prefix)
+	}
+}
+
+func evalsha(file string, args func(c *conn, b []byte, now int64) (int, []byte)) builder {
+	return func(c *conn, s *side, b []byte, now int64) []byte {
+		// encode the arguments first (into the connection's scratch) to
+		// know their count
+		var n int
+		n, c.scratch = args(c, c.scratch[:0], now)
+		b = appendArrayHdr(b, 3+n)
+		b = appendBulkStr(b, "EVALSHA")
+		b = appendBulkStr(b, s.shas[file])
+		b = appendBulkStr(b, "1")
+		return append(b, c.scratch...)
+	}
+}
+
+// script argument builders, as seed-scripts/README.md calls them
+func tbArgs(c *conn, b []byte, now int64) (int, []byte) {
+	// key capacity add interval-s now-s
+	b = randKey(c, b, "tb:")
+	b = appendBulkStr(b, "10")
+	b = appendBulkStr(b, "1")
+	b = appendBulkStr(b, "1")
+	b = appendBulkInt(b, now/1000)
+	return 5, b
+}
+
+func swArgs(c *conn, b []byte, now int64) (int, []byte) {
+	// key window-ms now-ms limit
+	b = randKey(c, b, "sw:")
+	b = appendBulkStr(b, "1000")
+	b = appendBulkInt(b, now)
+	b = appendBulkStr(b, "10")
+	return 4, b
+}
+
+func fwArgs(c *conn, b []byte, now int64) (int, []byte) {
+	// key limit window-s
+	b = randKey(c, b, "fw:")
+	b = appendBulkStr(b, "10")
+	b = appendBulkStr(b, "1")
+	return 3, b
+}
+
+func rlAllow(prefix, algo string) builder {
+	return func(c *conn, s *side, b []byte, now int64) []byte {
+		n := 4
+		if algo != "" {
+			n += 2
+		}
+		b = appendArrayHdr(b, n)
+		b = appendBulkStr(b, "RL.ALLOW")
+		b = randKey(c, b, prefix)
+		b = appendBulkStr(b, "10")
+		b = appendBulkStr(b, "1000")
+		if algo != "" {
+			b = appendBulkStr(b, "ALGO")
+			b = appendBulkStr(b, algo)
+		}
+		return b
+	}
+}
+
+const (
+	scriptTB = "001-token-bucket.lua"
+	scriptSW = "002-sliding-window-zset.lua"
+	scriptFW = "001-counter.lua"
+)
+
+func probeCmd(args ...string) func(*side, bool) []string {
+	return func(*side, bool) []string { return args }
+}
+
+func probeSha(file string, extra ...string) func(*side, bool) []string {
+	return func(s *side, _ bool) []string {
+		return append([]string{"EVALSHA", s.shas[file], "1", "probe:" + file}, extra...)
+	}
+}
+
+var workloads = []*workload{
+	{name: "ping", replies: 1, ref: func(c *conn, s *side, b []byte, now int64) []byte {
+		return append(b, "*1\r\n$4\r\nPING\r\n"...)
+	}, probe: probeCmd("PING")},
+	{name: "get", replies: 1, ref: cmd1("GET", "key:"), probe: probeCmd("GET", "key:0"), preload: true},
+	{name: "set", replies: 1, ref: func(c *conn, s *side, b []byte, now int64) []byte {
+		b = appendArrayHdr(b, 3)
+		b = appendBulkStr(b, "SET")
+		b = randKey(c, b, "skey:") // not key:, which INCR needs as integers
+		return appendBulk(b, value16)
+	}, probe: probeCmd("SET", "probe:set", "1")},
+	{name: "incr", replies: 1, ref: cmd1("INCR", "key:"), probe: probeCmd("INCR", "probe:incr")},
+	{name: "multi", replies: 4, ref: func(c *conn, s *side, b []byte, now int64) []byte {
+		b = append(b, "*1\r\n$5\r\nMULTI\r\n"...)
+		k := int64(c.intn(keySpace))
+		b = appendArrayHdr(b, 2)
+		b = appendBulkStr(b, "INCR")
+		b = appendBulkKey(b, "mk:", k)
+		b = appendArrayHdr(b, 3)
+		b = appendBulkStr(b, "EXPIRE")
+		b = appendBulkKey(b, "mk:", k)
+		b = appendBulkStr(b, "60")
+		return append(b, "*1\r\n$4\r\nEXEC\r\n"...)
+	}, probe: probeCmd("EXPIRE", "probe:multi", "60")},
+	{name: "lpush", replies: 1, ref: func(c *conn, s *side, b []byte, now int64) []byte {
+		b = appendArrayHdr(b, 3)
+		b = appendBulkStr(b, "LPUSH")
+		b = randKey(c, b, "list:")
+		return appendBulk(b, value16)
+	}, probe: probeCmd("LPUSH", "probe:lpush", "x")},
+	{name: "zadd", replies: 1, ref: func(c *conn, s *side, b []byte, now int64) []byte {
+		b = appendArrayHdr(b, 4)
+		b = appendBulkStr(b, "ZADD")
+		b = randKey(c, b, "z:")
+		b = appendBulkInt(b, int64(c.intn(1000000)))
+		return appendBulkKey(b, "m", int64(c.intn(100)))
+	}, probe: probeCmd("ZADD", "probe:zadd", "1", "a")},
+	{name: "evalsha-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), scripts: []string{scriptTB},
+		probe: probeSha(scriptTB, "10", "1", "1", "1700000000")},
+	{name: "evalsha-sw", replies: 1, ref: evalsha(scriptSW, swArgs), scripts: []string{scriptSW},
+		probe: probeSha(scriptSW, "1000", "1700000000000", "10")},
+	{name: "evalsha-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), scripts: []string{scriptFW},
+		probe: probeSha(scriptFW, "10", "1")},
+	// RL.ALLOW on limitdb against the equivalent Lua on Redis
+	{name: "rl-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), cand: rlAllow("rl:", ""), scripts: []string{scriptTB}, refOnly: true,
+		probe: func(s *side, isRef bool) []string {
+			if isRef {
+				return probeSha(scriptTB, "10", "1", "1", "1700000000")(s, true)
+			}
+			return []string{"RL.ALLOW", "probe:rl", "10", "1000"}
+		}},
+	{name: "rl-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), cand: rlAllow("rlfw:", "fixed-window"), scripts: []string{scriptFW}, refOnly: true,
+		probe: func(s *side, isRef bool) []string {
+			if isRef {
+				return probeSha(scriptFW, "10", "1")(s, true)
+			}
+			return []string{"RL.ALLOW", "probe:rlfw", "10", "1000", "ALGO", "fixed-window"}
+		}},
+}
+
+func findWorkload(name string) *workload {
+	for _, w := range workloads {
+		if w.name == name {
+			return w
+		}
+	}
+	return nil
+}
+
+// prepare loads scripts, probes the command and preloads keys on one side.
+// A non-nil error means the workload must be skipped.
+func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
+	c := s.conns[0]
+	for _, f := range w.scripts {
+		if s.shas[f] != "" || (w.refOnly && !isRef) {
+			continue
+		}
+		body, err := os.ReadFile(filepath.Join(seedDir, f))
+		if err != nil {
+			return fmt.Errorf("read script: %v", err)
+		}
+		r, err := c.do("SCRIPT", "LOAD", string(body))
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(r, "-") {
+			return fmt.Errorf("%s: SCRIPT LOAD %s: %s", s.name, f, short(r[1:]))
+		}
+		s.shas[f] = bulkValue(r)
+	}
+	if w.probe != nil {
+		args := w.probe(s, isRef)
+		r, err := c.do(args...)
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(r, "-") {
+			return fmt.Errorf("%s: %s: %s", s.name, args[0], short(r[1:]))
+		}
+	}
+	if w.preload {
+		const batch = 1000
+		for i := 0; i < keySpace; i += batch {
+			c.wbuf = c.wbuf[:0]
+			n := 0
+			for j := i; j < i+batch && j < keySpace; j++ {
+				c.wbuf = appendArrayHdr(c.wbuf, 2)
+				c.wbuf = appendBulkStr(c.wbuf, "INCR")
+				c.wbuf = appendBulkKey(c.wbuf, "key:", int64(j))
+				n++
+			}
+			if err := c.roundTrip(n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func parseDepths(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad pipeline depth %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// short trims an error reply for the table's notes.
+func short(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 90 {
+		s = s[:90] + "…"
+	}
+	return s
+}

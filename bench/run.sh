@@ -1,0 +1,35 @@
+#!/bin/sh
+# bench/run.sh — the standard benchmark set: limitdb (built from this tree)
+# against a real redis-server, interleaved, each run bounded to ~60 s.
+#
+#   bench/run.sh                 # throughput table + memory table
+#   GOMAXPROCS_LIMITDB=1 bench/run.sh
+#   RUNS="core" bench/run.sh     # only the core set (core, lists, scripts, rl, memory)
+#
+# Ports: REDIS_PORT (default 7701) and LIMITDB_PORT (default 7801).
+set -eu
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/limitdb-bench-$$}
+mkdir -p "$OUT"
+go build -o "$OUT/limitdb" ./cmd/limitdb
+go build -o "$OUT/loadgen" ./bench/loadgen
+RP=${REDIS_PORT:-7701}
+LP=${LIMITDB_PORT:-7801}
+PROCS=${GOMAXPROCS_LIMITDB:-0}
+RUNS=${RUNS:-"core lists scripts rl memory"}
+lg() {
+	timeout 90 "$OUT/loadgen" -limitdb-bin "$OUT/limitdb" -gomaxprocs "$PROCS" \
+		-redis-port "$RP" -limitdb-port "$LP" -max-time 60s "$@"
+}
+for r in $RUNS; do
+	echo "=== $r"
+	case $r in
+	core) lg -workloads ping,get,set,incr ;;
+	lists) lg -workloads multi,lpush,zadd ;;
+	scripts) lg -workloads evalsha-tb,evalsha-sw,evalsha-fw ;;
+	rl) lg -workloads rl-tb,rl-fw ;;
+	memory) lg -mode memory ;;
+	*) echo "unknown run $r" >&2; exit 2 ;;
+	esac
+done
+rm -rf "$OUT"

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"io"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"limitdb/resp"
+)
+
+// loopReader returns the same pipelined payload on every Read.
+type loopReader struct{ p []byte }
+
+func (l *loopReader) Read(b []byte) (int, error) { return copy(b, l.p), nil }
+
+type nopConn struct{ net.Conn }
+
+func (nopConn) Write(b []byte) (int, error) { return len(b), nil }
+func (nopConn) Close() error                { return nil }
+
+func pipeline(n int, cmd func(i int) []string) []byte {
+	var b []byte
+	for i := 0; i < n; i++ {
+		args := cmd(i)
+		b = append(b, '*')
+		b = strconv.AppendInt(b, int64(len(args)), 10)
+		b = append(b, "\r\n"...)
+		for _, a := range args {
+			b = append(b, '$')
+			b = strconv.AppendInt(b, int64(len(a)), 10)
+			b = append(b, "\r\n"...)
+			b = append(b, a...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	return b
+}
+
+// benchBatch runs the per-batch work of serveClient (parse, lock, dispatch,
+// unlock, reset the reply buffer) without the network, 16 commands a batch.
+func benchBatch(b *testing.B, cmd func(i int) []string) {
+	s := New(Config{}, nil)
+	cl := s.newClient(nopConn{})
+	cl.rd = resp.NewReader(&loopReader{pipeline(16, cmd)})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 16 {
+		if err := cl.rd.Fill(); err != nil && err != io.EOF {
+			b.Fatal(err)
+		}
+		s.eng.Mu.Lock()
+		cl.ctx.Now, _ = s.batchClock()
+		for {
+			argv, err := cl.rd.Next()
+			if err != nil || argv == nil {
+				break
+			}
+			s.dispatch(cl, argv)
+		}
+		s.eng.Mu.Unlock()
+		cl.w.B = cl.w.B[:0]
+	}
+}
+
+func BenchmarkBatchPing(b *testing.B) {
+	benchBatch(b, func(int) []string { return []string{"PING"} })
+}
+
+func BenchmarkBatchIncr(b *testing.B) {
+	benchBatch(b, func(i int) []string { return []string{"INCR", "key:" + strconv.Itoa(i*7919%10000)} })
+}
+
+func BenchmarkBatchGet(b *testing.B) {
+	benchBatch(b, func(i int) []string { return []string{"GET", "key:" + strconv.Itoa(i*7919%10000)} })
+}
+
+var _ = time.Now

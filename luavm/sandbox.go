@@ -1,0 +1,345 @@
+package luavm
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+
+	"limitdb/resp"
+)
+
+var posInf = math.Inf(1)
+
+// newVM builds the sandbox once: base/table/string/math/coroutine, cjson,
+// bit, the redis table, Redis's math.random and tostring, and the
+// protected global environment.
+func newVM(st *State) *vm {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024 * 4, RegistryMaxSize: 1024 * 256})
+	v := &vm{st: st, L: L, fns: map[*Script]*lua.LFunction{}}
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	G := L.G.Global
+	for _, n := range []string{"print", "module", "setfenv", "getfenv", "newproxy", "dofile", "loadfile", "require", "_printregs", "package", "debug", "io", "os", "channel"} {
+		G.RawSetString(n, lua.LNil)
+	}
+	G.RawSetString("_VERSION", lua.LString("Lua 5.1"))
+	G.RawSetString("tostring", L.NewFunction(baseToString))
+	G.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+
+	m := G.RawGetString("math").(*lua.LTable)
+	m.RawSetString("random", L.NewFunction(v.mathRandom))
+	m.RawSetString("randomseed", L.NewFunction(v.mathRandomSeed))
+
+	G.RawSetString("cjson", openCjson(L))
+	G.RawSetString("bit", openBit(L))
+
+	r := L.NewTable()
+	r.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return v.call(L, true) }))
+	r.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return v.call(L, false) }))
+	r.RawSetString("error_reply", L.NewFunction(redisErrorReply))
+	r.RawSetString("status_reply", L.NewFunction(redisStatusReply))
+	r.RawSetString("sha1hex", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			L.RaiseError("wrong number of arguments")
+		}
+		L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
+		return 1
+	}))
+	r.RawSetString("log", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() < 2 {
+			L.RaiseError("redis.log() requires two arguments or more.")
+		}
+		if _, ok := L.Get(1).(lua.LNumber); !ok {
+			L.RaiseError("First argument must be a number (log level).")
+		}
+		return 0
+	}))
+	r.RawSetString("setresp", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			L.RaiseError("redis.setresp() requires one argument.")
+		}
+		n := int(L.CheckNumber(1))
+		if n != 2 && n != 3 {
+			L.RaiseError("RESP version must be 2 or 3.")
+		}
+		v.proto = n
+		return 0
+	}))
+	r.RawSetString("set_repl", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			L.RaiseError("redis.set_repl() requires one argument.")
+		}
+		n := int(L.CheckNumber(1))
+		if n&^3 != 0 {
+			L.RaiseError("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+		}
+		return 0
+	}))
+	r.RawSetString("replicate_commands", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
+	r.RawSetString("breakpoint", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }))
+	r.RawSetString("debug", L.NewFunction(func(L *lua.LState) int { return 0 }))
+	r.RawSetString("acl_check_cmd", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
+	for k, n := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+		"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
+		r.RawSetString(k, lua.LNumber(n))
+	}
+	r.RawSetString("REDIS_VERSION", lua.LString("7.0.15"))
+	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(0x07000f))
+	G.RawSetString("redis", r)
+
+	// Protected globals: reading an undefined global and creating one
+	// fail, as with Redis 7's read-only globals table.
+	gm := L.NewTable()
+	gm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		return 0
+	}))
+	gm.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(errReadonlyTbl)
+		return 0
+	}))
+	L.SetMetatable(G, gm)
+	v.env = G
+	v.errh = L.NewFunction(v.errHandler)
+	v.keys = L.NewTable()
+	v.args = L.NewTable()
+	return v
+}
+
+// baseToString is tostring with Lua 5.1's number format (%.14g).
+func baseToString(L *lua.LState) int {
+	L.CheckAny(1)
+	L.Push(lua.LString(tostring(L.Get(1))))
+	return 1
+}
+
+func tostring(v lua.LValue) string {
+	switch x := v.(type) {
+	case lua.LNumber:
+		return fmtNumber(float64(x))
+	case *lua.LTable, *lua.LFunction, *lua.LUserData, *lua.LState:
+		return lua.LVAsString(v) // gopher-lua's own "table: 0x…" form
+	}
+	return v.String()
+}
+
+// fmtNumber is Lua 5.1's LUA_NUMBER_FMT "%.14g".
+func fmtNumber(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case f != f:
+		return "nan"
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e14 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return string(resp.AppendG(nil, f, 14))
+}
+
+// --- Redis's 48-bit generator (redisLrand48) ---------------------------------
+
+const lrandMax = 2147483647
+
+func (v *vm) lrand48() int64 {
+	st := v.st
+	st.Rand48 = (st.Rand48*0x5DEECE66D + 0xB) & (1<<48 - 1)
+	return int64(st.Rand48 >> 17)
+}
+
+// mathRandom is Redis's math.random: redisLrand48()%INT32_MAX scaled.
+func (v *vm) mathRandom(L *lua.LState) int {
+	r := float64(v.lrand48()%lrandMax) / float64(lrandMax)
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := checkInt(L, 1)
+		if u < 1 {
+			L.ArgError(1, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+	case 2:
+		l := checkInt(L, 1)
+		u := checkInt(L, 2)
+		if l > u {
+			L.ArgError(2, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+	default:
+		L.RaiseError("wrong number of arguments")
+	}
+	return 1
+}
+
+// checkInt is luaL_checkint: the number truncated to a C int.
+func checkInt(L *lua.LState, i int) int32 {
+	return int32(int64(L.CheckNumber(i)))
+}
+
+// mathRandomSeed is redisSrand48(luaL_checkint(1)).
+func (v *vm) mathRandomSeed(L *lua.LState) int {
+	s := uint32(checkInt(L, 1))
+	v.st.Rand48 = uint64(s)<<16 | 0x330E
+	return 0
+}
+
+// --- redis.error_reply / status_reply ------------------------------------------
+
+func redisErrorReply(L *lua.LState) int {
+	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+		L.RaiseError("wrong number or type of arguments")
+	}
+	s := L.ToString(1)
+	var msg string
+	if strings.HasPrefix(s, "-") {
+		if sp := strings.IndexByte(s, ' '); sp >= 0 {
+			msg = s[1:sp] + " " + strings.Trim(s[sp+1:], "\r\n")
+		} else {
+			msg = "ERR " + strings.Trim(s[1:], "\r\n")
+		}
+	} else {
+		// "-" is prepended, then split as above
+		if sp := strings.IndexByte(s, ' '); sp >= 0 {
+			msg = s[:sp] + " " + strings.Trim(s[sp+1:], "\r\n")
+		} else {
+			msg = "ERR " + strings.Trim(s, "\r\n")
+		}
+	}
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	L.Push(t)
+	return 1
+}
+
+func redisStatusReply(L *lua.LState) int {
+	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+		L.RaiseError("wrong number or type of arguments")
+	}
+	t := L.NewTable()
+	t.RawSetString("ok", L.Get(1))
+	L.Push(t)
+	return 1
+}
+
+// --- compile errors -------------------------------------------------------------
+
+// compileErrText renders a parse error as PUC-Lua 5.1 would:
+// "user_script:<line>: <message> near '<token>'".
+func compileErrText(err error, src string) string {
+	lastLine := 1 + strings.Count(src, "\n")
+	var pe *parse.Error
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if msg == "syntax error" {
+			msg = "unexpected symbol"
+		}
+		tok := pe.Token
+		if pe.Pos.Line == parse.EOF || tok == "" {
+			return chunkName + ":" + strconv.Itoa(lastLine) + ": " + msg + " near '<eof>'"
+		}
+		return chunkName + ":" + strconv.Itoa(pe.Pos.Line) + ": " + msg + " near '" + tok + "'"
+	}
+	return chunkName + ":1: " + strings.TrimSpace(err.Error())
+}
+
+
+// highByteError reports PUC-Lua's error for a byte >= 0x80 outside strings
+// and comments (its lexer makes it a one-character token): "'<name>'
+// expected" after local/function, else "unexpected symbol".
+func highByteError(src string) string {
+	line := 1
+	prevWord := ""
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '\n':
+			line++
+		case c == '-' && i+1 < len(src) && src[i+1] == '-':
+			i += 2
+			if lvl, ok := longBracket(src, i); ok {
+				end := strings.Index(src[i:], "]"+strings.Repeat("=", lvl)+"]")
+				if end < 0 {
+					return ""
+				}
+				line += strings.Count(src[i:i+end], "\n")
+				i += end + lvl + 1
+			} else {
+				for i < len(src) && src[i] != '\n' {
+					i++
+				}
+				i--
+			}
+		case c == '[':
+			if lvl, ok := longBracket(src, i); ok {
+				end := strings.Index(src[i:], "]"+strings.Repeat("=", lvl)+"]")
+				if end < 0 {
+					return ""
+				}
+				line += strings.Count(src[i:i+end], "\n")
+				i += end + lvl + 1
+			}
+			prevWord = ""
+		case c == '"' || c == '\'':
+			for i++; i < len(src) && src[i] != c; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+				if i < len(src) && src[i] == '\n' {
+					line++
+				}
+			}
+			prevWord = ""
+		case c >= 0x80:
+			msg := "unexpected symbol"
+			if prevWord == "local" || prevWord == "function" {
+				msg = "'<name>' expected"
+			}
+			return chunkName + ":" + strconv.Itoa(line) + ": " + msg + " near '" + string(c) + "'"
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {
+				j++
+			}
+			prevWord = src[i:j]
+			i = j - 1
+		case c == ' ' || c == '\t' || c == '\r':
+		default:
+			prevWord = ""
+		}
+	}
+	return ""
+}
+
+// longBracket reports whether src[i:] opens a long bracket [[ or [=[ and its level.
+func longBracket(src string, i int) (int, bool) {
+	if i >= len(src) || src[i] != '[' {
+		return 0, false
+	}
+	j := i + 1
+	for j < len(src) && src[j] == '=' {
+		j++
+	}
+	if j < len(src) && src[j] == '[' {
+		return j - i - 1, true
+	}
+	return 0, false
+}

@@ -3,6 +3,7 @@ package luavm
 import (
 	"errors"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -56,38 +57,38 @@ func newVM(st *State) *vm {
 	r.RawSetString("status_reply", L.NewFunction(redisStatusReply))
 	r.RawSetString("sha1hex", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
-			L.RaiseError("wrong number of arguments")
+			raiseTable(L, "ERR wrong number of arguments")
 		}
 		L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
 		return 1
 	}))
 	r.RawSetString("log", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() < 2 {
-			L.RaiseError("redis.log() requires two arguments or more.")
+			raiseTable(L, "ERR redis.log() requires two arguments or more.")
 		}
 		if _, ok := L.Get(1).(lua.LNumber); !ok {
-			L.RaiseError("First argument must be a number (log level).")
+			raiseTable(L, "ERR First argument must be a number (log level).")
 		}
 		return 0
 	}))
 	r.RawSetString("setresp", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
-			L.RaiseError("redis.setresp() requires one argument.")
+			raiseTable(L, "ERR redis.setresp() requires one argument.")
 		}
 		n := int(L.CheckNumber(1))
 		if n != 2 && n != 3 {
-			L.RaiseError("RESP version must be 2 or 3.")
+			raiseTable(L, "ERR RESP version must be 2 or 3.")
 		}
 		v.proto = n
 		return 0
 	}))
 	r.RawSetString("set_repl", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
-			L.RaiseError("redis.set_repl() requires one argument.")
+			raiseTable(L, "ERR redis.set_repl() requires one argument.")
 		}
 		n := int(L.CheckNumber(1))
 		if n&^3 != 0 {
-			L.RaiseError("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+			raiseTable(L, "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
 		}
 		return 0
 	}))
@@ -120,6 +121,34 @@ func newVM(st *State) *vm {
 	v.keys = L.NewTable()
 	v.args = L.NewTable()
 	return v
+}
+
+// raiseTable raises {err=msg}, as Redis's luaPushError+luaError do for
+// errors of the redis.* functions (no position prefix).
+func raiseTable(L *lua.LState, msg string) {
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	L.Error(t, 0)
+}
+
+// arithRe matches gopher-lua's arithmetic error; PUC-Lua says
+// "attempt to perform arithmetic on a <type> value".
+var arithRe = regexp.MustCompile(`cannot perform \w+ operation between (\w+) and (\w+)`)
+
+// luaMessage rewrites gopher-lua runtime messages into PUC-Lua 5.1's.
+func luaMessage(s string) string {
+	if m := arithRe.FindStringSubmatchIndex(s); m != nil {
+		op, a, b := s[m[2]:m[3]], s[m[4]:m[5]], s[m[6]:m[7]]
+		bad := a
+		if a == "number" || (op == "concat" && a == "string") {
+			bad = b
+		}
+		if op == "concat" {
+			return s[:m[0]] + "attempt to concatenate a " + bad + " value" + s[m[1]:]
+		}
+		return s[:m[0]] + "attempt to perform arithmetic on a " + bad + " value" + s[m[1]:]
+	}
+	return s
 }
 
 // baseToString is tostring with Lua 5.1's number format (%.14g).
@@ -206,7 +235,7 @@ func (v *vm) mathRandomSeed(L *lua.LState) int {
 
 func redisErrorReply(L *lua.LState) int {
 	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
-		L.RaiseError("wrong number or type of arguments")
+		raiseTable(L, "ERR wrong number or type of arguments")
 	}
 	s := L.ToString(1)
 	var msg string
@@ -232,7 +261,7 @@ func redisErrorReply(L *lua.LState) int {
 
 func redisStatusReply(L *lua.LState) int {
 	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
-		L.RaiseError("wrong number or type of arguments")
+		raiseTable(L, "ERR wrong number or type of arguments")
 	}
 	t := L.NewTable()
 	t.RawSetString("ok", L.Get(1))
@@ -260,7 +289,6 @@ func compileErrText(err error, src string) string {
 	}
 	return chunkName + ":1: " + strings.TrimSpace(err.Error())
 }
-
 
 // highByteError reports PUC-Lua's error for a byte >= 0x80 outside strings
 // and comments (its lexer makes it a one-character token): "'<name>'

@@ -123,7 +123,7 @@ func (v *vm) errHandler(L *lua.LState) int {
 		if ev.Type() != lua.LTString && ev.Type() != lua.LTNumber {
 			s = tostring(ev)
 		}
-		t.RawSetString("err", lua.LString("ERR "+s))
+		t.RawSetString("err", lua.LString("ERR "+luaMessage(s)))
 	}
 	for lvl := 0; lvl < 50; lvl++ {
 		dbg, ok := L.GetStack(lvl)

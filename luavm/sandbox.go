@@ -133,7 +133,7 @@ func raiseTable(L *lua.LState, msg string) {
 
 // arithRe matches gopher-lua's arithmetic error; PUC-Lua says
 // "attempt to perform arithmetic on a <type> value".
-var arithRe = regexp.MustCompile(`cannot perform \w+ operation between (\w+) and (\w+)`)
+var arithRe = regexp.MustCompile(`cannot perform (\w+) operation between (\w+) and (\w+)`)
 
 // luaMessage rewrites gopher-lua runtime messages into PUC-Lua 5.1's.
 func luaMessage(s string) string {
@@ -203,14 +203,14 @@ func (v *vm) mathRandom(L *lua.LState) int {
 	case 1:
 		u := checkInt(L, 1)
 		if u < 1 {
-			L.ArgError(1, "interval is empty")
+			L.RaiseError("bad argument #1 to 'random' (interval is empty)")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
 		l := checkInt(L, 1)
 		u := checkInt(L, 2)
 		if l > u {
-			L.ArgError(2, "interval is empty")
+			L.RaiseError("bad argument #2 to 'random' (interval is empty)")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
 	default:

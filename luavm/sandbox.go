@@ -341,7 +341,7 @@ func highByteError(src string) string {
 			if prevWord == "local" || prevWord == "function" {
 				msg = "'<name>' expected"
 			}
-			return chunkName + ":" + strconv.Itoa(line) + ": " + msg + " near '" + string(c) + "'"
+			return chunkName + ":" + strconv.Itoa(line) + ": " + msg + " near '" + string([]byte{c}) + "'"
 		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
 			j := i
 			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {

@@ -117,6 +117,10 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 func (v *vm) errHandler(L *lua.LState) int {
 	ev := L.Get(1)
 	t, ok := ev.(*lua.LTable)
+	if v.killed() {
+		t, ok = L.NewTable(), true
+		t.RawSetString("err", lua.LString(errKilledByUser))
+	}
 	if !ok {
 		t = L.NewTable()
 		s := lua.LVAsString(ev)
@@ -301,8 +305,9 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 		return v.raise(L, errNotAllowed, raise)
 	}
-	if isWrite {
+	if isWrite && !v.wrote {
 		v.wrote = true
+		c.E.Guard.Wrote.Store(true)
 	}
 	w := &v.cmdW
 	w.Reset()

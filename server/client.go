@@ -90,6 +90,9 @@ func (s *Server) serveClient(cl *client) {
 			if argv == nil {
 				break
 			}
+			if !cl.locked && s.scriptBusy(cl, argv) {
+				continue
+			}
 			if !cl.locked {
 				s.eng.Mu.Lock()
 				cl.locked = true

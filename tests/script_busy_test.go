@@ -46,9 +46,10 @@ func TestScriptBusyKill(t *testing.T) {
 	}
 
 	// a script that wrote cannot be killed; it ends on its own
-	if err := runner.Send(Encode("EVAL", "redis.call('incr','busy:w') local i = 0 while i < 2e7 do i = i + 1 end return i", "0")); err != nil {
+	if err := runner.Send(Encode("EVAL", "redis.call('incr','busy:w') local i = 0 while i < 5e7 do i = i + 1 end return i", "0")); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(300 * time.Millisecond)
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		r, _ = other.Do("SCRIPT", "KILL")
@@ -64,7 +65,7 @@ func TestScriptBusyKill(t *testing.T) {
 		t.Fatalf("SCRIPT KILL after a write: %q", r)
 	}
 	r, _ = runner.ReadReply()
-	if string(r) != ":20000000\r\n" {
+	if string(r) != ":50000000\r\n" {
 		t.Fatalf("script result: %q", r)
 	}
 	r, _ = other.Do("GET", "busy:w")

@@ -155,6 +155,9 @@ func compile(src string) (*lua.FunctionProto, string) {
 	if err != nil {
 		return nil, chunkName + ":1: " + err.Error()
 	}
+	// A Lua 5.1 main chunk is vararg without the compat "arg" table;
+	// gopher-lua would build one (a map allocation) on every call.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, ""
 }
 

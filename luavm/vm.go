@@ -83,6 +83,10 @@ func fillArray(L *lua.LState, t *lua.LTable, a [][]byte) *lua.LTable {
 		n = 0
 	}
 	for i, b := range a {
+		// keep the previous call's string when equal (saves a copy)
+		if old, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(old) == string(b) {
+			continue
+		}
 		t.RawSetInt(i+1, lua.LString(b))
 	}
 	for i := len(a) + 1; i <= n; i++ {

@@ -16,7 +16,8 @@ import (
 type vm struct {
 	st    *State
 	L     *lua.LState
-	env   *lua.LTable // the scripts' global environment proxy
+	env   *lua.LTable // the scripts' global environment: a read-only proxy of G
+	G     *lua.LTable // the real globals (KEYS and ARGV are set here)
 	fns   map[*Script]*lua.LFunction
 	keys  *lua.LTable
 	args  *lua.LTable
@@ -55,8 +56,8 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 	v.c, v.script, v.ro, v.proto, v.wrote = c, s, ro, 2, false
 	v.keys = fillArray(L, v.keys, keys)
 	v.args = fillArray(L, v.args, args)
-	v.env.RawSetString("KEYS", v.keys)
-	v.env.RawSetString("ARGV", v.args)
+	v.G.RawSetString("KEYS", v.keys)
+	v.G.RawSetString("ARGV", v.args)
 	busyStart(c.E, v)
 	top := L.GetTop()
 	L.Push(fn)

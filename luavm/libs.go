@@ -46,7 +46,7 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 	case lua.LNumber:
 		f := float64(x)
 		if math.IsInf(f, 0) || f != f {
-			L.RaiseError("Cannot serialise number: must not be NaN or Inf")
+			luaErrorf(L, "Cannot serialise number: must not be NaN or Inf")
 		}
 		return append(b, fmtNumber(f)...)
 	case lua.LString:
@@ -58,7 +58,7 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 	case *lua.LTable:
 		depth++
 		if depth > 1000 {
-			L.RaiseError("Cannot serialise, excessive nesting (%d)", depth)
+			luaErrorf(L, "Cannot serialise, excessive nesting (%d)", depth)
 		}
 		// array detection as lua_cjson's lua_array_length
 		maxKey, items, isArray := 0, 0, true
@@ -77,7 +77,7 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 		}
 		if isArray {
 			if maxKey > items*2 && maxKey > 10 {
-				L.RaiseError("Cannot serialise table: excessively sparse array")
+				luaErrorf(L, "Cannot serialise table: excessively sparse array")
 			}
 			b = append(b, '[')
 			for i := 1; i <= maxKey; i++ {
@@ -101,14 +101,14 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 			case lua.LNumber:
 				b = jsonString(b, fmtNumber(float64(kk)))
 			default:
-				L.RaiseError("Cannot serialise table: table key must be a number or string")
+				luaErrorf(L, "Cannot serialise table: table key must be a number or string")
 			}
 			b = append(b, ':')
 			b = jsonAppend(L, b, val, depth)
 		})
 		return append(b, '}')
 	}
-	L.RaiseError("Cannot serialise %s: type not supported", v.Type().String())
+	luaErrorf(L, "Cannot serialise %s: type not supported", v.Type().String())
 	return b
 }
 
@@ -193,7 +193,7 @@ func (p *jsonParser) fail(exp string, t jtok) {
 	if t.typ == tError {
 		found = t.err
 	}
-	p.L.RaiseError("Expected %s but found %s at character %d", exp, found, t.pos+1)
+	luaErrorf(p.L, "Expected %s but found %s at character %d", exp, found, t.pos+1)
 }
 
 func (p *jsonParser) next() jtok {
@@ -232,7 +232,7 @@ func (p *jsonParser) next() jtok {
 		switch {
 		case c == '-' || c >= '0' && c <= '9':
 			j := p.i
-			for j < len(s) && strings.IndexByte("0123456789+-.eExXabcdefABCDEF", s[j]) >= 0 {
+			for j < len(s) && strings.IndexByte("0123456789+-.eE", s[j]) >= 0 {
 				j++
 			}
 			f, err := strconv.ParseFloat(s[p.i:j], 64)
@@ -264,7 +264,7 @@ func (p *jsonParser) str(t jtok) jtok {
 	i := p.i + 1
 	for {
 		if i >= len(s) {
-			t.typ, t.err = tError, "unexpected end of string"
+			t.typ, t.err, t.pos = tError, "unexpected end of string", i
 			return t
 		}
 		c := s[i]
@@ -324,7 +324,7 @@ func (p *jsonParser) value(t jtok) lua.LValue {
 	case tObjBegin:
 		p.depth++
 		if p.depth > 1000 {
-			p.L.RaiseError("Found too many nested data structures (%d) at character %d", p.depth, t.pos+1)
+			luaErrorf(p.L, "Found too many nested data structures (%d) at character %d", p.depth, t.pos+1)
 		}
 		tab := p.L.NewTable()
 		tok := p.next()
@@ -355,7 +355,7 @@ func (p *jsonParser) value(t jtok) lua.LValue {
 	case tArrBegin:
 		p.depth++
 		if p.depth > 1000 {
-			p.L.RaiseError("Found too many nested data structures (%d) at character %d", p.depth, t.pos+1)
+			luaErrorf(p.L, "Found too many nested data structures (%d) at character %d", p.depth, t.pos+1)
 		}
 		tab := p.L.NewTable()
 		tok := p.next()

@@ -2,6 +2,7 @@ package luavm
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -41,6 +42,9 @@ func newVM(st *State) *vm {
 	}
 	G.RawSetString("_VERSION", lua.LString("Lua 5.1"))
 	G.RawSetString("tostring", L.NewFunction(baseToString))
+	G.RawSetString("error", L.NewFunction(baseError))
+	origPcall := G.RawGetString("pcall").(*lua.LFunction)
+	G.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return redisPcall(L, origPcall) }))
 	G.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 
 	m := G.RawGetString("math").(*lua.LTable)
@@ -108,18 +112,18 @@ func newVM(st *State) *vm {
 	// fail, as with Redis 7's read-only globals table.
 	gm := L.NewTable()
 	gm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		luaErrorf(L, "Script attempted to access nonexistent global variable '%s'", L.ToString(2))
 		return 0
 	}))
 	gm.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError(errReadonlyTbl)
+		luaErrorf(L, errReadonlyTbl)
 		return 0
 	}))
 	L.SetMetatable(G, gm)
 	// Read-only tables, as Redis 7's: scripts see proxies whose writes fail,
 	// so no script can change what the next one sees (the VM is shared).
 	ro := L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError(errReadonlyTbl)
+		luaErrorf(L, errReadonlyTbl)
 		return 0
 	})
 	proxied := map[*lua.LTable]lua.LValue{}
@@ -150,6 +154,14 @@ func newVM(st *State) *vm {
 	v.keys = L.NewTable()
 	v.args = L.NewTable()
 	return v
+}
+
+// returnErr returns {err=msg} (luaPushError without raising).
+func returnErr(L *lua.LState, msg string) int {
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	L.Push(t)
+	return 1
 }
 
 // raiseTable raises {err=msg}, as Redis's luaPushError+luaError do for
@@ -192,6 +204,59 @@ func readonlyProxy(L *lua.LState, real lua.LValue, ro *lua.LFunction) lua.LValue
 	return p
 }
 
+// where is luaL_where(L, level): "user_script:<line>: " when the function
+// at level is a script function with a current line, else "".
+func where(L *lua.LState, level int) string {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 || dbg.Source != chunkName {
+		return ""
+	}
+	return chunkName + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
+}
+
+// baseError is Lua 5.1's error(msg [, level]): a string (or number)
+// message gets the position of the function at level (1 = the caller).
+func baseError(L *lua.LState) int {
+	v := L.Get(1)
+	level := L.OptInt(2, 1)
+	switch x := v.(type) {
+	case lua.LString:
+		if level > 0 {
+			v = lua.LString(where(L, level) + string(x))
+		}
+	case lua.LNumber:
+		if level > 0 {
+			v = lua.LString(where(L, level) + fmtNumber(float64(x)))
+		}
+	}
+	L.Error(v, 0)
+	return 0
+}
+
+// redisPcall is Redis 7's pcall: an error raised as a table {err=…} (by
+// redis.call and the redis.* functions) reaches the script as its err
+// string; gopher-lua messages are rewritten to PUC-Lua's.
+func redisPcall(L *lua.LState, orig *lua.LFunction) int {
+	top := L.GetTop()
+	L.Insert(orig, 1)
+	L.Call(top, lua.MultRet)
+	n := L.GetTop()
+	if n >= 2 && L.Get(1) == lua.LFalse {
+		switch e := L.Get(2).(type) {
+		case *lua.LTable:
+			if s, ok := e.RawGetString("err").(lua.LString); ok {
+				L.Replace(2, s)
+			}
+		case lua.LString:
+			L.Replace(2, lua.LString(luaMessage(string(e))))
+		}
+	}
+	return n
+}
+
 // baseToString is tostring with Lua 5.1's number format (%.14g).
 func baseToString(L *lua.LState) int {
 	L.CheckAny(1)
@@ -212,6 +277,8 @@ func tostring(v lua.LValue) string {
 // fmtNumber is Lua 5.1's LUA_NUMBER_FMT "%.14g".
 func fmtNumber(f float64) string {
 	switch {
+	case f == 0 && math.Signbit(f):
+		return "-0"
 	case math.IsInf(f, 1):
 		return "inf"
 	case math.IsInf(f, -1):
@@ -244,18 +311,18 @@ func (v *vm) mathRandom(L *lua.LState) int {
 	case 1:
 		u := checkInt(L, 1)
 		if u < 1 {
-			L.RaiseError("bad argument #1 to 'random' (interval is empty)")
+			luaErrorf(L, "bad argument #1 to 'random' (interval is empty)")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
 		l := checkInt(L, 1)
 		u := checkInt(L, 2)
 		if l > u {
-			L.RaiseError("bad argument #2 to 'random' (interval is empty)")
+			luaErrorf(L, "bad argument #2 to 'random' (interval is empty)")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
 	default:
-		L.RaiseError("wrong number of arguments")
+		luaErrorf(L, "wrong number of arguments")
 	}
 	return 1
 }
@@ -276,7 +343,7 @@ func (v *vm) mathRandomSeed(L *lua.LState) int {
 
 func redisErrorReply(L *lua.LState) int {
 	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
-		raiseTable(L, "ERR wrong number or type of arguments")
+		return returnErr(L, "ERR wrong number or type of arguments")
 	}
 	s := L.ToString(1)
 	var msg string
@@ -302,7 +369,7 @@ func redisErrorReply(L *lua.LState) int {
 
 func redisStatusReply(L *lua.LState) int {
 	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
-		raiseTable(L, "ERR wrong number or type of arguments")
+		return returnErr(L, "ERR wrong number or type of arguments")
 	}
 	t := L.NewTable()
 	t.RawSetString("ok", L.Get(1))
@@ -411,4 +478,13 @@ func longBracket(src string, i int) (int, bool) {
 		return j - i - 1, true
 	}
 	return 0, false
+}
+
+// luaErrorf is luaL_error: the message with the caller's position.
+func luaErrorf(L *lua.LState, format string, args ...any) {
+	msg := format
+	if len(args) > 0 {
+		msg = fmt.Sprintf(format, args...)
+	}
+	L.Error(lua.LString(where(L, 1)+msg), 0)
 }

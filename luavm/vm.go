@@ -28,6 +28,7 @@ type vm struct {
 
 	// per run
 	c      *engine.Ctx
+	db     *engine.DB // the script's database (SELECT inside a script)
 	script *Script
 	ro     bool
 	proto  int // redis.setresp
@@ -53,7 +54,7 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 		fn.Env = v.env
 		v.fns[s] = fn
 	}
-	v.c, v.script, v.ro, v.proto, v.wrote = c, s, ro, 2, false
+	v.c, v.script, v.ro, v.proto, v.wrote, v.db = c, s, ro, 2, false, c.DB
 	v.keys = fillArray(L, v.keys, keys)
 	v.args = fillArray(L, v.args, args)
 	v.G.RawSetString("KEYS", v.keys)
@@ -109,7 +110,17 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 			line = int(l)
 		}
 	} else if ev != lua.LNil {
-		msg = "ERR " + lua.LVAsString(ev)
+		// the handler could not run (e.g. stack overflow): same shape
+		str := luaMessage(tostring(ev))
+		msg = "ERR " + str
+		if strings.HasPrefix(str, chunkName+":") {
+			rest := str[len(chunkName)+1:]
+			if i := strings.IndexByte(rest, ':'); i > 0 {
+				if n, err := strconv.Atoi(rest[:i]); err == nil {
+					line = n
+				}
+			}
+		}
 	}
 	if line >= 0 {
 		msg += " script: " + v.script.SHA + ", on @" + chunkName + ":" + strconv.Itoa(line) + "."
@@ -128,10 +139,7 @@ func (v *vm) errHandler(L *lua.LState) int {
 	}
 	if !ok {
 		t = L.NewTable()
-		s := lua.LVAsString(ev)
-		if ev.Type() != lua.LTString && ev.Type() != lua.LTNumber {
-			s = tostring(ev)
-		}
+		s := tostring(ev)
 		t.RawSetString("err", lua.LString("ERR "+luaMessage(s)))
 	}
 	for lvl := 0; lvl < 50; lvl++ {
@@ -307,6 +315,20 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		case "echo":
 			L.Push(lua.LString(argv[1]))
 			return 1
+		case "select":
+			// SELECT changes the script's database, not the caller's
+			n, ok := engine.ParseIntB(argv[1])
+			switch {
+			case !ok:
+				return v.raise(L, engine.ErrNotInt, raise)
+			case n < 0 || n >= engine.NumDBs:
+				return v.raise(L, engine.ErrDBIndex, raise)
+			}
+			v.db = c.E.DBs[n]
+			t := L.NewTable()
+			t.RawSetString("ok", lua.LString("OK"))
+			L.Push(t)
+			return 1
 		}
 		return v.raise(L, errNotAllowed, raise)
 	}
@@ -317,7 +339,7 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	w := &v.cmdW
 	w.Reset()
 	w.Proto = v.proto
-	sub := engine.Ctx{E: c.E, DB: c.DB, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted}
+	sub := engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted}
 	sub.Call(cmd, argv)
 	val, _, isErr := v.parseReply(L, w.B, 0)
 	if isErr && raise {

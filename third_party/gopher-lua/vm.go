@@ -840,10 +840,10 @@ func init() {
 							}
 						}
 					} else {
-						L.RaiseError("__unm undefined")
+						L.typeError(unaryv, "perform arithmetic on", opGetArgB(inst))
 					}
 				} else {
-					L.RaiseError("__unm undefined")
+					L.typeError(unaryv, "perform arithmetic on", opGetArgB(inst))
 				}
 			}
 			return 0
@@ -1002,7 +1002,7 @@ func init() {
 						}
 					}
 				} else {
-					L.RaiseError("__len undefined")
+					L.typeError(lv, "get length of", opGetArgB(inst))
 				}
 			}
 			return 0
@@ -1089,11 +1089,11 @@ func init() {
 				if v2, ok2 := rhs.(LNumber); ok2 {
 					ret = v1 <= v2
 				} else {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 			} else {
 				if lhs.Type() != rhs.Type() {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 				switch lhs.Type() {
 				case LTString:
@@ -1198,7 +1198,7 @@ func init() {
 					ls.reg.Insert(fn, cf.LocalBase)
 				}
 				if cf.Fn == nil {
-					ls.RaiseError("attempt to call a non-function object")
+					ls.callError(fn)
 				}
 				if ls.stack.IsFull() {
 					ls.RaiseError("stack overflow")
@@ -1331,7 +1331,7 @@ func init() {
 				callable, meta = L.metaCall(lv)
 			}
 			if callable == nil {
-				L.RaiseError("attempt to call a non-function object")
+				L.callError(lv)
 			}
 			// this section is inlined by go-inline
 			// source function is 'func (ls *LState) closeUpvalues(idx int) ' in '_state.go'
@@ -1876,13 +1876,13 @@ func init() {
 							}
 						}
 					} else {
-						L.RaiseError("for statement step must be a number")
+						L.RaiseError("'for' step must be a number")
 					}
 				} else {
-					L.RaiseError("for statement limit must be a number")
+					L.RaiseError("'for' limit must be a number")
 				}
 			} else {
-				L.RaiseError("for statement init must be a number")
+				L.RaiseError("'for' initial value must be a number")
 			}
 			return 0
 		},
@@ -1916,10 +1916,10 @@ func init() {
 						}
 					}
 				} else {
-					L.RaiseError("for statement step must be a number")
+					L.RaiseError("'for' step must be a number")
 				}
 			} else {
-				L.RaiseError("for statement init must be a number")
+				L.RaiseError("'for' initial value must be a number")
 			}
 			cf.Pc += Sbx
 			return 0
@@ -2337,8 +2337,8 @@ func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
 			return numberArith(L, opcode, LNumber(v1), LNumber(v2))
 		}
 	}
-	L.RaiseError(fmt.Sprintf("cannot perform %v operation between %v and %v",
-		strings.TrimLeft(event, "_"), lhs.Type().String(), rhs.Type().String()))
+	_ = event
+	L.arithError(lhs, rhs)
 
 	return LNil
 }
@@ -2359,7 +2359,7 @@ func stringConcat(L *LState, total, last int) LValue {
 				total--
 				i--
 			} else {
-				L.RaiseError("cannot perform concat operation between %v and %v", lhs.Type().String(), rhs.Type().String())
+				L.concatError(lhs, rhs, i)
 				return LNil
 			}
 		} else {
@@ -2386,10 +2386,10 @@ func lessThan(L *LState, lhs, rhs LValue) bool {
 		if v2, ok2 := rhs.(LNumber); ok2 {
 			return v1 < v2
 		}
-		L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+		L.compareError(lhs, rhs)
 	}
 	if lhs.Type() != rhs.Type() {
-		L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+		L.compareError(lhs, rhs)
 		return false
 	}
 	ret := false
@@ -2444,7 +2444,7 @@ func objectRationalWithError(L *LState, lhs, rhs LValue, event string) bool {
 	case 0:
 		return false
 	}
-	L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+	L.compareError(lhs, rhs)
 	return false
 }
 

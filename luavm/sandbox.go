@@ -54,6 +54,7 @@ func newVM(st *State) *vm {
 	G.RawSetString("cjson", openCjson(L))
 	G.RawSetString("bit", openBit(L))
 	G.RawSetString("cmsgpack", openMsgpack(L))
+	G.RawSetString("struct", openStruct(L))
 
 	r := L.NewTable()
 	r.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return v.call(L, true) }))
@@ -128,7 +129,7 @@ func newVM(st *State) *vm {
 		return 0
 	})
 	proxied := map[*lua.LTable]lua.LValue{}
-	for _, name := range []string{"redis", "math", "string", "table", "cjson", "bit", "coroutine", "cmsgpack"} {
+	for _, name := range []string{"redis", "math", "string", "table", "cjson", "bit", "coroutine", "cmsgpack", "struct"} {
 		real := G.RawGetString(name)
 		p := readonlyProxy(L, real, ro)
 		proxied[p.(*lua.LTable)] = real

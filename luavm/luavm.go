@@ -144,7 +144,7 @@ func (st *State) load(body []byte) (*Script, string) {
 
 // compile parses and compiles a script body as "user_script".
 func compile(src string) (*lua.FunctionProto, string) {
-	if msg := highByteError(src); msg != "" {
+	if msg := checkSyntax(src); msg != "" {
 		return nil, msg
 	}
 	chunk, err := parse.Parse(strings.NewReader(src), chunkName)

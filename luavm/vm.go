@@ -199,6 +199,16 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
 			w.BigNumber(string(b))
 			return
 		}
+		if vt, ok := x.RawGetString("verbatim_string").(*lua.LTable); ok {
+			f, _ := vt.RawGetString("format").(lua.LString)
+			str, _ := vt.RawGetString("string").(lua.LString)
+			if w.Proto == 3 {
+				w.Raw([]byte("=" + strconv.Itoa(len(f)+1+len(str)) + "\r\n" + string(f) + ":" + string(str) + "\r\n"))
+			} else {
+				w.BulkString(string(str))
+			}
+			return
+		}
 		if m, ok := x.RawGetString("map").(*lua.LTable); ok {
 			var ks, vs []lua.LValue
 			m.ForEach(func(k, val lua.LValue) { ks = append(ks, k); vs = append(vs, val) })

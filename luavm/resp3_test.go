@@ -61,3 +61,15 @@ func TestRandomSequence(t *testing.T) {
 		t.Fatalf("state kept between scripts: got %q want %q", got, want)
 	}
 }
+
+// TestRandomFreshState: the first draws of a fresh server without a seed
+// (redis-server 7.0.15 answers 396465 then 840486).
+func TestRandomFreshState(t *testing.T) {
+	e := engine.New()
+	w := resp.NewWriter()
+	c := &engine.Ctx{E: e, DB: e.DBs[0], W: w}
+	c.Exec([][]byte{[]byte("eval"), []byte("return {math.random(1,1000000), math.random(1,1000000)}"), []byte("0")})
+	if got, want := string(w.B), "*2\r\n:396465\r\n:840486\r\n"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+}

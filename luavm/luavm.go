@@ -32,7 +32,6 @@ const (
 	errNotBusy      = "NOTBUSY No scripts in execution right now."
 	errUnkillable   = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	errFlushOption  = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
-	errReadonlyTbl  = "Attempt to modify a readonly table"
 	errKilledByUser = "ERR Script killed by user with SCRIPT KILL..."
 )
 

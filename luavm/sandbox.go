@@ -117,41 +117,15 @@ func newVM(st *State) *vm {
 		luaErrorf(L, "Script attempted to access nonexistent global variable '%s'", L.ToString(2))
 		return 0
 	}))
-	gm.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		luaErrorf(L, errReadonlyTbl)
-		return 0
-	}))
 	L.SetMetatable(G, gm)
-	// Read-only tables, as Redis 7's: scripts see proxies whose writes fail,
-	// so no script can change what the next one sees (the VM is shared).
-	ro := L.NewFunction(func(L *lua.LState) int {
-		luaErrorf(L, errReadonlyTbl)
-		return 0
-	})
-	proxied := map[*lua.LTable]lua.LValue{}
+	// Read-only tables, as Redis 7's: no script can change what the next
+	// one sees (the VM is shared). KEYS and ARGV are set from Go.
 	for _, name := range []string{"redis", "math", "string", "table", "cjson", "bit", "coroutine", "cmsgpack", "struct"} {
-		real := G.RawGetString(name)
-		p := readonlyProxy(L, real, ro)
-		proxied[p.(*lua.LTable)] = real
-		G.RawSetString(name, p)
+		G.RawGetString(name).(*lua.LTable).Readonly = true
 	}
-	// pairs/next over a read-only library table walk the real table
-	for _, name := range []string{"pairs", "next"} {
-		orig := G.RawGetString(name).(*lua.LFunction)
-		G.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
-			if t, ok := L.Get(1).(*lua.LTable); ok {
-				if real, ok := proxied[t]; ok {
-					L.Replace(1, real)
-				}
-			}
-			top := L.GetTop()
-			L.Insert(orig, 1)
-			L.Call(top, lua.MultRet)
-			return L.GetTop()
-		}))
-	}
+	G.Readonly = true
 	v.G = G
-	v.env = readonlyProxy(L, G, ro).(*lua.LTable)
+	v.env = G
 	v.errh = L.NewFunction(v.errHandler)
 	v.keys = L.NewTable()
 	v.args = L.NewTable()
@@ -192,18 +166,6 @@ func luaMessage(s string) string {
 		return s[:m[0]] + "attempt to perform arithmetic on a " + bad + " value" + s[m[1]:]
 	}
 	return s
-}
-
-// readonlyProxy returns an empty table that reads through to real and
-// refuses writes.
-func readonlyProxy(L *lua.LState, real lua.LValue, ro *lua.LFunction) lua.LValue {
-	p := L.NewTable()
-	m := L.NewTable()
-	m.RawSetString("__index", real)
-	m.RawSetString("__newindex", ro)
-	m.RawSetString("__metatable", lua.LFalse)
-	L.SetMetatable(p, m)
-	return p
 }
 
 // where is luaL_where(L, level): "user_script:<line>: " when the function

@@ -312,6 +312,9 @@ func baseRawGet(L *LState) int {
 }
 
 func baseRawSet(L *LState) int {
+	if L.CheckTable(1).Readonly {
+		L.RaiseError("Attempt to modify a readonly table")
+	}
 	L.RawSet(L.CheckTable(1), L.CheckAny(2), L.CheckAny(3))
 	return 0
 }

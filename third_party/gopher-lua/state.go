@@ -1336,6 +1336,9 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 }
 
 func (ls *LState) setField(obj LValue, key LValue, value LValue) {
+	if tb, ok := obj.(*LTable); ok && tb.Readonly {
+		ls.RaiseError("Attempt to modify a readonly table")
+	}
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
@@ -1368,6 +1371,9 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 }
 
 func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
+	if tb, ok := obj.(*LTable); ok && tb.Readonly {
+		ls.RaiseError("Attempt to modify a readonly table")
+	}
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)

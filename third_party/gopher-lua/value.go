@@ -161,6 +161,10 @@ func (nm LNumber) Format(f fmt.State, c rune) {
 
 type LTable struct {
 	Metatable LValue
+	// Readonly makes every write from Lua code (assignment, rawset) fail
+	// with "Attempt to modify a readonly table", as Redis's patched Lua
+	// (limitdb patch). Go code can still use RawSet*.
+	Readonly bool
 
 	array   []LValue
 	dict    map[LValue]LValue

@@ -32,6 +32,8 @@ const (
 	errNotBusy      = "NOTBUSY No scripts in execution right now."
 	errUnkillable   = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	errFlushOption  = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+	errDebugOption  = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
+	errNoDebugger   = "ERR SCRIPT DEBUG YES/SYNC is not supported: limitdb has no Lua debugger"
 	errKilledByUser = "ERR Script killed by user with SCRIPT KILL..."
 )
 
@@ -74,13 +76,14 @@ type running struct {
 
 func init() {
 	engine.Register(
-		&engine.Command{Name: "eval", Arity: -3, Flags: "noscript skip_monitor may_replicate no_mandatory_keys script", FirstKey: 0, LastKey: 0, Step: 0, Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: cmdEval},
-		&engine.Command{Name: "evalsha", Arity: -3, Flags: "noscript skip_monitor may_replicate no_mandatory_keys script", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: cmdEvalSha},
-		&engine.Command{Name: "eval_ro", Arity: -3, Flags: "noscript skip_monitor no_mandatory_keys readonly", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: cmdEvalRO},
-		&engine.Command{Name: "evalsha_ro", Arity: -3, Flags: "noscript skip_monitor no_mandatory_keys readonly", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: cmdEvalShaRO},
+		&engine.Command{Name: "eval", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: cmdEval},
+		&engine.Command{Name: "evalsha", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: cmdEvalSha},
+		&engine.Command{Name: "eval_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: cmdEvalRO},
+		&engine.Command{Name: "evalsha_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: cmdEvalShaRO},
 		&engine.Command{Name: "script", Arity: -2, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands.", Subs: []*engine.Command{
 			{Name: "load", Arity: 3, Flags: "noscript stale script", Group: "scripting", Since: "2.6.0", Summary: "Loads a server-side Lua script to the script cache.", Run: cmdScriptLoad},
 			{Name: "exists", Arity: -3, Flags: "noscript", Group: "scripting", Since: "2.6.0", Summary: "Determines whether server-side Lua scripts exist in the script cache.", Run: cmdScriptExists},
+			{Name: "debug", Arity: 3, Flags: "noscript", Group: "scripting", Since: "3.2.0", Summary: "Sets the debug mode of server-side Lua scripts.", Run: cmdScriptDebug},
 			{Name: "flush", Arity: -2, Flags: "noscript script", Group: "scripting", Since: "2.6.0", Summary: "Removes all server-side Lua scripts from the script cache.", Run: cmdScriptFlush},
 			{Name: "kill", Arity: 2, Flags: "noscript allow_busy", Group: "scripting", Since: "2.6.0", Summary: "Terminates a server-side Lua script during execution.", Run: cmdScriptKill},
 			{Name: "help", Arity: 2, Flags: "loading stale", Group: "scripting", Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: cmdScriptHelp},
@@ -256,6 +259,19 @@ func cmdScriptFlush(c *engine.Ctx, argv [][]byte) {
 		st.vm.fns = map[*Script]*lua.LFunction{}
 	}
 	c.W.OK()
+}
+
+// cmdScriptDebug: SCRIPT DEBUG YES|SYNC|NO — NO is accepted; the Lua
+// debugger (YES, SYNC) is not available in limitdb.
+func cmdScriptDebug(c *engine.Ctx, argv [][]byte) {
+	switch {
+	case engine.EqualFold(argv[2], "no"):
+		c.W.OK()
+	case engine.EqualFold(argv[2], "yes"), engine.EqualFold(argv[2], "sync"):
+		c.W.Error(errNoDebugger)
+	default:
+		c.W.Error(errDebugOption)
+	}
 }
 
 // cmdScriptKill: SCRIPT KILL — stop the running script if it has not

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"limitdb/luavm"
 )
@@ -61,6 +62,17 @@ func (s *seedRun) do(args ...string) []byte {
 	return ref
 }
 
+// ttl sends a TTL-like command and accepts replies one apart (the two
+// servers are asked a few microseconds apart).
+func (s *seedRun) ttl(args ...string) {
+	s.t.Helper()
+	ref, _ := s.p.ref.Do(args...)
+	cand, _ := s.p.cand.Do(args...)
+	if msg := compareReplies("tol", 1, ref, cand); msg != "" {
+		s.t.Errorf("%s: %s\n  redis:   %q\n  limitdb: %q", strings.Join(args, " "), msg, ref, cand)
+	}
+}
+
 func newSeedRun(t *testing.T, proto int) *seedRun {
 	p := dialPair(t, proto)
 	t.Cleanup(func() { p.ref.Close(); p.cand.Close() })
@@ -87,7 +99,13 @@ func TestSeedScripts(t *testing.T) {
 					s.do("EVAL", fixed, "1", "10.0.0.1")
 				}
 				s.do("GET", "10.0.0.1")
+				s.ttl("PTTL", "10.0.0.1")
 				s.do("EVAL", fixed, "0")
+				// the key expires after 1 s: the count starts again
+				time.Sleep(1100 * time.Millisecond)
+				s.do("GET", "10.0.0.1")
+				s.do("EVAL", fixed, "1", "10.0.0.1")
+				s.do("GET", "10.0.0.1")
 			})
 			t.Run("001-counter", func(t *testing.T) {
 				s := newSeedRun(t, proto)
@@ -98,7 +116,7 @@ func TestSeedScripts(t *testing.T) {
 					s.do("EVAL", src, "1", "cnt:a", "5", "10")
 				}
 				s.do("GET", "cnt:a")
-				s.do("TTL", "cnt:a")
+				s.ttl("TTL", "cnt:a")
 				s.do("EVAL", src, "1", "cnt:b", "abc", "10")
 				s.do("EVAL", src, "1", "cnt:b", "abc", "10")
 				s.do("EVAL", src, "1", "cnt:c", "5")
@@ -134,7 +152,7 @@ func TestSeedScripts(t *testing.T) {
 					s.do("EVAL", src, "1", "sw", "1000", fmt.Sprint(now+d), "3")
 				}
 				s.do("ZRANGE", "sw", "0", "-1", "WITHSCORES")
-				s.do("TTL", "sw")
+				s.ttl("PTTL", "sw")
 				// window that is not a whole number of seconds
 				s.do("EVAL", src, "1", "sw2", "1500", fmt.Sprint(now), "3")
 				s.do("ZRANGE", "sw2", "0", "-1", "WITHSCORES")
@@ -159,7 +177,13 @@ func TestSeedScripts(t *testing.T) {
 					s.do("EVAL", src, "1", "1.2.3.4", "3", "60")
 				}
 				s.do("GET", "rate.limit:1.2.3.4")
-				s.do("TTL", "rate.limit:1.2.3.4")
+				s.ttl("TTL", "rate.limit:1.2.3.4")
+				// a 1 s window: refused, then allowed again after expiry
+				for i := 0; i < 3; i++ {
+					s.do("EVAL", src, "1", "9.9.9.9", "1", "1")
+				}
+				time.Sleep(1100 * time.Millisecond)
+				s.do("EVAL", src, "1", "9.9.9.9", "1", "1")
 				s.do("EVAL", src, "1", "5.6.7.8", "3", "abc")
 				s.do("EVAL", src, "1", "5.6.7.8", "x", "60")
 			})

@@ -43,6 +43,7 @@ func newVM(st *State) *vm {
 	G.RawSetString("_VERSION", lua.LString("Lua 5.1"))
 	G.RawSetString("tostring", L.NewFunction(baseToString))
 	G.RawSetString("error", L.NewFunction(baseError))
+	G.RawSetString("loadstring", L.NewFunction(func(L *lua.LState) int { return v.loadString(L) }))
 	origPcall := G.RawGetString("pcall").(*lua.LFunction)
 	G.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return redisPcall(L, origPcall) }))
 	G.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
@@ -175,10 +176,10 @@ func where(L *lua.LState, level int) string {
 	if !ok {
 		return ""
 	}
-	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 || dbg.Source != chunkName {
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
 		return ""
 	}
-	return chunkName + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
+	return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
 }
 
 // baseError is Lua 5.1's error(msg [, level]): a string (or number)
@@ -198,6 +199,42 @@ func baseError(L *lua.LState) int {
 	}
 	L.Error(v, 0)
 	return 0
+}
+
+// baseLoadString is Lua 5.1's loadstring(s [, chunkname]) with PUC-Lua's
+// compile errors; the chunk runs in the scripts' globals.
+func (v *vm) loadString(L *lua.LState) int {
+	src := L.CheckString(1)
+	name := L.OptString(2, src)
+	id := chunkID(name)
+	if v.sources == nil {
+		v.sources = map[string]string{}
+	}
+	if len(v.sources) < 1024 {
+		v.sources[id] = name
+	}
+	if msg := checkSyntaxAs(src, chunkIDLex(name)); msg != "" {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	chunk, err := parse.Parse(strings.NewReader(src), id)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(id + ":1: " + strings.TrimSpace(err.Error())))
+		return 2
+	}
+	proto, err := lua.Compile(chunk, id)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(id + ":1: " + strings.TrimSpace(err.Error())))
+		return 2
+	}
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	fn := L.NewFunctionFromProto(proto)
+	fn.Env = L.G.Global
+	L.Push(fn)
+	return 1
 }
 
 // redisPcall is Redis 7's pcall: an error raised as a table {err=…} (by

@@ -72,6 +72,7 @@ type token struct {
 }
 
 type lexer struct {
+	chunk    string // chunk id in messages ("user_script", "[string \"…\"]")
 	src      string
 	i        int
 	line     int
@@ -90,7 +91,7 @@ func (lx *lexer) cur() int {
 }
 
 func (lx *lexer) fail(msg string, t int) {
-	panic(synErr{chunkName + ":" + strconv.Itoa(lx.line) + ": " + msg + " near '" + lx.txtToken(t) + "'"})
+	panic(synErr{lx.chunk + ":" + strconv.Itoa(lx.line) + ": " + msg + " near '" + lx.txtToken(t) + "'"})
 }
 
 func (lx *lexer) txtToken(t int) string {
@@ -744,8 +745,44 @@ func (p *parser) constructor() {
 	p.checkMatch('}', '{', line)
 }
 
-// checkSyntax returns Lua 5.1's compile error for src, or "".
-func checkSyntax(src string) (msg string) {
+// checkSyntax returns Lua 5.1's compile error for a script, or "".
+func checkSyntax(src string) string { return checkSyntaxAs(src, chunkName) }
+
+// chunkID is luaO_chunkid(LUA_IDSIZE) for a loadstring chunk name (runtime
+// messages); chunkIDLex is the lexer's, with MAXSRC.
+func chunkID(name string) string { return chunkIDN(name, 60) }
+
+func chunkIDLex(name string) string { return chunkIDN(name, 80) }
+
+func chunkIDN(name string, size int) string {
+	switch {
+	case strings.HasPrefix(name, "="):
+		if len(name) > size {
+			return name[1:size]
+		}
+		return name[1:]
+	case strings.HasPrefix(name, "@"):
+		if len(name)-1 <= size-1 {
+			return name[1:]
+		}
+		return "..." + name[len(name)-(size-1-3):]
+	}
+	l := strings.IndexAny(name, "\n\r")
+	if l < 0 {
+		l = len(name)
+	}
+	room := size - 17
+	if l > room {
+		l = room
+	}
+	if l < len(name) {
+		return "[string \"" + name[:l] + "...\"]"
+	}
+	return "[string \"" + name + "\"]"
+}
+
+// checkSyntaxAs checks src reporting errors under the chunk id.
+func checkSyntaxAs(src, chunk string) (msg string) {
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(synErr)
@@ -755,7 +792,7 @@ func checkSyntax(src string) (msg string) {
 			msg = e.msg
 		}
 	}()
-	lx := &lexer{src: src, line: 1, lastline: 1}
+	lx := &lexer{chunk: chunk, src: src, line: 1, lastline: 1}
 	p := &parser{lx: lx, fs: &synFunc{vararg: true}}
 	lx.next()
 	p.chunk()

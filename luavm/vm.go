@@ -25,6 +25,8 @@ type vm struct {
 	cmdW  resp.Writer // replies of redis.call
 	argv  [][]byte
 	arena []byte
+	// sources maps loadstring chunk ids to their names (error suffixes)
+	sources map[string]string
 
 	// per run
 	c      *engine.Ctx
@@ -123,7 +125,13 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 		}
 	}
 	if line >= 0 {
-		msg += " script: " + v.script.SHA + ", on @" + chunkName + ":" + strconv.Itoa(line) + "."
+		src := "@" + chunkName
+		if t, ok := ev.(*lua.LTable); ok {
+			if s, ok := t.RawGetString("source").(lua.LString); ok {
+				src = string(s)
+			}
+		}
+		msg += " script: " + v.script.SHA + ", on " + src + ":" + strconv.Itoa(line) + "."
 	}
 	w.Error(msg)
 }
@@ -150,8 +158,15 @@ func (v *vm) errHandler(L *lua.LState) int {
 		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
 			continue
 		}
-		if dbg.Source == chunkName && dbg.CurrentLine > 0 {
-			t.RawSetString("source", lua.LString("@"+chunkName))
+		if dbg.CurrentLine > 0 {
+			src := "@" + chunkName
+			if dbg.Source != chunkName {
+				src = dbg.Source
+				if raw, ok := v.sources[dbg.Source]; ok {
+					src = raw
+				}
+			}
+			t.RawSetString("source", lua.LString(src))
 			t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
 			break
 		}

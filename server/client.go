@@ -90,11 +90,10 @@ func (s *Server) serveClient(cl *client) {
 			if argv == nil {
 				break
 			}
-			if !cl.locked && s.scriptBusy(cl, argv) {
-				continue
-			}
 			if !cl.locked {
-				s.eng.Mu.Lock()
+				if !s.lockEngine(cl, argv) {
+					continue // answered BUSY (a script is running)
+				}
 				cl.locked = true
 			}
 			s.dispatch(cl, argv)

@@ -14,6 +14,30 @@ const (
 	errUnkillable = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 )
 
+// lockEngine takes the engine lock for argv. While a script runs, it polls
+// instead of blocking, so that once the script passes lua-time-limit this
+// client gets BUSY (or its SCRIPT KILL is served) like in Redis. It returns
+// false when it answered without the lock.
+func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
+	if s.scriptBusy(cl, argv) {
+		return false
+	}
+	if s.eng.Mu.TryLock() {
+		return true
+	}
+	for s.eng.Guard.StartMs.Load() != 0 {
+		if s.scriptBusy(cl, argv) {
+			return false
+		}
+		if s.eng.Mu.TryLock() {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.eng.Mu.Lock()
+	return true
+}
+
 // scriptBusy answers argv without the engine lock when a script has run
 // longer than lua-time-limit, as Redis does: SCRIPT KILL stops a script that
 // has not written (UNKILLABLE otherwise), everything else gets BUSY. It

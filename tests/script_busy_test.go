@@ -24,8 +24,16 @@ func TestScriptBusyKill(t *testing.T) {
 	defer runner.Close()
 	defer other.Close()
 
+	waiter, _ := Dial(addr)
+	defer waiter.Close()
 	if err := runner.Send(Encode("EVAL", "while true do end", "0")); err != nil {
 		t.Fatal(err)
+	}
+	// a client that asks while the script runs, before lua-time-limit,
+	// gets BUSY once the limit passes (it does not wait for the script)
+	time.Sleep(50 * time.Millisecond)
+	if r, _ := waiter.Do("GET", "k"); !strings.HasPrefix(string(r), "-BUSY ") {
+		t.Fatalf("waiting client: %q", r)
 	}
 	time.Sleep(400 * time.Millisecond)
 	r, _ := other.Do("PING")

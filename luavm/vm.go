@@ -21,6 +21,7 @@ type vm struct {
 	fns   map[*Script]*lua.LFunction
 	keys  *lua.LTable
 	args  *lua.LTable
+	bound bool // keys/args are the tables bound to KEYS/ARGV
 	errh  *lua.LFunction
 	cmdW  resp.Writer // replies of redis.call
 	argv  [][]byte
@@ -57,10 +58,15 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 		v.fns[s] = fn
 	}
 	v.c, v.script, v.ro, v.proto, v.wrote, v.db = c, s, ro, 2, false, c.DB
-	v.keys = fillArray(L, v.keys, keys)
-	v.args = fillArray(L, v.args, args)
-	v.G.RawSetString("KEYS", v.keys)
-	v.G.RawSetString("ARGV", v.args)
+	if k := fillArray(L, v.keys, keys); k != v.keys || !v.bound {
+		v.keys = k
+		v.G.RawSetString("KEYS", k)
+	}
+	if a := fillArray(L, v.args, args); a != v.args || !v.bound {
+		v.args = a
+		v.G.RawSetString("ARGV", a)
+	}
+	v.bound = true
 	busyStart(c.E, v)
 	top := L.GetTop()
 	L.Push(fn)
@@ -400,7 +406,7 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 	next := j + 2
 	switch typ {
 	case ':':
-		n, _ := strconv.ParseInt(string(line), 10, 64)
+		n, _ := engine.ParseIntB(line)
 		return lua.LNumber(n), next, false
 	case '$':
 		n, _ := strconv.Atoi(string(line))

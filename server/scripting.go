@@ -14,18 +14,23 @@ const (
 	errUnkillable = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 )
 
-// lockEngine takes the engine lock for argv. While a script runs, it polls
-// instead of blocking, so that once the script passes lua-time-limit this
-// client gets BUSY (or its SCRIPT KILL is served) like in Redis. It returns
-// false when it answered without the lock.
+// lockEngine takes the engine lock for argv. While a script that has run
+// for more than a couple of milliseconds holds it, this client polls instead
+// of blocking, so that once the script passes lua-time-limit it gets BUSY
+// (or its SCRIPT KILL is served) like in Redis; short scripts are waited
+// for on the mutex as usual. It returns false when it answered without the
+// lock.
 func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
-	if s.scriptBusy(cl, argv) {
-		return false
-	}
 	if s.eng.Mu.TryLock() {
 		return true
 	}
-	for s.eng.Guard.StartMs.Load() != 0 {
+	g := &s.eng.Guard
+	for {
+		start := g.StartMs.Load()
+		if start == 0 || time.Now().UnixMilli()-start < 2 {
+			s.eng.Mu.Lock()
+			return true
+		}
 		if s.scriptBusy(cl, argv) {
 			return false
 		}
@@ -34,8 +39,6 @@ func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	s.eng.Mu.Lock()
-	return true
 }
 
 // scriptBusy answers argv without the engine lock when a script has run

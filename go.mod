@@ -12,3 +12,5 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
+
+replace github.com/yuin/gopher-lua => ./third_party/gopher-lua

@@ -8,6 +8,7 @@ package engine
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"limitdb/resp"
@@ -60,6 +61,38 @@ type Engine struct {
 	NoLazyDelete bool
 
 	Stats Stats
+
+	// Guard tracks the running script for the connection layer, which reads
+	// it without the engine lock (BUSY replies, SCRIPT KILL).
+	Guard ScriptGuard
+}
+
+// ScriptGuard is the runaway-script state shared between the scripting
+// package (which runs the script under Mu) and the server (which must answer
+// other clients without waiting for Mu). It is local, never replicated.
+type ScriptGuard struct {
+	StartMs atomic.Int64 // wall-clock ms the running script started; 0 when idle
+	Wrote   atomic.Bool  // the running script has called a write command
+	LimitMs atomic.Int64 // lua-time-limit in ms (CONFIG SET); <= 0 means 5000
+	kill    atomic.Value // func(): stop the running script
+}
+
+// SetKill installs the function that stops the running script.
+func (g *ScriptGuard) SetKill(f func()) { g.kill.Store(f) }
+
+// Kill asks the running script to stop.
+func (g *ScriptGuard) Kill() {
+	if f, ok := g.kill.Load().(func()); ok {
+		f()
+	}
+}
+
+// Limit is the effective lua-time-limit in ms.
+func (g *ScriptGuard) Limit() int64 {
+	if n := g.LimitMs.Load(); n > 0 {
+		return n
+	}
+	return 5000
 }
 
 // Stats are the counters INFO reports.

@@ -107,7 +107,9 @@ func (s *Server) serveClient(cl *client) {
 				break
 			}
 			if !cl.locked {
-				s.eng.Mu.Lock()
+				if !s.lockEngine(cl, argv) {
+					continue // answered BUSY (a script is running)
+				}
 				cl.locked = true
 				// one clock read per batch: every command that runs
 				// under this acquisition of the lock shares its time

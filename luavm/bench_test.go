@@ -1,0 +1,65 @@
+package luavm
+
+import (
+	"os"
+	"strconv"
+	"testing"
+
+	"limitdb/engine"
+	"limitdb/resp"
+)
+
+// counterScript is a fixed-window counter (INCR, EXPIRE on first hit)
+// using only commands every branch has.
+const counterScript = `local c = redis.call('incr', KEYS[1])
+if c > tonumber(ARGV[1]) then return -1 end
+return c`
+
+func benchEval(b *testing.B, src string, args func(i int) [][]byte) {
+	e := engine.New()
+	w := resp.NewWriter()
+	c := &engine.Ctx{E: e, DB: e.DBs[0], W: w, Now: 1700000000000}
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	c.Exec([][]byte{[]byte("script"), []byte("load"), []byte(src)})
+	sha := string(w.B[len(w.B)-42 : len(w.B)-2])
+	w.Reset()
+	argv := make([][]byte, 0, 8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		argv = append(argv[:0], []byte("evalsha"), []byte(sha))
+		argv = append(argv, args(i)...)
+		c.Exec(argv)
+		if len(w.B) > 0 && w.B[0] == '-' {
+			b.Fatalf("error: %s", w.B)
+		}
+		w.Reset()
+	}
+}
+
+func BenchmarkEvalShaCounter(b *testing.B) {
+	a := [][]byte{[]byte("1"), []byte("k"), []byte("1000000000")}
+	benchEval(b, counterScript, func(int) [][]byte { return a })
+}
+
+// BenchmarkEvalShaTokenBucket runs the document's token bucket
+// (001-token-bucket.lua, needs GET and SET … EX). It is skipped when the
+// seed scripts are not reachable or SET is not in this build.
+func BenchmarkEvalShaTokenBucket(b *testing.B) {
+	src, err := os.ReadFile("../../shared/seed-scripts/001-token-bucket.lua")
+	if err != nil {
+		src, err = os.ReadFile("/work/shared/seed-scripts/001-token-bucket.lua")
+	}
+	if err != nil {
+		b.Skip("seed scripts not found")
+	}
+	if engine.Lookup([]byte("set")) == nil {
+		b.Skip("SET not in this build")
+	}
+	a := [][]byte{[]byte("1"), []byte("tb"), []byte("1000000"), []byte("1"), []byte("1"), nil}
+	benchEval(b, string(src), func(i int) [][]byte {
+		a[5] = strconv.AppendInt(a[5][:0], 1700000000+int64(i/1000), 10)
+		return a
+	})
+}

@@ -1,0 +1,35 @@
+package luavm
+
+import (
+	"context"
+	"time"
+
+	"limitdb/engine"
+)
+
+// Runaway scripts. The interpreter runs with a context; SCRIPT KILL (served
+// by the connection layer without the engine lock, see engine.ScriptGuard)
+// cancels it and the VM stops at its next instruction. The start time is
+// wall-clock time: it only decides when other clients get BUSY, never a
+// reply or the state of a script, so it stays outside the determinism
+// boundary.
+
+// busyStart marks a script as running.
+func busyStart(e *engine.Engine, v *vm) {
+	if v.ctx == nil || v.ctx.Err() != nil {
+		v.ctx, v.cancel = context.WithCancel(context.Background())
+		v.L.SetContext(v.ctx)
+		cancel := v.cancel
+		e.Guard.SetKill(func() { cancel() })
+	}
+	e.Guard.Wrote.Store(false)
+	e.Guard.StartMs.Store(time.Now().UnixMilli())
+}
+
+// busyEnd marks the script as finished.
+func busyEnd(e *engine.Engine, v *vm) {
+	e.Guard.StartMs.Store(0)
+}
+
+// killed reports whether the running script was stopped by SCRIPT KILL.
+func (v *vm) killed() bool { return v.ctx != nil && v.ctx.Err() != nil }

@@ -1,0 +1,311 @@
+// Package luavm runs Redis 7.0 Lua scripts (EVAL, EVALSHA, EVAL_RO,
+// EVALSHA_RO, SCRIPT …) on gopher-lua. It registers its commands in the
+// engine's command table from init; the engine never imports it.
+//
+// Nothing here reads the clock or uses Go's random source: a script sees the
+// command's time (Ctx.Now) and math.random is Redis's own 48-bit generator
+// whose state lives in the engine (Engine.Scripts).
+package luavm
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"strings"
+	"sync/atomic"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+
+	"limitdb/engine"
+	"limitdb/resp"
+)
+
+const (
+	errNegKeys      = "ERR Number of keys can't be negative"
+	errTooManyKeys  = "ERR Number of keys can't be greater than number of args"
+	errCompile      = "ERR Error compiling script (new function): "
+	errUnknownCmd   = "ERR Unknown Redis command called from script"
+	errWrongArity   = "ERR Wrong number of args calling Redis command from script"
+	errNotAllowed   = "ERR This Redis command is not allowed from script"
+	errArgType      = "ERR Lua redis lib command arguments must be strings or integers"
+	errNoArgs       = "ERR Please specify at least one argument for this redis lib call"
+	errNotBusy      = "NOTBUSY No scripts in execution right now."
+	errUnkillable   = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	errFlushOption  = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+	errDebugOption  = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
+	errNoDebugger   = "ERR SCRIPT DEBUG YES/SYNC is not supported: limitdb has no Lua debugger"
+	errKilledByUser = "ERR Script killed by user with SCRIPT KILL..."
+)
+
+// Script is one cached script.
+type Script struct {
+	SHA   string // lower-case hex
+	Body  string
+	proto *lua.FunctionProto
+	fn    *lua.LFunction // bound to the state's VM
+}
+
+// State is the scripting state of one engine: the script cache (replicated:
+// SCRIPT LOAD/FLUSH go through the log), the Lua generator's state
+// (replicated: Redis never reseeds it between scripts) and the interpreter.
+type State struct {
+	Scripts map[string]*Script
+	// Rand48 is redisLrand48's 48-bit state.
+	Rand48 uint64
+
+	vm *vm
+}
+
+// Seed48 is the generator's initial state, as Redis starts it.
+const Seed48 = 0x1234ABCD330E
+
+// StateOf returns e's scripting state, creating it on first use.
+func StateOf(e *engine.Engine) *State {
+	if st, ok := e.Scripts.(*State); ok {
+		return st
+	}
+	st := &State{Scripts: map[string]*Script{}, Rand48: Seed48}
+	e.Scripts = st
+	return st
+}
+
+// running is the script currently executing, for SCRIPT KILL and BUSY.
+type running struct {
+	startMs atomic.Int64 // wall-clock start, 0 when idle (set by the caller hook)
+}
+
+func init() {
+	engine.Register(
+		&engine.Command{Name: "eval", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: cmdEval},
+		&engine.Command{Name: "evalsha", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: cmdEvalSha},
+		&engine.Command{Name: "eval_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: cmdEvalRO},
+		&engine.Command{Name: "evalsha_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: cmdEvalShaRO},
+		&engine.Command{Name: "script", Arity: -2, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands.", Subs: []*engine.Command{
+			{Name: "load", Arity: 3, Flags: "noscript stale script", Group: "scripting", Since: "2.6.0", Summary: "Loads a server-side Lua script to the script cache.", Run: cmdScriptLoad},
+			{Name: "exists", Arity: -3, Flags: "noscript", Group: "scripting", Since: "2.6.0", Summary: "Determines whether server-side Lua scripts exist in the script cache.", Run: cmdScriptExists},
+			{Name: "debug", Arity: 3, Flags: "noscript", Group: "scripting", Since: "3.2.0", Summary: "Sets the debug mode of server-side Lua scripts.", Run: cmdScriptDebug},
+			{Name: "flush", Arity: -2, Flags: "noscript script", Group: "scripting", Since: "2.6.0", Summary: "Removes all server-side Lua scripts from the script cache.", Run: cmdScriptFlush},
+			{Name: "kill", Arity: 2, Flags: "noscript allow_busy", Group: "scripting", Since: "2.6.0", Summary: "Terminates a server-side Lua script during execution.", Run: cmdScriptKill},
+			{Name: "help", Arity: 2, Flags: "loading stale", Group: "scripting", Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: cmdScriptHelp},
+		}},
+	)
+}
+
+// SHA1Hex is the lower-case hex SHA1 of b (redis.sha1hex, script ids).
+func SHA1Hex(b []byte) string {
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// lowerSHA returns a 40-char SHA in lower case, or "" when b is not 40 long.
+func lowerSHA(b []byte) string {
+	if len(b) != 40 {
+		return ""
+	}
+	var buf [40]byte
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return string(buf[:])
+}
+
+// lookupSHA finds a cached script without allocating.
+func (st *State) lookupSHA(b []byte) *Script {
+	if len(b) != 40 {
+		return nil
+	}
+	var buf [40]byte
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return st.Scripts[string(buf[:])]
+}
+
+// load compiles body and caches it. On a compile error it returns Redis's
+// error text.
+func (st *State) load(body []byte) (*Script, string) {
+	sha := SHA1Hex(body)
+	if s := st.Scripts[sha]; s != nil {
+		return s, ""
+	}
+	src := string(body)
+	proto, err := compile(src)
+	if err != "" {
+		return nil, errCompile + err
+	}
+	s := &Script{SHA: sha, Body: src, proto: proto}
+	st.Scripts[sha] = s
+	return s, ""
+}
+
+// compile parses and compiles a script body as "user_script".
+func compile(src string) (*lua.FunctionProto, string) {
+	if msg := checkSyntax(src); msg != "" {
+		return nil, msg
+	}
+	chunk, err := parse.Parse(strings.NewReader(src), chunkName)
+	if err != nil {
+		return nil, compileErrText(err, src)
+	}
+	proto, err := lua.Compile(chunk, chunkName)
+	if err != nil {
+		return nil, chunkName + ":1: " + err.Error()
+	}
+	// A Lua 5.1 main chunk is vararg without the compat "arg" table;
+	// gopher-lua would build one (a map allocation) on every call.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	return proto, ""
+}
+
+const chunkName = "user_script"
+
+// numKeys validates EVAL's numkeys argument.
+func numKeys(c *engine.Ctx, argv [][]byte) (int, bool) {
+	n, ok := engine.ParseIntB(argv[2])
+	if !ok {
+		c.W.Error(engine.ErrNotInt)
+		return 0, false
+	}
+	if n > int64(len(argv)-3) {
+		c.W.Error(errTooManyKeys)
+		return 0, false
+	}
+	if n < 0 {
+		c.W.Error(errNegKeys)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// cmdEval: EVAL script numkeys [key ...] [arg ...] — compile (and cache)
+// the script, run it with KEYS and ARGV, reply with its result converted as
+// Redis does. Errors: ErrNotInt / negative / too many numkeys, compile
+// errors, runtime errors with the "script: <sha>, on @user_script:<line>."
+// suffix.
+func cmdEval(c *engine.Ctx, argv [][]byte) { evalGeneric(c, argv, false, false) }
+
+// cmdEvalSha: EVALSHA sha1 numkeys [key ...] [arg ...] — run a cached
+// script (SHA case-insensitive); NOSCRIPT when it is not cached.
+func cmdEvalSha(c *engine.Ctx, argv [][]byte) { evalGeneric(c, argv, true, false) }
+
+// cmdEvalRO: EVAL_RO — EVAL whose script may not call write commands.
+func cmdEvalRO(c *engine.Ctx, argv [][]byte) { evalGeneric(c, argv, false, true) }
+
+// cmdEvalShaRO: EVALSHA_RO — EVALSHA whose script may not call write commands.
+func cmdEvalShaRO(c *engine.Ctx, argv [][]byte) { evalGeneric(c, argv, true, true) }
+
+func evalGeneric(c *engine.Ctx, argv [][]byte, bySHA, ro bool) {
+	nk, ok := numKeys(c, argv)
+	if !ok {
+		return
+	}
+	st := StateOf(c.E)
+	var s *Script
+	if bySHA {
+		s = st.lookupSHA(argv[1])
+		if s == nil {
+			c.W.Error(engine.ErrNoScript)
+			return
+		}
+	} else {
+		var msg string
+		s, msg = st.load(argv[1])
+		if s == nil {
+			c.W.Error(msg)
+			return
+		}
+	}
+	st.run(c, s, argv[3:3+nk], argv[3+nk:], ro || c.ReadOnly)
+}
+
+// cmdScriptLoad: SCRIPT LOAD script — compile and cache, reply the SHA1.
+func cmdScriptLoad(c *engine.Ctx, argv [][]byte) {
+	s, msg := StateOf(c.E).load(argv[2])
+	if s == nil {
+		c.W.Error(msg)
+		return
+	}
+	c.W.BulkString(s.SHA)
+}
+
+// cmdScriptExists: SCRIPT EXISTS sha1 [sha1 ...] — an array of 1/0.
+func cmdScriptExists(c *engine.Ctx, argv [][]byte) {
+	st := StateOf(c.E)
+	c.W.Array(len(argv) - 2)
+	for _, a := range argv[2:] {
+		if st.lookupSHA(a) != nil {
+			c.W.Int(1)
+		} else {
+			c.W.Int(0)
+		}
+	}
+}
+
+// cmdScriptFlush: SCRIPT FLUSH [ASYNC|SYNC] — empty the script cache.
+func cmdScriptFlush(c *engine.Ctx, argv [][]byte) {
+	if len(argv) > 3 || (len(argv) == 3 && !engine.EqualFold(argv[2], "sync") && !engine.EqualFold(argv[2], "async")) {
+		c.W.Error(errFlushOption)
+		return
+	}
+	st := StateOf(c.E)
+	st.Scripts = map[string]*Script{}
+	if st.vm != nil {
+		st.vm.fns = map[*Script]*lua.LFunction{}
+	}
+	c.W.OK()
+}
+
+// cmdScriptDebug: SCRIPT DEBUG YES|SYNC|NO — NO is accepted; the Lua
+// debugger (YES, SYNC) is not available in limitdb.
+func cmdScriptDebug(c *engine.Ctx, argv [][]byte) {
+	switch {
+	case engine.EqualFold(argv[2], "no"):
+		c.W.OK()
+	case engine.EqualFold(argv[2], "yes"), engine.EqualFold(argv[2], "sync"):
+		c.W.Error(errNoDebugger)
+	default:
+		c.W.Error(errDebugOption)
+	}
+}
+
+// cmdScriptKill: SCRIPT KILL — stop the running script if it has not
+// written; NOTBUSY when none runs (a running script holds the engine lock,
+// so when this handler runs, no script is running; the BUSY path is handled
+// before the lock, see KillRunning).
+func cmdScriptKill(c *engine.Ctx, argv [][]byte) { c.W.Error(errNotBusy) }
+
+var scriptHelp = []string{
+	"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"DEBUG (YES|SYNC|NO)",
+	"    Set the debug mode for subsequent scripts executed.",
+	"EXISTS <sha1> [<sha1> ...]",
+	"    Return information about the existence of the scripts in the script cache.",
+	"FLUSH [ASYNC|SYNC]",
+	"    Flush the Lua scripts cache. Very dangerous on replicas.",
+	"    When called without the optional mode argument, the behavior is determined by the",
+	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+	"    * ASYNC: Asynchronously flush the scripts cache.",
+	"    * SYNC: Synchronously flush the scripts cache.",
+	"KILL",
+	"    Kill the currently executing Lua script.",
+	"LOAD <script>",
+	"    Load a script into the scripts cache without executing it.",
+	"HELP",
+	"    Prints this help.",
+}
+
+// cmdScriptHelp: SCRIPT HELP — the help lines as status replies.
+func cmdScriptHelp(c *engine.Ctx, argv [][]byte) {
+	c.W.Array(len(scriptHelp))
+	for _, l := range scriptHelp {
+		c.W.Status(l)
+	}
+}
+
+var _ = resp.NewWriter

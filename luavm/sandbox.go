@@ -1,0 +1,409 @@
+package luavm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+
+	"limitdb/resp"
+)
+
+var posInf = math.Inf(1)
+
+// newVM builds the sandbox once: base/table/string/math/coroutine, cjson,
+// bit, the redis table, Redis's math.random and tostring, and the
+// protected global environment.
+func newVM(st *State) *vm {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024 * 4, RegistryMaxSize: 1024 * 256})
+	v := &vm{st: st, L: L, fns: map[*Script]*lua.LFunction{}}
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	G := L.G.Global
+	for _, n := range []string{"print", "module", "setfenv", "getfenv", "newproxy", "dofile", "loadfile", "require", "_printregs", "package", "debug", "io", "os", "channel"} {
+		G.RawSetString(n, lua.LNil)
+	}
+	G.RawSetString("_VERSION", lua.LString("Lua 5.1"))
+	G.RawSetString("tostring", L.NewFunction(baseToString))
+	G.RawSetString("error", L.NewFunction(baseError))
+	G.RawSetString("loadstring", L.NewFunction(func(L *lua.LState) int { return v.loadString(L) }))
+	origPcall := G.RawGetString("pcall").(*lua.LFunction)
+	G.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return redisPcall(L, origPcall) }))
+	G.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+
+	m := G.RawGetString("math").(*lua.LTable)
+	m.RawSetString("random", L.NewFunction(v.mathRandom))
+	m.RawSetString("randomseed", L.NewFunction(v.mathRandomSeed))
+
+	G.RawSetString("cjson", openCjson(L))
+	G.RawSetString("bit", openBit(L))
+	G.RawSetString("cmsgpack", openMsgpack(L))
+	G.RawSetString("struct", openStruct(L))
+
+	r := L.NewTable()
+	r.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return v.call(L, true) }))
+	r.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return v.call(L, false) }))
+	r.RawSetString("error_reply", L.NewFunction(redisErrorReply))
+	r.RawSetString("status_reply", L.NewFunction(redisStatusReply))
+	r.RawSetString("sha1hex", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			raiseTable(L, "ERR wrong number of arguments")
+		}
+		L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
+		return 1
+	}))
+	r.RawSetString("log", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() < 2 {
+			raiseTable(L, "ERR redis.log() requires two arguments or more.")
+		}
+		if _, ok := L.Get(1).(lua.LNumber); !ok {
+			raiseTable(L, "ERR First argument must be a number (log level).")
+		}
+		return 0
+	}))
+	r.RawSetString("setresp", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			raiseTable(L, "ERR redis.setresp() requires one argument.")
+		}
+		n := int(L.CheckNumber(1))
+		if n != 2 && n != 3 {
+			raiseTable(L, "ERR RESP version must be 2 or 3.")
+		}
+		v.proto = n
+		return 0
+	}))
+	r.RawSetString("set_repl", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			raiseTable(L, "ERR redis.set_repl() requires one argument.")
+		}
+		n := int(L.CheckNumber(1))
+		if n&^3 != 0 {
+			raiseTable(L, "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+		}
+		return 0
+	}))
+	r.RawSetString("replicate_commands", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
+	r.RawSetString("breakpoint", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }))
+	r.RawSetString("debug", L.NewFunction(func(L *lua.LState) int { return 0 }))
+	r.RawSetString("acl_check_cmd", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
+	for k, n := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+		"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
+		r.RawSetString(k, lua.LNumber(n))
+	}
+	r.RawSetString("REDIS_VERSION", lua.LString("7.0.15"))
+	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(0x07000f))
+	G.RawSetString("redis", r)
+
+	// Protected globals: reading an undefined global and creating one
+	// fail, as with Redis 7's read-only globals table.
+	gm := L.NewTable()
+	gm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		luaErrorf(L, "Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		return 0
+	}))
+	L.SetMetatable(G, gm)
+	// Read-only tables, as Redis 7's: no script can change what the next
+	// one sees (the VM is shared). KEYS and ARGV are set from Go.
+	for _, name := range []string{"redis", "math", "string", "table", "cjson", "bit", "coroutine", "cmsgpack", "struct"} {
+		G.RawGetString(name).(*lua.LTable).Readonly = true
+	}
+	G.Readonly = true
+	v.G = G
+	v.env = G
+	v.errh = L.NewFunction(v.errHandler)
+	v.keys = L.NewTable()
+	v.args = L.NewTable()
+	return v
+}
+
+// returnErr returns {err=msg} (luaPushError without raising).
+func returnErr(L *lua.LState, msg string) int {
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	L.Push(t)
+	return 1
+}
+
+// raiseTable raises {err=msg}, as Redis's luaPushError+luaError do for
+// errors of the redis.* functions (no position prefix).
+func raiseTable(L *lua.LState, msg string) {
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	L.Error(t, 0)
+}
+
+// arithRe matches gopher-lua's arithmetic error; PUC-Lua says
+// "attempt to perform arithmetic on a <type> value".
+var arithRe = regexp.MustCompile(`cannot perform (\w+) operation between (\w+) and (\w+)`)
+
+// luaMessage rewrites gopher-lua runtime messages into PUC-Lua 5.1's.
+func luaMessage(s string) string {
+	if m := arithRe.FindStringSubmatchIndex(s); m != nil {
+		op, a, b := s[m[2]:m[3]], s[m[4]:m[5]], s[m[6]:m[7]]
+		bad := a
+		if a == "number" || (op == "concat" && a == "string") {
+			bad = b
+		}
+		if op == "concat" {
+			return s[:m[0]] + "attempt to concatenate a " + bad + " value" + s[m[1]:]
+		}
+		return s[:m[0]] + "attempt to perform arithmetic on a " + bad + " value" + s[m[1]:]
+	}
+	return s
+}
+
+// where is luaL_where(L, level): "user_script:<line>: " when the function
+// at level is a script function with a current line, else "".
+func where(L *lua.LState, level int) string {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
+		return ""
+	}
+	return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
+}
+
+// baseError is Lua 5.1's error(msg [, level]): a string (or number)
+// message gets the position of the function at level (1 = the caller).
+func baseError(L *lua.LState) int {
+	v := L.Get(1)
+	level := L.OptInt(2, 1)
+	switch x := v.(type) {
+	case lua.LString:
+		if level > 0 {
+			v = lua.LString(where(L, level) + string(x))
+		}
+	case lua.LNumber:
+		if level > 0 {
+			v = lua.LString(where(L, level) + fmtNumber(float64(x)))
+		}
+	}
+	L.Error(v, 0)
+	return 0
+}
+
+// baseLoadString is Lua 5.1's loadstring(s [, chunkname]) with PUC-Lua's
+// compile errors; the chunk runs in the scripts' globals.
+func (v *vm) loadString(L *lua.LState) int {
+	src := L.CheckString(1)
+	name := L.OptString(2, src)
+	id := chunkID(name)
+	if v.sources == nil {
+		v.sources = map[string]string{}
+	}
+	if len(v.sources) < 1024 {
+		v.sources[id] = name
+	}
+	if msg := checkSyntaxAs(src, chunkIDLex(name)); msg != "" {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	chunk, err := parse.Parse(strings.NewReader(src), id)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(id + ":1: " + strings.TrimSpace(err.Error())))
+		return 2
+	}
+	proto, err := lua.Compile(chunk, id)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(id + ":1: " + strings.TrimSpace(err.Error())))
+		return 2
+	}
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	fn := L.NewFunctionFromProto(proto)
+	fn.Env = L.G.Global
+	L.Push(fn)
+	return 1
+}
+
+// redisPcall is Redis 7's pcall: an error raised as a table {err=…} (by
+// redis.call and the redis.* functions) reaches the script as its err
+// string; gopher-lua messages are rewritten to PUC-Lua's.
+func redisPcall(L *lua.LState, orig *lua.LFunction) int {
+	top := L.GetTop()
+	L.Insert(orig, 1)
+	L.Call(top, lua.MultRet)
+	n := L.GetTop()
+	if n >= 2 && L.Get(1) == lua.LFalse {
+		switch e := L.Get(2).(type) {
+		case *lua.LTable:
+			if s, ok := e.RawGetString("err").(lua.LString); ok {
+				L.Replace(2, s)
+			}
+		case lua.LString:
+			L.Replace(2, lua.LString(luaMessage(string(e))))
+		}
+	}
+	return n
+}
+
+// baseToString is tostring with Lua 5.1's number format (%.14g).
+func baseToString(L *lua.LState) int {
+	L.CheckAny(1)
+	L.Push(lua.LString(tostring(L.Get(1))))
+	return 1
+}
+
+func tostring(v lua.LValue) string {
+	switch x := v.(type) {
+	case lua.LNumber:
+		return fmtNumber(float64(x))
+	case *lua.LTable, *lua.LFunction, *lua.LUserData, *lua.LState:
+		return lua.LVAsString(v) // gopher-lua's own "table: 0x…" form
+	}
+	return v.String()
+}
+
+// fmtNumber is Lua 5.1's LUA_NUMBER_FMT "%.14g".
+func fmtNumber(f float64) string {
+	switch {
+	case f == 0 && math.Signbit(f):
+		return "-0"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case f != f:
+		return "nan"
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e14 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return string(resp.AppendG(nil, f, 14))
+}
+
+// --- Redis's 48-bit generator (redisLrand48) ---------------------------------
+
+const lrandMax = 2147483647
+
+func (v *vm) lrand48() int64 {
+	st := v.st
+	st.Rand48 = (st.Rand48*0x5DEECE66D + 0xB) & (1<<48 - 1)
+	return int64(st.Rand48 >> 17)
+}
+
+// mathRandom is Redis's math.random: redisLrand48()%INT32_MAX scaled.
+func (v *vm) mathRandom(L *lua.LState) int {
+	r := float64(v.lrand48()%lrandMax) / float64(lrandMax)
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := checkInt(L, 1)
+		if u < 1 {
+			luaErrorf(L, "bad argument #1 to 'random' (interval is empty)")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+	case 2:
+		l := checkInt(L, 1)
+		u := checkInt(L, 2)
+		if l > u {
+			luaErrorf(L, "bad argument #2 to 'random' (interval is empty)")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+	default:
+		luaErrorf(L, "wrong number of arguments")
+	}
+	return 1
+}
+
+// checkInt is luaL_checkint: the number truncated to a C int.
+func checkInt(L *lua.LState, i int) int32 {
+	return int32(int64(L.CheckNumber(i)))
+}
+
+// mathRandomSeed is redisSrand48(luaL_checkint(1)).
+func (v *vm) mathRandomSeed(L *lua.LState) int {
+	s := uint32(checkInt(L, 1))
+	v.st.Rand48 = uint64(s)<<16 | 0x330E
+	return 0
+}
+
+// --- redis.error_reply / status_reply ------------------------------------------
+
+func redisErrorReply(L *lua.LState) int {
+	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+		return returnErr(L, "ERR wrong number or type of arguments")
+	}
+	s := L.ToString(1)
+	var msg string
+	if strings.HasPrefix(s, "-") {
+		if sp := strings.IndexByte(s, ' '); sp >= 0 {
+			msg = s[1:sp] + " " + strings.Trim(s[sp+1:], "\r\n")
+		} else {
+			msg = "ERR " + strings.Trim(s[1:], "\r\n")
+		}
+	} else {
+		// "-" is prepended, then split as above
+		if sp := strings.IndexByte(s, ' '); sp >= 0 {
+			msg = s[:sp] + " " + strings.Trim(s[sp+1:], "\r\n")
+		} else {
+			msg = "ERR " + strings.Trim(s, "\r\n")
+		}
+	}
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	L.Push(t)
+	return 1
+}
+
+func redisStatusReply(L *lua.LState) int {
+	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+		return returnErr(L, "ERR wrong number or type of arguments")
+	}
+	t := L.NewTable()
+	t.RawSetString("ok", L.Get(1))
+	L.Push(t)
+	return 1
+}
+
+// --- compile errors -------------------------------------------------------------
+
+// compileErrText renders a parse error as PUC-Lua 5.1 would:
+// "user_script:<line>: <message> near '<token>'".
+func compileErrText(err error, src string) string {
+	lastLine := 1 + strings.Count(src, "\n")
+	var pe *parse.Error
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if msg == "syntax error" {
+			msg = "unexpected symbol"
+		}
+		tok := pe.Token
+		if pe.Pos.Line == parse.EOF || tok == "" {
+			return chunkName + ":" + strconv.Itoa(lastLine) + ": " + msg + " near '<eof>'"
+		}
+		return chunkName + ":" + strconv.Itoa(pe.Pos.Line) + ": " + msg + " near '" + tok + "'"
+	}
+	return chunkName + ":1: " + strings.TrimSpace(err.Error())
+}
+
+// luaErrorf is luaL_error: the message with the caller's position.
+func luaErrorf(L *lua.LState, format string, args ...any) {
+	msg := format
+	if len(args) > 0 {
+		msg = fmt.Sprintf(format, args...)
+	}
+	L.Error(lua.LString(where(L, 1)+msg), 0)
+}

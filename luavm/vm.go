@@ -1,0 +1,493 @@
+package luavm
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"limitdb/engine"
+	"limitdb/resp"
+)
+
+// vm is one sandboxed interpreter, built once and reused by every script
+// of an engine (scripts run one at a time under the engine lock).
+type vm struct {
+	st    *State
+	L     *lua.LState
+	env   *lua.LTable // the scripts' global environment: a read-only proxy of G
+	G     *lua.LTable // the real globals (KEYS and ARGV are set here)
+	fns   map[*Script]*lua.LFunction
+	keys  *lua.LTable
+	args  *lua.LTable
+	bound bool // keys/args are the tables bound to KEYS/ARGV
+	errh  *lua.LFunction
+	cmdW  resp.Writer // replies of redis.call
+	argv  [][]byte
+	arena []byte
+	// sources maps loadstring chunk ids to their names (error suffixes)
+	sources map[string]string
+
+	// per run
+	c      *engine.Ctx
+	db     *engine.DB // the script's database (SELECT inside a script)
+	script *Script
+	ro     bool
+	proto  int // redis.setresp
+	wrote  bool
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (st *State) getVM() *vm {
+	if st.vm == nil {
+		st.vm = newVM(st)
+	}
+	return st.vm
+}
+
+// run executes s with KEYS and ARGV and writes its reply to c.W.
+func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
+	v := st.getVM()
+	L := v.L
+	fn := v.fns[s]
+	if fn == nil {
+		fn = L.NewFunctionFromProto(s.proto)
+		fn.Env = v.env
+		v.fns[s] = fn
+	}
+	v.c, v.script, v.ro, v.proto, v.wrote, v.db = c, s, ro, 2, false, c.DB
+	if k := fillArray(L, v.keys, keys); k != v.keys || !v.bound {
+		v.keys = k
+		v.G.RawSetString("KEYS", k)
+	}
+	if a := fillArray(L, v.args, args); a != v.args || !v.bound {
+		v.args = a
+		v.G.RawSetString("ARGV", a)
+	}
+	v.bound = true
+	busyStart(c.E, v)
+	top := L.GetTop()
+	L.Push(fn)
+	err := L.PCall(0, 1, v.errh)
+	busyEnd(c.E, v)
+	if err != nil {
+		var ev lua.LValue = lua.LNil
+		if ae, ok := err.(*lua.ApiError); ok {
+			ev = ae.Object
+		}
+		v.writeError(c.W, ev)
+	} else {
+		v.writeResult(c.W, L.Get(-1), 0)
+	}
+	L.SetTop(top)
+	v.c, v.script = nil, nil
+}
+
+// fillArray refills t (reused between calls) with the strings of a.
+func fillArray(L *lua.LState, t *lua.LTable, a [][]byte) *lua.LTable {
+	n := t.Len()
+	if n > len(a)+8 {
+		t = L.CreateTable(len(a), 0)
+		n = 0
+	}
+	for i, b := range a {
+		// keep the previous call's string when equal (saves a copy)
+		if old, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(old) == string(b) {
+			continue
+		}
+		t.RawSetInt(i+1, lua.LString(b))
+	}
+	for i := len(a) + 1; i <= n; i++ {
+		t.RawSetInt(i, lua.LNil)
+	}
+	return t
+}
+
+// writeError writes the reply for a script that raised ev: Redis's error
+// handler turns every error into {err=…} with the line it happened on.
+func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
+	msg := "ERR unknown error"
+	line := -1
+	if t, ok := ev.(*lua.LTable); ok {
+		if e, ok := t.RawGetString("err").(lua.LString); ok {
+			msg = string(e)
+		}
+		if l, ok := t.RawGetString("line").(lua.LNumber); ok {
+			line = int(l)
+		}
+	} else if ev != lua.LNil {
+		// the handler could not run (e.g. stack overflow): same shape
+		str := luaMessage(tostring(ev))
+		msg = "ERR " + str
+		if strings.HasPrefix(str, chunkName+":") {
+			rest := str[len(chunkName)+1:]
+			if i := strings.IndexByte(rest, ':'); i > 0 {
+				if n, err := strconv.Atoi(rest[:i]); err == nil {
+					line = n
+				}
+			}
+		}
+	}
+	if line >= 0 {
+		src := "@" + chunkName
+		if t, ok := ev.(*lua.LTable); ok {
+			if s, ok := t.RawGetString("source").(lua.LString); ok {
+				src = string(s)
+			}
+		}
+		msg += " script: " + v.script.SHA + ", on " + src + ":" + strconv.Itoa(line) + "."
+	}
+	w.Error(msg)
+}
+
+// errHandler is Redis's __redis__err__handler: it turns a string error into
+// {err='ERR '..msg} and records the line of the innermost script frame.
+func (v *vm) errHandler(L *lua.LState) int {
+	ev := L.Get(1)
+	t, ok := ev.(*lua.LTable)
+	if v.killed() {
+		t, ok = L.NewTable(), true
+		t.RawSetString("err", lua.LString(errKilledByUser))
+	}
+	if !ok {
+		t = L.NewTable()
+		s := tostring(ev)
+		t.RawSetString("err", lua.LString("ERR "+luaMessage(s)))
+	}
+	for lvl := 0; lvl < 50; lvl++ {
+		dbg, ok := L.GetStack(lvl)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+			continue
+		}
+		if dbg.CurrentLine > 0 {
+			src := "@" + chunkName
+			if dbg.Source != chunkName {
+				src = dbg.Source
+				if raw, ok := v.sources[dbg.Source]; ok {
+					src = raw
+				}
+			}
+			t.RawSetString("source", lua.LString(src))
+			t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+			break
+		}
+	}
+	L.Push(t)
+	return 1
+}
+
+// writeResult converts a Lua value to the client's reply as Redis's
+// luaReplyToRedisReply does.
+func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
+	switch x := lv.(type) {
+	case lua.LString:
+		w.BulkString(string(x))
+	case lua.LBool:
+		if v.proto == 2 {
+			if x {
+				w.Int(1)
+			} else {
+				w.Null()
+			}
+		} else {
+			w.Bool(bool(x))
+		}
+	case lua.LNumber:
+		w.Int(int64(x))
+	case *lua.LTable:
+		if depth > 1000 {
+			w.Error("ERR reached lua stack limit")
+			return
+		}
+		if e, ok := x.RawGetString("err").(lua.LString); ok {
+			w.Error(string(e))
+			return
+		}
+		if s, ok := x.RawGetString("ok").(lua.LString); ok {
+			w.Status(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s)))
+			return
+		}
+		if d, ok := x.RawGetString("double").(lua.LNumber); ok {
+			w.Double(float64(d))
+			return
+		}
+		if b, ok := x.RawGetString("big_number").(lua.LString); ok {
+			w.BigNumber(string(b))
+			return
+		}
+		if vt, ok := x.RawGetString("verbatim_string").(*lua.LTable); ok {
+			f, _ := vt.RawGetString("format").(lua.LString)
+			str, _ := vt.RawGetString("string").(lua.LString)
+			if w.Proto == 3 {
+				w.Raw([]byte("=" + strconv.Itoa(len(f)+1+len(str)) + "\r\n" + string(f) + ":" + string(str) + "\r\n"))
+			} else {
+				w.BulkString(string(str))
+			}
+			return
+		}
+		if m, ok := x.RawGetString("map").(*lua.LTable); ok {
+			var ks, vs []lua.LValue
+			m.ForEach(func(k, val lua.LValue) { ks = append(ks, k); vs = append(vs, val) })
+			w.Map(len(ks))
+			for i := range ks {
+				v.writeResult(w, ks[i], depth+1)
+				v.writeResult(w, vs[i], depth+1)
+			}
+			return
+		}
+		if s, ok := x.RawGetString("set").(*lua.LTable); ok {
+			var ks []lua.LValue
+			s.ForEach(func(k, val lua.LValue) { ks = append(ks, k) })
+			w.Set(len(ks))
+			for _, k := range ks {
+				v.writeResult(w, k, depth+1)
+			}
+			return
+		}
+		n := 0
+		for x.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		w.Array(n)
+		for i := 1; i <= n; i++ {
+			v.writeResult(w, x.RawGetInt(i), depth+1)
+		}
+	default:
+		w.Null()
+	}
+}
+
+// --- redis.call --------------------------------------------------------------
+
+func (v *vm) raise(L *lua.LState, msg string, raise bool) int {
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	if raise {
+		L.Error(t, 0)
+		return 0
+	}
+	L.Push(t)
+	return 1
+}
+
+// call is redis.call (raise=true) and redis.pcall (raise=false).
+func (v *vm) call(L *lua.LState, raise bool) int {
+	n := L.GetTop()
+	if n == 0 {
+		return v.raise(L, errNoArgs, raise)
+	}
+	if v.c == nil {
+		return v.raise(L, "ERR redis.call is only allowed inside a script", raise)
+	}
+	argv := v.argv[:0]
+	arena := v.arena[:0]
+	// lay all arguments in one arena, then slice it
+	var ends [64]int
+	endsS := ends[:0]
+	for i := 1; i <= n; i++ {
+		switch a := L.Get(i).(type) {
+		case lua.LString:
+			arena = append(arena, a...)
+		case lua.LNumber:
+			arena = resp.AppendG17(arena, float64(a))
+		default:
+			return v.raise(L, errArgType, raise)
+		}
+		endsS = append(endsS, len(arena))
+	}
+	start := 0
+	for _, e := range endsS {
+		argv = append(argv, arena[start:e:e])
+		start = e
+	}
+	v.argv, v.arena = argv, arena
+	c := v.c
+	if engine.EqualFold(argv[0], "time") {
+		L.Push(v.timeReply(L))
+		return 1
+	}
+	cmd := engine.Lookup(argv[0])
+	if cmd == nil {
+		return v.raise(L, errUnknownCmd, raise)
+	}
+	if len(cmd.Subs) > 0 && len(argv) >= 2 {
+		if sub := cmd.Sub(argv[1]); sub != nil {
+			cmd = sub
+		}
+	}
+	if !engine.ArityOK(cmd.Arity, len(argv)) {
+		return v.raise(L, errWrongArity, raise)
+	}
+	if cmd.Has(engine.FlagNoScript) {
+		return v.raise(L, errNotAllowed, raise)
+	}
+	isWrite := cmd.Has(engine.FlagWrite)
+	if isWrite && v.ro {
+		return v.raise(L, engine.ErrReadOnlyScript, raise)
+	}
+	if cmd.Run == nil {
+		// connection-level commands (PING, ECHO, SELECT …) have no engine
+		// handler; only the harmless ones are answered here.
+		switch cmd.Name {
+		case "ping":
+			if len(argv) == 2 {
+				L.Push(lua.LString(argv[1]))
+			} else {
+				t := L.NewTable()
+				t.RawSetString("ok", lua.LString("PONG"))
+				L.Push(t)
+			}
+			return 1
+		case "echo":
+			L.Push(lua.LString(argv[1]))
+			return 1
+		case "select":
+			// SELECT changes the script's database, not the caller's
+			n, ok := engine.ParseIntB(argv[1])
+			switch {
+			case !ok:
+				return v.raise(L, engine.ErrNotInt, raise)
+			case n < 0 || n >= engine.NumDBs:
+				return v.raise(L, engine.ErrDBIndex, raise)
+			}
+			v.db = c.E.DBs[n]
+			t := L.NewTable()
+			t.RawSetString("ok", lua.LString("OK"))
+			L.Push(t)
+			return 1
+		}
+		return v.raise(L, errNotAllowed, raise)
+	}
+	if isWrite && !v.wrote {
+		v.wrote = true
+		c.E.Guard.Wrote.Store(true)
+	}
+	w := &v.cmdW
+	w.Reset()
+	w.Proto = v.proto
+	sub := engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted}
+	sub.Call(cmd, argv)
+	val, _, isErr := v.parseReply(L, w.B, 0)
+	if isErr && raise {
+		L.Error(val, 0)
+		return 0
+	}
+	L.Push(val)
+	return 1
+}
+
+// timeReply is TIME at the script's frozen command time.
+func (v *vm) timeReply(L *lua.LState) lua.LValue {
+	now := v.c.Now
+	t := L.CreateTable(2, 0)
+	t.RawSetInt(1, lua.LString(strconv.FormatInt(now/1000, 10)))
+	t.RawSetInt(2, lua.LString(strconv.FormatInt((now%1000)*1000, 10)))
+	return t
+}
+
+// parseReply converts one RESP reply at b[i:] to a Lua value as Redis's
+// redisProtocolToLuaType does, returning the value, the next offset and
+// whether it was an error reply.
+func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) {
+	if i >= len(b) {
+		return lua.LFalse, i, false
+	}
+	typ := b[i]
+	j := i + 1
+	for j < len(b) && b[j] != '\r' {
+		j++
+	}
+	line := b[i+1 : j]
+	next := j + 2
+	switch typ {
+	case ':':
+		n, _ := engine.ParseIntB(line)
+		return lua.LNumber(n), next, false
+	case '$':
+		n, _ := strconv.Atoi(string(line))
+		if n < 0 {
+			return lua.LFalse, next, false
+		}
+		s := lua.LString(b[next : next+n])
+		return s, next + n + 2, false
+	case '+':
+		t := L.CreateTable(0, 1)
+		t.RawSetString("ok", lua.LString(line))
+		return t, next, false
+	case '-':
+		t := L.CreateTable(0, 1)
+		t.RawSetString("err", lua.LString(line))
+		return t, next, true
+	case '*', '~', '>':
+		n, _ := strconv.Atoi(string(line))
+		if n < 0 {
+			return lua.LFalse, next, false
+		}
+		if typ == '~' {
+			set := L.CreateTable(0, n)
+			for k := 0; k < n; k++ {
+				var e lua.LValue
+				e, next, _ = v.parseReply(L, b, next)
+				set.RawSet(e, lua.LTrue)
+			}
+			t := L.CreateTable(0, 1)
+			t.RawSetString("set", set)
+			return t, next, false
+		}
+		t := L.CreateTable(n, 0)
+		for k := 1; k <= n; k++ {
+			var e lua.LValue
+			e, next, _ = v.parseReply(L, b, next)
+			t.RawSetInt(k, e)
+		}
+		return t, next, false
+	case '%':
+		n, _ := strconv.Atoi(string(line))
+		m := L.CreateTable(0, n)
+		for k := 0; k < n; k++ {
+			var key, val lua.LValue
+			key, next, _ = v.parseReply(L, b, next)
+			val, next, _ = v.parseReply(L, b, next)
+			m.RawSet(key, val)
+		}
+		t := L.CreateTable(0, 1)
+		t.RawSetString("map", m)
+		return t, next, false
+	case '_':
+		return lua.LNil, next, false
+	case '#':
+		return lua.LBool(len(line) > 0 && line[0] == 't'), next, false
+	case ',':
+		f, _ := strconv.ParseFloat(string(line), 64)
+		switch string(line) {
+		case "inf":
+			f = posInf
+		case "-inf":
+			f = -posInf
+		}
+		t := L.CreateTable(0, 1)
+		t.RawSetString("double", lua.LNumber(f))
+		return t, next, false
+	case '(':
+		t := L.CreateTable(0, 1)
+		t.RawSetString("big_number", lua.LString(line))
+		return t, next, false
+	case '=':
+		n, _ := strconv.Atoi(string(line))
+		body := b[next : next+n]
+		vt := L.CreateTable(0, 2)
+		if len(body) >= 4 {
+			vt.RawSetString("format", lua.LString(body[:3]))
+			vt.RawSetString("string", lua.LString(body[4:]))
+		}
+		t := L.CreateTable(0, 1)
+		t.RawSetString("verbatim_string", vt)
+		return t, next + n + 2, false
+	}
+	return lua.LFalse, next, false
+}

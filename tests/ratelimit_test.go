@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,15 +19,11 @@ import (
 // the same policy, its decisions on the real redis-server are compared
 // with the native command's.
 
-const seedDir = "../../shared/seed-scripts/"
-
 func seed(t *testing.T, name string) string {
-	b, err := os.ReadFile(seedDir + name)
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(seedDir(), name))
 	if err != nil {
-		b, err = os.ReadFile("/work/shared/seed-scripts/" + name)
-		if err != nil {
-			t.Skip("seed scripts not found:", err)
-		}
+		t.Fatalf("seed script %s: %v", name, err)
 	}
 	return string(b)
 }

@@ -138,6 +138,7 @@ func (d *dict) compact() {
 		}
 	}
 	d.keys = a
+	d.compactions++
 }
 
 const chunkBits = 10
@@ -152,12 +153,13 @@ const chunkSize = 1 << chunkBits
 // node: bucket order reaches KEYS, SCAN and RANDOMKEY replies, and replicas
 // must agree on them.
 type dict struct {
-	buckets []int32 // index+1 of the first entry; 0 = empty
-	chunks  [][]entry
-	free    int32 // index+1 of the first free slot (linked via next)
-	used    int32 // slots ever handed out
-	count   int
-	keys    arena // bytes of the keys up to arenaMaxKey long
+	buckets     []int32 // index+1 of the first entry; 0 = empty
+	chunks      [][]entry
+	free        int32 // index+1 of the first free slot (linked via next)
+	used        int32 // slots ever handed out
+	count       int
+	keys        arena // bytes of the keys up to arenaMaxKey long
+	compactions int   // arena compactions so far (tests, stats)
 }
 
 func hashKey(k string) uint64 { return xxhash.Sum64String(k) }

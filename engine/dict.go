@@ -67,13 +67,21 @@ func (e *entry) keyIs(key string) bool {
 // are never changed: a key string handed out (to a reply, a WATCH record, the
 // deleted-keys list) stays valid as long as it is referenced, since it keeps
 // its slab alive. Deleting a key only counts its bytes as dead; when dead
-// bytes pass a bound, compact copies the live keys into fresh slabs and
+// bytes pass a bound, a compaction copies the live keys into fresh slabs and
 // repoints their entries, and the old slabs go to the garbage collector.
+//
+// The compaction is incremental, so no single command pays for the whole
+// keyspace: once started, every insert and remove moves the keys of the
+// next compactStep entry slots, until the cursor passes the last slot.
 type arena struct {
-	cur  []byte // the slab being filled; len = bytes used
-	live int    // bytes of live keys in the slabs
-	dead int    // bytes of deleted keys and abandoned slab tails
+	cur    []byte // the slab being filled; len = bytes used
+	live   int    // bytes of live keys in the slabs (exact)
+	dead   int    // bytes of deleted keys and abandoned slab tails (an estimate while moving)
+	moving bool   // a compaction is under way
+	next   int32  // the next entry slot the compaction moves
 }
+
+const compactStep = 32
 
 // put copies key (1..arenaMaxKey bytes) into the arena.
 func (a *arena) put(key string) unsafe.Pointer {
@@ -110,35 +118,56 @@ func (d *dict) dropKey(e *entry) {
 	}
 }
 
-// maybeCompact compacts the arena when its dead bytes exceed a quarter of
-// the live ones plus four slabs, which bounds the waste and makes the
-// copying cost amortized O(1) per deleted byte.
+// maybeCompact advances a compaction under way, or starts one when the dead
+// bytes exceed a quarter of the live ones plus four slabs. That bounds the
+// waste (old slabs live on until the compaction ends, at most 1.25 × live
+// + 4 slabs) and makes the copying amortized O(1) per deleted byte.
 func (d *dict) maybeCompact() {
-	if d.keys.dead > d.keys.live/4+4*slabSize {
-		d.compact()
+	if d.keys.moving {
+		d.compactStep(compactStep)
+	} else if d.keys.dead > d.keys.live/4+4*slabSize {
+		d.startCompact()
+		d.compactStep(compactStep)
 	}
 }
 
-// compact copies every live arena key into fresh slabs and repoints its
-// entry. Entries do not move, so *entry pointers, bucket chains and SCAN
-// cursors are unaffected; old key strings stay valid (old slabs are not
-// touched, only released).
-func (d *dict) compact() {
-	var a arena
-	for ci, ch := range d.chunks {
-		n := len(ch)
-		if rest := int(d.used) - ci*chunkSize; rest < n {
-			n = rest
-		}
-		for i := range ch[:n] {
-			e := &ch[i]
-			if k := int(e.klen); k != 0 && k <= arenaMaxKey {
-				e.kp = a.put(unsafe.String((*byte)(e.kp), k))
-			}
+// startCompact begins a compaction: new keys and moved keys go to fresh
+// slabs, and dead counts only the waste in those.
+func (d *dict) startCompact() {
+	a := &d.keys
+	a.cur, a.dead, a.moving, a.next = nil, 0, true, 0
+}
+
+// compactStep moves the arena keys of the next n entry slots into the
+// current slabs and repoints their entries. Entries do not move, so *entry
+// pointers, bucket chains and SCAN cursors are unaffected; old key strings
+// stay valid (old slabs are not touched, only released). A key inserted
+// during the compaction into a slot the cursor has not reached yet is
+// copied once more; that is rare and only costs its length.
+func (d *dict) compactStep(n int) {
+	a := &d.keys
+	for ; n > 0 && a.next < d.used; n-- {
+		e := d.at(a.next)
+		a.next++
+		if k := int(e.klen); k != 0 && k <= arenaMaxKey {
+			e.kp = a.put(unsafe.String((*byte)(e.kp), k))
+			a.live -= k // put counted it again
 		}
 	}
-	d.keys = a
-	d.compactions++
+	if a.next >= d.used {
+		a.moving = false
+		d.compactions++
+	}
+}
+
+// compact runs a whole compaction at once (tests and benchmarks).
+func (d *dict) compact() {
+	if !d.keys.moving {
+		d.startCompact()
+	}
+	for d.keys.moving {
+		d.compactStep(1 << 30)
+	}
 }
 
 const chunkBits = 10
@@ -205,6 +234,9 @@ func (d *dict) insert(key string) *entry {
 	b := hashKey(key) & uint64(len(d.buckets)-1)
 	*e = entry{next: d.buckets[b]}
 	d.setKey(e, key)
+	if d.keys.moving {
+		d.compactStep(compactStep)
+	}
 	d.buckets[b] = idx + 1
 	d.count++
 	return e

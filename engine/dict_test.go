@@ -71,8 +71,19 @@ func TestArenaRandom(t *testing.T) {
 	var d dict
 	want := map[string]int64{}
 	var names []string
-	for round := 0; round < 40; round++ {
-		for i := 0; i < 3000; i++ {
+	for i := 0; i < 30000; i++ {
+		k := "p" + strconv.Itoa(i)
+		d.insert(k).n = int64(i)
+		want[k] = int64(i)
+		names = append(names, k)
+	}
+	midway := 0
+	for round := 0; round < 600; round++ {
+		for i := 0; i < 600; i++ {
+			if d.keys.moving && i%50 == 0 {
+				midway++
+				checkDict(t, &d, want)
+			}
 			if len(names) > 0 && r.IntN(100) < 48 {
 				j := r.IntN(len(names))
 				k := names[j]
@@ -114,10 +125,13 @@ func TestArenaRandom(t *testing.T) {
 		}
 		checkDict(t, &d, want)
 	}
+	if midway == 0 {
+		t.Fatal("never checked during a compaction")
+	}
 	if d.compactions < 3 {
 		t.Fatalf("only %d compactions", d.compactions)
 	}
-	t.Logf("%d compactions", d.compactions)
+	t.Logf("%d compactions, %d checks during one", d.compactions, midway)
 	for _, k := range names {
 		if !d.remove(k) {
 			t.Fatalf("remove %q", k)
@@ -213,5 +227,18 @@ func TestLongKeys(t *testing.T) {
 	}
 	if got := h.do(t0, "DEL", k+"x"); got != ":1\r\n" {
 		t.Fatal(got)
+	}
+}
+
+// BenchmarkCompact measures one arena compaction of a 1,000,000-key dict
+// (10-byte keys): the pause a delete that triggers it adds.
+func BenchmarkCompact(b *testing.B) {
+	var d dict
+	for i := 0; i < 1_000_000; i++ {
+		d.insert("rl:" + strconv.Itoa(1_000_000 + i)[1:] + "x")
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d.compact()
 	}
 }

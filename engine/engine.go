@@ -266,7 +266,7 @@ func (c *Ctx) lookupKind(key []byte, k Kind, read bool) (e *entry, ok bool) {
 // create adds key (absent or expired) to the current DB and returns its
 // entry; the caller sets the value.
 func (c *Ctx) create(key []byte) *entry {
-	return c.createIn(c.DB, string(key))
+	return c.createIn(c.DB, bstr(key))
 }
 
 func (c *Ctx) createIn(db *DB, key string) *entry {
@@ -282,7 +282,7 @@ func (db *DB) removeEntry(e *entry) {
 	if e.exp != 0 {
 		db.expires--
 	}
-	db.dict.remove(e.key)
+	db.dict.remove(e.keyStr())
 }
 
 // delete removes key from db if present (expired or not) and signals the
@@ -304,7 +304,7 @@ func (c *Ctx) delete(db *DB, key string) bool {
 
 // expireKey deletes an expired entry and counts it.
 func (c *Ctx) expireKey(db *DB, e *entry) {
-	key := e.key
+	key := e.keyStr()
 	db.removeEntry(e)
 	c.E.Stats.ExpiredKeys++
 	c.signal(db, key)

@@ -127,8 +127,8 @@ func cmdKeys(c *Ctx, argv [][]byte) {
 		if e.expired(c.Now) {
 			return true
 		}
-		if all || Match(pat, e.key, false) {
-			keys = append(keys, e.key)
+		if all || Match(pat, e.keyStr(), false) {
+			keys = append(keys, e.keyStr())
 		}
 		return true
 	})
@@ -196,17 +196,17 @@ func cmdScan(c *Ctx, argv [][]byte) {
 	keys := make([]string, 0, len(found))
 	var expired []string
 	for _, e := range found {
-		if usePat && !Match(bstr(pat), e.key, false) {
+		if usePat && !Match(bstr(pat), e.keyStr(), false) {
 			continue
 		}
 		if typ != nil && !EqualFoldStr(bstr(typ), e.kind.String()) {
 			continue
 		}
 		if e.expired(c.Now) {
-			expired = append(expired, e.key)
+			expired = append(expired, e.keyStr())
 			continue
 		}
-		keys = append(keys, e.key)
+		keys = append(keys, e.keyStr())
 	}
 	for _, k := range expired {
 		c.find(db, k)
@@ -245,7 +245,7 @@ func cmdRandomKey(c *Ctx, argv [][]byte) {
 			return
 		}
 		if !e.expired(c.Now) {
-			c.W.BulkString(e.key)
+			c.W.BulkString(e.keyStr())
 			return
 		}
 		if !c.E.NoLazyDelete {
@@ -264,7 +264,7 @@ func cmdRandomKey(c *Ctx, argv [][]byte) {
 			if live == nil {
 				c.W.Null()
 			} else {
-				c.W.BulkString(live.key)
+				c.W.BulkString(live.keyStr())
 			}
 			return
 		}

@@ -56,6 +56,9 @@ type Engine struct {
 	NoLazyDelete bool
 
 	Stats Stats
+
+	// Enc holds the encoding thresholds (CONFIG SET hash-max-listpack-…).
+	Enc EncodingLimits
 }
 
 // Stats are the counters INFO reports.
@@ -68,7 +71,7 @@ type Stats struct {
 
 // New returns an engine with 16 empty databases.
 func New() *Engine {
-	e := &Engine{}
+	e := &Engine{Enc: defaultLimits}
 	for i := range e.DBs {
 		e.DBs[i] = &DB{ID: i}
 	}

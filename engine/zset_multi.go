@@ -290,7 +290,7 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 		emitRange(c, res.zsl.first(), res.len(), false, withScores)
 		return
 	}
-	res.big = res.len() > zsetSmallEntries || maxLen > zsetSmallValue
+	res.big = int64(res.len()) > c.E.Enc.ZsetMaxListpackEntries || int64(maxLen) > c.E.Enc.ZsetMaxListpackValue
 	c.storeZset(dst, res)
 }
 

@@ -60,7 +60,12 @@ var params = []*param{
 	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 64},
 	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no"},
 	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}},
-	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -9223372036854775808, max: 9223372036854775807},
+	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647},
+	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
+	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: pMem, def: "64"},
+	{name: "set-max-intset-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
+	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
+	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64"},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "requirepass", kind: pString, def: ""},
 }
@@ -218,6 +223,11 @@ func (s *Server) applyConfig() {
 	} {
 		if n, err := strconv.ParseInt(s.conf.params[name], 10, 64); err == nil {
 			dst.Store(n)
+		}
+	}
+	for _, p := range params {
+		if n, err := strconv.ParseInt(s.conf.params[p.name], 10, 64); err == nil {
+			s.eng.SetEncodingLimit(p.name, n) // ignored unless an encoding threshold
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -677,7 +678,8 @@ func init() {
 // hash, in its order, when count >= HLEN), count < 0 gives -count fields
 // that may repeat; empty for 0 or a missing key. WITHVALUES adds each value:
 // flat in RESP2, a [field, value] array per pair in RESP3. Errors: not an
-// integer, LLONG_MIN out of range, syntax error, WRONGTYPE.
+// integer, LLONG_MIN out of range, syntax error, "value is out of range"
+// (WITHVALUES with |count| > LLONG_MAX/2), WRONGTYPE.
 func cmdHRandField(c *Ctx, argv [][]byte) {
 	if len(argv) == 2 {
 		e, ok := c.lookupHash(argv[1], true)
@@ -707,6 +709,10 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 		return
 	}
 	withValues = len(argv) == 4
+	if withValues && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
+		c.W.Error(errOutOfRange)
+		return
+	}
 	e, ok := c.lookupHash(argv[1], true)
 	if !ok {
 		return

@@ -122,18 +122,19 @@ func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 // cmdConfigGet: CONFIG GET pattern [pattern …] — a map (flat array in
 // RESP2) of every parameter whose name (or alias) matches a pattern
 // (Redis glob, case-insensitive). A pattern without glob characters is
-// echoed as given (Redis does so: CONFIG GET HZ answers "HZ"). Each
-// parameter appears once; glob matches come in name order (Redis's order
-// is its hash table's).
+// echoed as given (Redis does so: CONFIG GET HZ answers "HZ"). Each name
+// appears once, but a parameter and its alias are two names (Redis 7.0
+// answers both, e.g. for hash-max-*); glob matches come in name order
+// (Redis's order is its hash table's).
 func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 	type kv struct{ k, v string }
 	var out []kv
-	seen := map[*param]bool{}
+	seen := map[string]bool{} // by lower-case name
 	for _, a := range argv[2:] {
 		pat := string(a)
 		if !hasGlob(pat) {
-			if p := findParam(pat); p != nil && !seen[p] {
-				seen[p] = true
+			if p := findParam(pat); p != nil && !seen[strings.ToLower(pat)] {
+				seen[strings.ToLower(pat)] = true
 				out = append(out, kv{pat, s.conf.params[p.name]})
 			}
 			continue
@@ -142,8 +143,8 @@ func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 		lp := pat
 		for _, p := range params {
 			for _, n := range []string{p.name, p.alias} {
-				if n != "" && !seen[p] && engine.Match(lp, n, true) {
-					seen[p] = true
+				if n != "" && !seen[n] && engine.Match(lp, n, true) {
+					seen[n] = true
 					m = append(m, kv{n, s.conf.params[p.name]})
 				}
 			}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"net"
 	"sort"
 	"strconv"
@@ -63,10 +64,10 @@ var params = []*param{
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647},
 	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: 2147483647},
 	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
-	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: pMem, def: "64"},
+	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "set-max-intset-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
 	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
-	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64"},
+	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "requirepass", kind: pString, def: ""},
 }
@@ -255,10 +256,10 @@ func (p *param) check(v string) (string, string) {
 		if !ok {
 			return "", "argument must be a memory value"
 		}
-		if p.max != 0 && (n < p.min || n > p.max) {
+		if p.max != 0 && (n < uint64(p.min) || n > uint64(p.max)) {
 			return "", "argument must be between " + strconv.FormatInt(p.min, 10) + " and " + strconv.FormatInt(p.max, 10) + " inclusive"
 		}
-		return strconv.FormatInt(n, 10), ""
+		return strconv.FormatUint(n, 10), ""
 	case pBool:
 		switch strings.ToLower(v) {
 		case "yes":
@@ -295,17 +296,16 @@ func (p *param) check(v string) (string, string) {
 	return v, ""
 }
 
-// parseMemory is Redis's memtoull: digits with an optional unit b, k, kb,
-// m, mb, g, gb (case-insensitive; k = 1000, kb = 1024).
-func parseMemory(s string) (int64, bool) {
+// parseMemory is Redis's memtoull: digits (none means 0) with an optional
+// unit b, k, kb, m, mb, g, gb (case-insensitive; k = 1000, kb = 1024). Like
+// Redis 7.0, a number past the unsigned range saturates and the unit
+// multiplication wraps.
+func parseMemory(s string) (uint64, bool) {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	if i == 0 {
-		return 0, false
-	}
-	mul := int64(1)
+	mul := uint64(1)
 	switch strings.ToLower(s[i:]) {
 	case "", "b":
 	case "k":
@@ -323,9 +323,15 @@ func parseMemory(s string) (int64, bool) {
 	default:
 		return 0, false
 	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if err != nil || n > (1<<63-1)/mul {
+	if i >= 128 {
 		return 0, false
+	}
+	var n uint64
+	if i > 0 {
+		var err error
+		if n, err = strconv.ParseUint(s[:i], 10, 64); err != nil {
+			n = math.MaxUint64
+		}
 	}
 	return n * mul, true
 }

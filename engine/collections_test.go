@@ -159,7 +159,7 @@ func TestSetModel(t *testing.T) {
 			t.Fatalf("step %d: len", step)
 		}
 		if !s.ht {
-			if !slices.IsSorted(s.ints) || len(s.ints) > setMaxIntsetEntries {
+			if !slices.IsSorted(s.ints) || len(s.ints) > int(defaultLimits.SetMaxIntsetEntries) {
 				t.Fatalf("step %d: bad intset", step)
 			}
 		}

@@ -62,6 +62,9 @@ type Engine struct {
 
 	Stats Stats
 
+	// Enc holds the encoding thresholds (CONFIG SET hash-max-listpack-…).
+	Enc EncodingLimits
+
 	// Guard tracks the running script for the connection layer, which reads
 	// it without the engine lock (BUSY replies, SCRIPT KILL).
 	Guard ScriptGuard
@@ -105,7 +108,7 @@ type Stats struct {
 
 // New returns an engine with 16 empty databases.
 func New() *Engine {
-	e := &Engine{}
+	e := &Engine{Enc: defaultLimits}
 	for i := range e.DBs {
 		e.DBs[i] = &DB{ID: i}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -12,12 +13,11 @@ const (
 	errNaNOrInfinity = "ERR value is NaN or Infinity"
 )
 
-// Redis 7.0's listpack limits (hash-max-listpack-entries/-value): below
-// them Redis keeps a hash in insertion order, which replies show.
+// Redis's listpack limits (hash-max-listpack-entries/-value, in
+// Engine.Enc): below them Redis keeps a hash in insertion order, which
+// replies show.
 const (
-	hashMaxListpackEntries = 128
-	hashMaxListpackValue   = 64
-	hashIndexMin           = 16 // pairs from which a field index is kept
+	hashIndexMin = 16 // pairs from which a field index is kept
 )
 
 func init() {
@@ -107,14 +107,19 @@ func (h *Hash) Get(field string) (lelem, bool) {
 // more than hash-max-listpack-entries fields, make it a hashtable, as
 // Redis's hashTypeSet does.
 func (h *Hash) Set(field string, value lelem) bool {
+	return h.set(field, value, &defaultLimits)
+}
+
+// set is Set under the limits lim.
+func (h *Hash) set(field string, value lelem, lim *EncodingLimits) bool {
 	if i := h.find(field); i >= 0 {
-		if value.p != nil && value.n > hashMaxListpackValue {
+		if value.p != nil && value.n > lim.HashMaxListpackValue {
 			h.ht = true
 		}
 		h.kv[i].v = value
 		return false
 	}
-	if len(field) > hashMaxListpackValue || (value.p != nil && value.n > hashMaxListpackValue) {
+	if int64(len(field)) > lim.HashMaxListpackValue || (value.p != nil && value.n > lim.HashMaxListpackValue) {
 		h.ht = true
 	}
 	f := strings.Clone(field)
@@ -125,7 +130,7 @@ func (h *Hash) Set(field string, value lelem) bool {
 	} else if n >= hashIndexMin {
 		h.buildIndex()
 	}
-	if n > hashMaxListpackEntries {
+	if int64(n) > lim.HashMaxListpackEntries {
 		h.ht = true
 	}
 	return true
@@ -203,12 +208,12 @@ func (c *Ctx) hashForWrite(key []byte) (*Hash, bool) {
 
 // hashConvertForArgs marks h as a hashtable when any of args is longer
 // than hash-max-listpack-value, as Redis's hashTypeTryConversion does.
-func (h *Hash) convertForArgs(args [][]byte) {
+func (h *Hash) convertForArgs(args [][]byte, lim *EncodingLimits) {
 	if h.ht {
 		return
 	}
 	for _, a := range args {
-		if len(a) > hashMaxListpackValue {
+		if int64(len(a)) > lim.HashMaxListpackValue {
 			h.ht = true
 			return
 		}
@@ -226,10 +231,10 @@ func (c *Ctx) hsetPairs(argv [][]byte) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	h.convertForArgs(argv[2:])
+	h.convertForArgs(argv[2:], &c.E.Enc)
 	var added int64
 	for i := 2; i < len(argv); i += 2 {
-		if h.Set(bstr(argv[i]), elemOf(argv[i+1])) {
+		if h.set(bstr(argv[i]), elemOf(argv[i+1]), &c.E.Enc) {
 			added++
 		}
 	}
@@ -260,12 +265,12 @@ func cmdHSetNX(c *Ctx, argv [][]byte) {
 	if !ok {
 		return
 	}
-	h.convertForArgs(argv[2:4])
+	h.convertForArgs(argv[2:4], &c.E.Enc)
 	if h.find(bstr(argv[2])) >= 0 {
 		c.W.Int(0)
 		return
 	}
-	h.Set(bstr(argv[2]), elemOf(argv[3]))
+	h.set(bstr(argv[2]), elemOf(argv[3]), &c.E.Enc)
 	c.touched(argv[1])
 	c.W.Int(1)
 }
@@ -437,7 +442,7 @@ func cmdHIncrBy(c *Ctx, argv [][]byte) {
 		return
 	}
 	cur += incr
-	h.Set(bstr(argv[2]), lelem{n: cur})
+	h.set(bstr(argv[2]), lelem{n: cur}, &c.E.Enc)
 	c.touched(argv[1])
 	c.W.Int(cur)
 }
@@ -502,7 +507,7 @@ func cmdHIncrByFloat(c *Ctx, argv [][]byte) {
 		return
 	}
 	s := formatLongDouble(sum)
-	h.Set(bstr(argv[2]), elemOfString(s))
+	h.set(bstr(argv[2]), elemOfString(s), &c.E.Enc)
 	c.touched(argv[1])
 	c.W.BulkString(s)
 }
@@ -673,7 +678,8 @@ func init() {
 // hash, in its order, when count >= HLEN), count < 0 gives -count fields
 // that may repeat; empty for 0 or a missing key. WITHVALUES adds each value:
 // flat in RESP2, a [field, value] array per pair in RESP3. Errors: not an
-// integer, LLONG_MIN out of range, syntax error, WRONGTYPE.
+// integer, LLONG_MIN out of range, syntax error, "value is out of range"
+// (WITHVALUES with |count| > LLONG_MAX/2), WRONGTYPE.
 func cmdHRandField(c *Ctx, argv [][]byte) {
 	if len(argv) == 2 {
 		e, ok := c.lookupHash(argv[1], true)
@@ -703,6 +709,10 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 		return
 	}
 	withValues = len(argv) == 4
+	if withValues && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
+		c.W.Error(errOutOfRange)
+		return
+	}
 	e, ok := c.lookupHash(argv[1], true)
 	if !ok {
 		return

@@ -6,14 +6,11 @@ import (
 	"unsafe"
 )
 
-// setMaxIntsetEntries is Redis's set-max-intset-entries: an all-integer set
-// of at most this many members is an intset, which replies in sorted order.
 // Set error texts not shared with other files.
 const errSRandRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 
 const (
-	setMaxIntsetEntries = 512
-	setIndexMin         = 16 // members from which a hashtable set keeps a member index
+	setIndexMin = 16 // members from which a hashtable set keeps a member index
 )
 
 func init() {
@@ -109,7 +106,12 @@ func (s *Set) buildIndex() {
 }
 
 // Add adds m (a lookup view; copied when stored) and reports whether it is new.
-func (s *Set) Add(m string) bool {
+func (s *Set) Add(m string) bool { return s.add(m, &defaultLimits) }
+
+// add is Add under the limits lim: an all-integer set of at most
+// set-max-intset-entries members is an intset, which replies in sorted
+// order.
+func (s *Set) add(m string, lim *EncodingLimits) bool {
 	if !s.ht {
 		if n, ok := ParseInt(m); ok {
 			i, found := slices.BinarySearch(s.ints, n)
@@ -117,7 +119,7 @@ func (s *Set) Add(m string) bool {
 				return false
 			}
 			s.ints = slices.Insert(s.ints, i, n)
-			if len(s.ints) > setMaxIntsetEntries {
+			if int64(len(s.ints)) > lim.SetMaxIntsetEntries {
 				s.toHT()
 			}
 			return true
@@ -236,7 +238,7 @@ func cmdSAdd(c *Ctx, argv [][]byte) {
 	s := e.set()
 	var n int64
 	for _, m := range argv[2:] {
-		if s.Add(bstr(m)) {
+		if s.add(bstr(m), &c.E.Enc) {
 			n++
 		}
 	}
@@ -620,7 +622,7 @@ func (s *Set) hasInt(n int64) bool {
 
 // setAlgebra computes union (op 'u') or difference (op 'd') of sets into a
 // new Set built like Redis's destination set (an intset while possible).
-func setAlgebra(sets []*Set, op byte) *Set {
+func setAlgebra(sets []*Set, op byte, lim *EncodingLimits) *Set {
 	res := &Set{}
 	if op == 'u' {
 		for _, s := range sets {
@@ -628,7 +630,7 @@ func setAlgebra(sets []*Set, op byte) *Set {
 				continue
 			}
 			for i := 0; i < s.Len(); i++ {
-				res.Add(s.memberAt(i))
+				res.add(s.memberAt(i), lim)
 			}
 		}
 		return res
@@ -647,7 +649,7 @@ func setAlgebra(sets []*Set, op byte) *Set {
 			}
 		}
 		if keep {
-			res.Add(m)
+			res.add(m, lim)
 		}
 	}
 	return res
@@ -709,7 +711,7 @@ func cmdSInterStore(c *Ctx, argv [][]byte) {
 	res := &Set{}
 	if !slices.Contains(sets, nil) {
 		interEach(sets, func(s *Set, i int) bool {
-			res.Add(s.memberAt(i))
+			res.add(s.memberAt(i), &c.E.Enc)
 			return true
 		})
 	}
@@ -770,7 +772,7 @@ func (c *Ctx) setAlgebraCmd(argv [][]byte, op byte, store bool) {
 	if !ok {
 		return
 	}
-	res := setAlgebra(sets, op)
+	res := setAlgebra(sets, op, &c.E.Enc)
 	if store {
 		c.storeSet(argv[1], res)
 		return
@@ -830,7 +832,7 @@ func cmdSMove(c *Ctx, argv [][]byte) {
 		dst.setObj(KindSet, unsafe.Pointer(&Set{}))
 	}
 	c.touched(argv[1])
-	if dst.set().Add(m) {
+	if dst.set().add(m, &c.E.Enc) {
 		c.touched(argv[2])
 	}
 	c.W.Int(1)
@@ -838,7 +840,8 @@ func cmdSMove(c *Ctx, argv [][]byte) {
 
 // collEncoding is OBJECT ENCODING for the collection kinds, as Redis 7.0
 // names them: lists are always "quicklist"; hashes "listpack" or
-// "hashtable"; sets "intset" or "hashtable". ok is false for other kinds.
+// "hashtable"; sets "intset" or "hashtable"; sorted sets "listpack" or
+// "skiplist". ok is false for other kinds.
 func (e *entry) collEncoding() (enc string, ok bool) {
 	switch e.kind {
 	case KindList:
@@ -853,6 +856,11 @@ func (e *entry) collEncoding() (enc string, ok bool) {
 			return "hashtable", true
 		}
 		return "intset", true
+	case KindZSet:
+		if (*zset)(e.p).big {
+			return "skiplist", true
+		}
+		return "listpack", true
 	}
 	return "", false
 }

@@ -42,12 +42,9 @@ func init() {
 	reg("zscan", -3, "readonly", "2.8.0", "Iterates over members and scores of a sorted set.", cmdZScan)
 }
 
-// Redis's listpack limits: a set within them is "small" in Redis, which
-// changes what ZSCAN returns and how lex ranges walk an unsorted set.
-const (
-	zsetSmallEntries = 128
-	zsetSmallValue   = 64
-)
+// Redis's listpack limits (zset-max-listpack-entries/-value, in
+// Engine.Enc): a set within them is "small" in Redis, which changes what
+// ZSCAN returns and how lex ranges walk an unsorted set.
 
 // zset is a sorted set value.
 type zset struct {
@@ -67,10 +64,11 @@ func newZset() *zset {
 
 func (z *zset) len() int { return z.zsl.length }
 
-// add inserts member (absent) with score; member is copied.
-func (z *zset) add(score float64, member []byte) {
+// add inserts member (absent) with score; member is copied. Past the
+// limits lim the set becomes big (a skiplist in Redis).
+func (z *zset) add(score float64, member []byte, lim *EncodingLimits) {
 	m := string(member)
-	if len(m) > zsetSmallValue || z.zsl.length >= zsetSmallEntries {
+	if int64(len(m)) > lim.ZsetMaxListpackValue || int64(z.zsl.length) >= lim.ZsetMaxListpackEntries {
 		z.big = true
 	}
 	z.dict.insert(z.zsl.insert(z.norm(score), m))
@@ -324,7 +322,7 @@ done:
 			return
 		}
 		z = newZset()
-		if elems > zsetSmallEntries {
+		if int64(elems) > c.E.Enc.ZsetMaxListpackEntries {
 			z.big = true
 		}
 		e = c.create(key)
@@ -360,7 +358,7 @@ done:
 			if xx {
 				continue
 			}
-			z.add(s, member)
+			z.add(s, member, &c.E.Enc)
 			score = s
 			added++
 			processed++
@@ -725,7 +723,7 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool, dst []byte) {
 		}
 		res := newZset()
 		for ; n > 0 && x != nil; n-- {
-			res.add(x.score, unsafe.Slice(unsafe.StringData(x.member), len(x.member)))
+			res.add(x.score, unsafe.Slice(unsafe.StringData(x.member), len(x.member)), &c.E.Enc)
 			if rev {
 				x = x.backward
 			} else {

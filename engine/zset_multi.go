@@ -21,12 +21,6 @@ func errAtLeastOneKey(cmd string) string {
 	return "ERR at least 1 input key is needed for '" + cmd + "' command"
 }
 
-// ZsetSetMembers lets the set type (SADD…) take part in ZUNION/ZINTER/
-// ZDIFF as Redis allows: it returns the members of the set object behind an
-// entry of KindSet, each with score 1. Until it is set, a set input gets
-// WRONGTYPE.
-var ZsetSetMembers func(p unsafe.Pointer, n int64) []string
-
 func init() {
 	const g = "sorted-set"
 	Register(
@@ -59,7 +53,7 @@ const (
 // (members with score 1) or nothing (missing key).
 type zsrc struct {
 	z      *zset
-	set    []string
+	set    *Set
 	p      unsafe.Pointer // identity, to spot a key given twice
 	weight float64
 }
@@ -68,7 +62,10 @@ func (s *zsrc) card() int {
 	if s.z != nil {
 		return s.z.len()
 	}
-	return len(s.set)
+	if s.set != nil {
+		return s.set.Len()
+	}
+	return 0
 }
 
 // each calls fn for every member with its score.
@@ -79,8 +76,10 @@ func (s *zsrc) each(fn func(m string, score float64)) {
 		}
 		return
 	}
-	for _, m := range s.set {
-		fn(m, 1)
+	if s.set != nil {
+		for i, n := 0, s.set.Len(); i < n; i++ {
+			fn(s.set.memberAt(i), 1)
+		}
 	}
 }
 
@@ -91,10 +90,8 @@ func (s *zsrc) score(m string) (float64, bool) {
 		}
 		return 0, false
 	}
-	for _, x := range s.set {
-		if x == m {
-			return 1, true
-		}
+	if s.set != nil && s.set.Has(m) {
+		return 1, true
 	}
 	return 0, false
 }
@@ -147,8 +144,8 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 			switch {
 			case e.kind == KindZSet:
 				src[i].z = (*zset)(e.p)
-			case e.kind == KindSet && ZsetSetMembers != nil:
-				src[i].set = ZsetSetMembers(e.p, e.n)
+			case e.kind == KindSet:
+				src[i].set = e.set()
 			default:
 				c.W.Error(ErrWrongType)
 				return
@@ -290,7 +287,7 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 		emitRange(c, res.zsl.first(), res.len(), false, withScores)
 		return
 	}
-	res.big = res.len() > zsetSmallEntries || maxLen > zsetSmallValue
+	res.big = int64(res.len()) > c.E.Enc.ZsetMaxListpackEntries || int64(maxLen) > c.E.Enc.ZsetMaxListpackValue
 	c.storeZset(dst, res)
 }
 

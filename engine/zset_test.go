@@ -77,7 +77,7 @@ func TestZsetProperty(t *testing.T) {
 					z.zsl.updateScore(n, s)
 					model[model.find(m)].score = s
 				} else {
-					z.add(s, []byte(m))
+					z.add(s, []byte(m), &defaultLimits)
 					model = append(model, naiveElem{z.dict.find(m).score, m})
 				}
 				model.sorted()
@@ -163,7 +163,7 @@ func TestZsetLex(t *testing.T) {
 		for i := 0; i < n; i++ {
 			m := fmt.Sprintf("%c%c", 'a'+r.Intn(26), 'a'+r.Intn(26))
 			if z.dict.find(m) == nil {
-				z.add(0, []byte(m))
+				z.add(0, []byte(m), &defaultLimits)
 				members = append(members, m)
 			}
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"net"
 	"sort"
 	"strconv"
@@ -60,7 +61,13 @@ var params = []*param{
 	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 64},
 	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no"},
 	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}},
-	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -9223372036854775808, max: 9223372036854775807},
+	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647},
+	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: 2147483647},
+	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
+	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
+	{name: "set-max-intset-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
+	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
+	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "requirepass", kind: pString, def: ""},
 }
@@ -116,18 +123,19 @@ func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 // cmdConfigGet: CONFIG GET pattern [pattern …] — a map (flat array in
 // RESP2) of every parameter whose name (or alias) matches a pattern
 // (Redis glob, case-insensitive). A pattern without glob characters is
-// echoed as given (Redis does so: CONFIG GET HZ answers "HZ"). Each
-// parameter appears once; glob matches come in name order (Redis's order
-// is its hash table's).
+// echoed as given (Redis does so: CONFIG GET HZ answers "HZ"). Each name
+// appears once, but a parameter and its alias are two names (Redis 7.0
+// answers both, e.g. for hash-max-*); glob matches come in name order
+// (Redis's order is its hash table's).
 func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 	type kv struct{ k, v string }
 	var out []kv
-	seen := map[*param]bool{}
+	seen := map[string]bool{} // by lower-case name
 	for _, a := range argv[2:] {
 		pat := string(a)
 		if !hasGlob(pat) {
-			if p := findParam(pat); p != nil && !seen[p] {
-				seen[p] = true
+			if p := findParam(pat); p != nil && !seen[strings.ToLower(pat)] {
+				seen[strings.ToLower(pat)] = true
 				out = append(out, kv{pat, s.conf.params[p.name]})
 			}
 			continue
@@ -136,8 +144,8 @@ func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 		lp := pat
 		for _, p := range params {
 			for _, n := range []string{p.name, p.alias} {
-				if n != "" && !seen[p] && engine.Match(lp, n, true) {
-					seen[p] = true
+				if n != "" && !seen[n] && engine.Match(lp, n, true) {
+					seen[n] = true
 					m = append(m, kv{n, s.conf.params[p.name]})
 				}
 			}
@@ -220,6 +228,11 @@ func (s *Server) applyConfig() {
 			dst.Store(n)
 		}
 	}
+	for _, p := range params {
+		if n, err := strconv.ParseInt(s.conf.params[p.name], 10, 64); err == nil {
+			s.eng.SetEncodingLimit(p.name, n) // ignored unless an encoding threshold
+		}
+	}
 }
 
 // check validates v for p and returns the value to store, or the reason
@@ -243,10 +256,10 @@ func (p *param) check(v string) (string, string) {
 		if !ok {
 			return "", "argument must be a memory value"
 		}
-		if p.max != 0 && (n < p.min || n > p.max) {
+		if p.max != 0 && (n < uint64(p.min) || n > uint64(p.max)) {
 			return "", "argument must be between " + strconv.FormatInt(p.min, 10) + " and " + strconv.FormatInt(p.max, 10) + " inclusive"
 		}
-		return strconv.FormatInt(n, 10), ""
+		return strconv.FormatUint(n, 10), ""
 	case pBool:
 		switch strings.ToLower(v) {
 		case "yes":
@@ -283,17 +296,16 @@ func (p *param) check(v string) (string, string) {
 	return v, ""
 }
 
-// parseMemory is Redis's memtoull: digits with an optional unit b, k, kb,
-// m, mb, g, gb (case-insensitive; k = 1000, kb = 1024).
-func parseMemory(s string) (int64, bool) {
+// parseMemory is Redis's memtoull: digits (none means 0) with an optional
+// unit b, k, kb, m, mb, g, gb (case-insensitive; k = 1000, kb = 1024). Like
+// Redis 7.0, a number past the unsigned range saturates and the unit
+// multiplication wraps.
+func parseMemory(s string) (uint64, bool) {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	if i == 0 {
-		return 0, false
-	}
-	mul := int64(1)
+	mul := uint64(1)
 	switch strings.ToLower(s[i:]) {
 	case "", "b":
 	case "k":
@@ -311,9 +323,15 @@ func parseMemory(s string) (int64, bool) {
 	default:
 		return 0, false
 	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if err != nil || n > (1<<63-1)/mul {
+	if i >= 128 {
 		return 0, false
+	}
+	var n uint64
+	if i > 0 {
+		var err error
+		if n, err = strconv.ParseUint(s[:i], 10, 64); err != nil {
+			n = math.MaxUint64
+		}
 	}
 	return n * mul, true
 }

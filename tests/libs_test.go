@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+	"github.com/throttled/throttled/v2"
+	goredisstore "github.com/throttled/throttled/v2/store/goredisstore.v9"
 	"github.com/ulule/limiter/v3"
 	sredis "github.com/ulule/limiter/v3/drivers/store/redis"
 )
@@ -184,5 +186,62 @@ func TestLibsUluleLimiter(t *testing.T) {
 	b, errB := lc.Get(ctx, key+"x")
 	if fmt.Sprint(errA) != fmt.Sprint(errB) || a.Remaining != b.Remaining || a.Reached != b.Reached {
 		t.Errorf("after SCRIPT FLUSH: redis %+v %v limitdb %+v %v", a, errA, b, errB)
+	}
+}
+
+func TestLibsThrottled(t *testing.T) {
+	ctx := context.Background()
+	ref, cand := libClients(t)
+	key := libUniq("k")
+	mk := func(c *redis.Client, q throttled.RateQuota) *throttled.GCRARateLimiterCtx {
+		st, err := goredisstore.NewCtx(c, "libs-throttled:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := throttled.NewGCRARateLimiterCtx(st, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	quotas := []throttled.RateQuota{
+		{MaxRate: throttled.PerMin(10), MaxBurst: 4},
+		{MaxRate: throttled.PerSec(20), MaxBurst: 0},
+	}
+	const tol = 150 * time.Millisecond
+	denied := 0
+	for qi, q := range quotas {
+		lr, lc := mk(ref, q), mk(cand, q)
+		k := key + ":" + strconv.Itoa(qi)
+		for i, n := range []int{1, 1, 2, 1, 1, 1, 0, 3, 1, 5, 1} {
+			la, a, errA := lr.RateLimitCtx(ctx, k, n)
+			lb, b, errB := lc.RateLimitCtx(ctx, k, n)
+			if fmt.Sprint(errA) != fmt.Sprint(errB) {
+				t.Fatalf("quota %d step %d: error redis=%v limitdb=%v", qi, i, errA, errB)
+			}
+			if la {
+				denied++
+			}
+			if la != lb || a.Limit != b.Limit || a.Remaining != b.Remaining ||
+				(a.RetryAfter < 0) != (b.RetryAfter < 0) ||
+				!durClose(a.RetryAfter, b.RetryAfter, tol) || !durClose(a.ResetAfter, b.ResetAfter, tol) {
+				t.Errorf("quota %d step %d n=%d:\n redis   %v %+v\n limitdb %v %+v", qi, i, n, la, a, lb, b)
+			}
+		}
+		ka := "libs-throttled:" + k
+		ta, tb := ref.TTL(ctx, ka).Val(), cand.TTL(ctx, ka).Val()
+		if !durClose(ta, tb, time.Second) {
+			t.Errorf("TTL %s: redis %v limitdb %v", ka, ta, tb)
+		}
+	}
+	if denied < 3 {
+		t.Fatalf("sequence too lenient: only %d denials", denied)
+	}
+	// the CAS script's error_reply for a missing key
+	const cas = "local v = redis.call('get', KEYS[1])\nif v == false then\n  return redis.error_reply(\"key does not exist\")\nend\nreturn 1"
+	ea := ref.Eval(ctx, cas, []string{key + ":missing"}).Err()
+	eb := cand.Eval(ctx, cas, []string{key + ":missing"}).Err()
+	if fmt.Sprint(ea) != fmt.Sprint(eb) {
+		t.Errorf("error_reply: redis %q limitdb %q", ea, eb)
 	}
 }

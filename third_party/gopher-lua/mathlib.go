@@ -133,9 +133,6 @@ func mathLog10(L *LState) int {
 }
 
 func mathMax(L *LState) int {
-	if L.GetTop() == 0 {
-		L.RaiseError("wrong number of arguments")
-	}
 	max := L.CheckNumber(1)
 	top := L.GetTop()
 	for i := 2; i <= top; i++ {
@@ -149,9 +146,6 @@ func mathMax(L *LState) int {
 }
 
 func mathMin(L *LState) int {
-	if L.GetTop() == 0 {
-		L.RaiseError("wrong number of arguments")
-	}
 	min := L.CheckNumber(1)
 	top := L.GetTop()
 	for i := 2; i <= top; i++ {

@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 REF=${1:-7990}
 CAND=${2:-7991}
 WORK=$(mktemp -d)
-cp check.js package.json "$WORK/"
+cp check.js check-node-redis.js package.json "$WORK/"
 (cd "$WORK" && npm install --no-audit --no-fund --silent >/dev/null)
 go build -o "$WORK/limitdb" ../../cmd/limitdb
 redis-server --port "$REF" --save '' --daemonize yes --pidfile "$WORK/redis.pid"
@@ -16,4 +16,7 @@ LPID=$!
 cleanup() { kill "$(cat "$WORK/redis.pid")" "$LPID" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 sleep 0.5
-node "$WORK/check.js" "$REF" "$CAND"
+rc=0
+node "$WORK/check.js" "$REF" "$CAND" || rc=1
+node "$WORK/check-node-redis.js" "$REF" "$CAND" || rc=1
+exit $rc

@@ -236,6 +236,9 @@ func (p *jsonParser) next() jtok {
 				j++
 			}
 			f, err := strconv.ParseFloat(s[p.i:j], 64)
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				err = nil // strtod: out of range is +-inf (or 0), as Redis's cjson
+			}
 			if err != nil {
 				t.typ, t.err = tError, "invalid number"
 				return t

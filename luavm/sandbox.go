@@ -285,6 +285,9 @@ func fmtNumber(f float64) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	case f != f:
+		if math.Signbit(f) { // glibc printf: 0/0, inf-inf, sqrt(-1) are negative NaNs on x86
+			return "-nan"
+		}
 		return "nan"
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e14 {

@@ -851,14 +851,12 @@ func opArith(L *LState, inst uint32, baseframe *callFrame) int { //OP_ADD, OP_SU
 	return 0
 }
 
+// luaModulo is Lua 5.1's luai_nummod, a - floor(a/b)*b (limitdb patch:
+// upstream used math.Mod, which differs for huge operands and gives a
+// positive NaN for x % 0 where Lua on x86 gives -nan).
 func luaModulo(lhs, rhs LNumber) LNumber {
-	flhs := float64(lhs)
-	frhs := float64(rhs)
-	v := math.Mod(flhs, frhs)
-	if frhs > 0 && v < 0 || frhs < 0 && v > 0 {
-		v += frhs
-	}
-	return LNumber(v)
+	a, b := float64(lhs), float64(rhs)
+	return LNumber(a - math.Floor(a/b)*b)
 }
 
 func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {

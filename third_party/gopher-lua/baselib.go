@@ -404,30 +404,36 @@ func baseSetMetatable(L *LState) int {
 	return 1
 }
 
+// baseToNumber is Lua 5.1 tonumber (limitdb patch): with no base or base
+// 10 the string is converted as the parser does (strtod, see parseNumber);
+// with another base it is an unsigned integer in that base (strtoul),
+// surrounding white space allowed.
 func baseToNumber(L *LState) int {
 	base := L.OptInt(2, 10)
-	noBase := L.Get(2) == LNil
 
 	switch lv := L.CheckAny(1).(type) {
 	case LNumber:
 		L.Push(lv)
 	case LString:
-		str := strings.Trim(string(lv), " \n\t")
-		if strings.Index(str, ".") > -1 {
-			if v, err := strconv.ParseFloat(str, LNumberBit); err != nil {
+		if base == 10 {
+			if v, err := parseNumber(string(lv)); err != nil {
 				L.Push(LNil)
 			} else {
-				L.Push(LNumber(v))
+				L.Push(v)
 			}
+			break
+		}
+		if base < 2 || base > 36 {
+			L.ArgError(2, "base out of range")
+		}
+		str := strings.Trim(string(lv), " \t\n\v\f\r")
+		if base == 16 && len(str) > 2 && str[0] == '0' && (str[1]|0x20) == 'x' {
+			str = str[2:]
+		}
+		if v, err := strconv.ParseUint(str, base, 64); err != nil {
+			L.Push(LNil)
 		} else {
-			if noBase && strings.HasPrefix(strings.ToLower(str), "0x") {
-				base, str = 16, str[2:] // Hex number
-			}
-			if v, err := strconv.ParseInt(str, base, LNumberBit); err != nil {
-				L.Push(LNil)
-			} else {
-				L.Push(LNumber(v))
-			}
+			L.Push(LNumber(v))
 		}
 	default:
 		L.Push(LNil)

@@ -8,7 +8,7 @@ import (
 func OpenMath(L *LState) int {
 	mod := L.RegisterModule(MathLibName, mathFuncs).(*LTable)
 	mod.RawSetString("pi", LNumber(math.Pi))
-	mod.RawSetString("huge", LNumber(math.MaxFloat64))
+	mod.RawSetString("huge", LNumber(math.Inf(1))) // limitdb patch: HUGE_VAL, as Lua 5.1
 	L.Push(mod)
 	return 1
 }
@@ -101,7 +101,12 @@ func mathFloor(L *LState) int {
 }
 
 func mathFmod(L *LState) int {
-	L.Push(LNumber(math.Mod(float64(L.CheckNumber(1)), float64(L.CheckNumber(2)))))
+	x, y := float64(L.CheckNumber(1)), float64(L.CheckNumber(2))
+	r := math.Mod(x, y)
+	if r != r && x == x && y == y {
+		r = math.Copysign(r, -1) // limitdb patch: x86 fmod yields a negative NaN (Lua prints -nan)
+	}
+	L.Push(LNumber(r))
 	return 1
 }
 
@@ -128,9 +133,6 @@ func mathLog10(L *LState) int {
 }
 
 func mathMax(L *LState) int {
-	if L.GetTop() == 0 {
-		L.RaiseError("wrong number of arguments")
-	}
 	max := L.CheckNumber(1)
 	top := L.GetTop()
 	for i := 2; i <= top; i++ {
@@ -144,9 +146,6 @@ func mathMax(L *LState) int {
 }
 
 func mathMin(L *LState) int {
-	if L.GetTop() == 0 {
-		L.RaiseError("wrong number of arguments")
-	}
 	min := L.CheckNumber(1)
 	top := L.GetTop()
 	for i := 2; i <= top; i++ {

@@ -82,18 +82,28 @@ func tableConcat(L *LState) int {
 	return 1
 }
 
+// tableInsert is Lua 5.1's tinsert (limitdb patch): table.insert(t, v)
+// sets t[#t+1]; table.insert(t, pos, v) shifts t[pos..#t] up one (or just
+// sets t[pos] beyond the end); other argument counts are an error.
 func tableInsert(L *LState) int {
 	tbl := L.CheckTable(1)
-	nargs := L.GetTop()
-	if nargs == 1 {
-		L.RaiseError("wrong number of arguments")
+	e := tbl.Len() + 1
+	var pos int
+	switch L.GetTop() {
+	case 2:
+		pos = e
+	case 3:
+		pos = int(L.CheckNumber(2)) // luaL_checkint: numeric strings too
+		if pos > e {
+			e = pos
+		}
+		for i := e; i > pos; i-- {
+			tbl.RawSetInt(i, tbl.RawGetInt(i-1))
+		}
+	default:
+		L.RaiseError("wrong number of arguments to 'insert'")
 	}
-
-	if L.GetTop() == 2 {
-		tbl.Append(L.Get(2))
-		return 0
-	}
-	tbl.Insert(int(L.CheckInt(2)), L.CheckAny(3))
+	tbl.RawSetInt(pos, L.Get(L.GetTop()))
 	return 0
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -140,20 +141,50 @@ func isArrayKey(v LNumber) bool {
 	return isInteger(v) && v < LNumber(int((^uint(0))>>1)) && v > LNumber(0) && v < LNumber(MaxArrayIndex)
 }
 
+// parseNumber converts a string to a number as PUC-Lua 5.1 luaO_str2d does
+// (limitdb patch): C strtod over the whole string, C white space allowed
+// around it. So decimal with exponent, hexadecimal (0x10, 0x1p4), inf,
+// infinity and nan are numbers, an overflow is +-inf, while Go-only syntax
+// (0b101, 0o17, 1_000, octal 017) is not: "017" is 17.
 func parseNumber(number string) (LNumber, error) {
-	var value LNumber
-	number = strings.Trim(number, " \t\n")
-	if v, err := strconv.ParseInt(number, 0, LNumberBit); err != nil {
-		if v2, err2 := strconv.ParseFloat(number, LNumberBit); err2 != nil {
-			return LNumber(0), err2
-		} else {
-			value = LNumber(v2)
-		}
-	} else {
-		value = LNumber(v)
+	s := strings.Trim(number, " \t\n\v\f\r")
+	if s == "" || strings.IndexByte(s, '_') >= 0 {
+		return 0, errInvalidNumber
 	}
-	return value, nil
+	body := s
+	if body[0] == '+' || body[0] == '-' {
+		body = body[1:]
+	}
+	if len(body) > 1 && body[0] == '0' && (body[1]|0x20) == 'x' {
+		if strings.ContainsAny(body, "pP") {
+			// fine: Go and strtod agree on hex floats with an exponent
+		} else {
+			s += "p0" // strtod: 0x10 is 16; Go wants the exponent
+		}
+	} else if len(body) > 1 && body[0] == '0' && ((body[1]|0x20) == 'b' || (body[1]|0x20) == 'o') {
+		return 0, errInvalidNumber
+	}
+	if len(body) >= 3 && strings.EqualFold(body[:3], "nan") && body != s {
+		// Go takes no sign on nan; strtod keeps it (-nan has the sign bit)
+		v, err := strconv.ParseFloat(body, LNumberBit)
+		if err != nil {
+			return 0, err
+		}
+		if s[0] == '-' {
+			v = math.Copysign(v, -1)
+		}
+		return LNumber(v), nil
+	}
+	v, err := strconv.ParseFloat(s, LNumberBit)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
+			return 0, err
+		}
+	}
+	return LNumber(v), nil
 }
+
+var errInvalidNumber = &strconv.NumError{Func: "ParseFloat", Err: strconv.ErrSyntax}
 
 func popenArgs(arg string) (string, []string) {
 	cmd := "/bin/sh"

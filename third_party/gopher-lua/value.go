@@ -124,6 +124,9 @@ func (nm LNumber) String() string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	case f != f:
+		if math.Signbit(f) { // glibc printf: 0/0 on x86 is a negative NaN
+			return "-nan"
+		}
 		return "nan"
 	case f == 0:
 		if math.Signbit(f) {

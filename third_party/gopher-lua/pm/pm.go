@@ -311,7 +311,14 @@ func parseClass(sc *scanner, allowset bool) class {
 	ch := sc.Next()
 	switch ch {
 	case '%':
-		return &singleClass{sc.Next()}
+		c := sc.Next()
+		if c == EOS { // limitdb patch: Lua 5.1's texts
+			if !allowset { // inside [...]
+				panic(newError(_UNKNOWN, "malformed pattern (missing ']')"))
+			}
+			panic(newError(_UNKNOWN, "malformed pattern (ends with '%')"))
+		}
+		return &singleClass{c}
 	case '.':
 		if allowset {
 			return &dotClass{}
@@ -343,8 +350,8 @@ func parseClassSet(sc *scanner) class {
 		switch ch {
 		// case '[':
 		// 	panic(newError(sc.CurrentPos(), "'[' can not be nested"))
-		case EOS:
-			panic(newError(sc.CurrentPos(), "unexpected EOS"))
+		case EOS: // limitdb patch: Lua 5.1's text
+			panic(newError(_UNKNOWN, "malformed pattern (missing ']')"))
 		case ']':
 			if len(set.Classes) > 0 {
 				sc.Next()

@@ -94,20 +94,29 @@ func (z *zset) smallPos(score float64, m string) int {
 // smallInsert adds (score, m) (m absent) at its place.
 func (z *zset) smallInsert(score float64, m string) {
 	p := z.smallPos(score, m)
-	var old *zslNode1
-	if cap(z.lp) > 0 {
-		old = &z.lp[:1][0]
+	n := len(z.lp)
+	moved := false
+	if n == cap(z.lp) || n == cap(z.lph) {
+		// grow by an eighth, not append's doubling: a small set's array
+		// stays close to its size
+		c := n + 1 + n/8
+		lp := make([]zslNode1, n, c)
+		copy(lp, z.lp)
+		lph := make([]uint32, n, c)
+		copy(lph, z.lph)
+		z.lp, z.lph = lp, lph
+		moved = true
 	}
-	z.lp = append(z.lp, zslNode1{})
-	z.lph = append(z.lph, 0)
-	copy(z.lp[p+1:], z.lp[p:])
-	copy(z.lph[p+1:], z.lph[p:])
+	z.lp = z.lp[:n+1]
+	z.lph = z.lph[:n+1]
+	copy(z.lp[p+1:], z.lp[p:n])
+	copy(z.lph[p+1:], z.lph[p:n])
 	z.lp[p] = zslNode1{n: zslNode{member: m, score: score}}
 	z.lph[p] = zhash32(m)
-	if &z.lp[0] != old {
-		z.link(0, len(z.lp)-1) // reallocated: every slot moved
+	if moved {
+		z.link(0, n) // reallocated: every slot moved
 	} else {
-		z.link(p-1, len(z.lp)-1)
+		z.link(p-1, n)
 	}
 }
 

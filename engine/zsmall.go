@@ -97,9 +97,12 @@ func (z *zset) smallInsert(score float64, m string) {
 	n := len(z.lp)
 	moved := false
 	if n == cap(z.lp) || n == cap(z.lph) {
-		// grow by an eighth, not append's doubling: a small set's array
-		// stays close to its size
+		// grow by an eighth (a quarter past 32), not append's doubling,
+		// so a small set's array stays close to its size
 		c := n + 1 + n/8
+		if n >= 32 {
+			c = n + n/4
+		}
 		lp := make([]zslNode1, n, c)
 		copy(lp, z.lp)
 		lph := make([]uint32, n, c)

@@ -54,10 +54,15 @@ type zset struct {
 	// (it went over 128 members or got a member over 64 bytes; Redis
 	// never converts back).
 	big bool
+	// compact: the small encoding of zsmall.go holds the members (lp,
+	// lph) and dict is empty.
+	compact bool
+	lp      []zslNode1
+	lph     []uint32
 }
 
 func newZset() *zset {
-	z := &zset{}
+	z := &zset{compact: !zsetForceSkiplist}
 	z.zsl.init()
 	return z
 }
@@ -69,9 +74,9 @@ func (z *zset) len() int { return z.zsl.length }
 func (z *zset) add(score float64, member []byte, lim *EncodingLimits) {
 	m := string(member)
 	if int64(len(m)) > lim.ZsetMaxListpackValue || int64(z.zsl.length) >= lim.ZsetMaxListpackEntries {
-		z.big = true
+		z.setBig()
 	}
-	z.dict.insert(z.zsl.insert(z.norm(score), m))
+	z.insert(z.norm(score), m)
 }
 
 // norm turns -0 into 0 for a small set: Redis's listpack stores the score
@@ -85,6 +90,14 @@ func (z *zset) norm(score float64) float64 {
 
 // remove deletes member and reports whether it was there.
 func (z *zset) remove(member string) bool {
+	if z.compact {
+		i := z.smallFind(member)
+		if i < 0 {
+			return false
+		}
+		z.smallDelete(i, i+1)
+		return true
+	}
 	n := z.dict.remove(member)
 	if n == nil {
 		return false
@@ -99,6 +112,13 @@ func cloneZset(p unsafe.Pointer, n int64) (unsafe.Pointer, int64) {
 	src := (*zset)(p)
 	dst := newZset()
 	dst.big = src.big
+	if src.compact {
+		dst.lp = append([]zslNode1(nil), src.lp...)
+		dst.lph = append([]uint32(nil), src.lph...)
+		dst.link(0, len(dst.lp)-1)
+		return unsafe.Pointer(dst), n
+	}
+	dst.compact = false
 	for x := src.zsl.first(); x != nil; x = x.lv(0).forward {
 		dst.dict.insert(dst.zsl.insert(x.score, x.member))
 	}
@@ -323,7 +343,7 @@ done:
 		}
 		z = newZset()
 		if int64(elems) > c.E.Enc.ZsetMaxListpackEntries {
-			z.big = true
+			z.setBig()
 		}
 		e = c.create(key)
 		e.setObj(KindZSet, unsafe.Pointer(z))
@@ -333,7 +353,7 @@ done:
 	for j := 0; j < elems; j++ {
 		s := scores[j]
 		member := argv[i+2*j+1]
-		if n := z.dict.find(bstr(member)); n != nil {
+		if n := z.find(bstr(member)); n != nil {
 			if nx {
 				continue
 			}
@@ -351,7 +371,7 @@ done:
 			score = s
 			processed++
 			if s != cur {
-				z.zsl.updateScore(n, z.norm(s))
+				z.updateScore(n, z.norm(s))
 				updated++
 			}
 		} else {
@@ -455,10 +475,10 @@ func cmdZCount(c *Ctx, argv [][]byte) {
 	zsl := &z.zsl
 	count := 0
 	if n := zsl.firstInRange(&r); n != nil {
-		rank := zsl.rank(n.score, n.member)
+		rank := z.rankOf(n)
 		count = zsl.length - (rank - 1)
 		if n = zsl.lastInRange(&r); n != nil {
-			rank = zsl.rank(n.score, n.member)
+			rank = z.rankOf(n)
 			count -= zsl.length - rank
 		}
 	}
@@ -527,10 +547,10 @@ func cmdZLexCount(c *Ctx, argv [][]byte) {
 		}
 	} else if n := z.zsl.firstInLexRange(&r); n != nil {
 		zsl := &z.zsl
-		rank := zsl.rank(n.score, n.member)
+		rank := z.rankOf(n)
 		count = zsl.length - (rank - 1)
 		if n = zsl.lastInLexRange(&r); n != nil {
-			rank = zsl.rank(n.score, n.member)
+			rank = z.rankOf(n)
 			count -= zsl.length - rank
 		}
 	}
@@ -544,7 +564,7 @@ func cmdZScore(c *Ctx, argv [][]byte) {
 		return
 	}
 	if z != nil {
-		if n := z.dict.find(bstr(argv[2])); n != nil {
+		if n := z.find(bstr(argv[2])); n != nil {
 			c.W.Double(n.score)
 			return
 		}
@@ -562,7 +582,7 @@ func cmdZMScore(c *Ctx, argv [][]byte) {
 	c.W.Array(len(argv) - 2)
 	for _, m := range argv[2:] {
 		if z != nil {
-			if n := z.dict.find(bstr(m)); n != nil {
+			if n := z.find(bstr(m)); n != nil {
 				c.W.Double(n.score)
 				continue
 			}
@@ -577,8 +597,8 @@ func zrankGeneric(c *Ctx, argv [][]byte, rev bool) {
 		return
 	}
 	if z != nil {
-		if n := z.dict.find(bstr(argv[2])); n != nil {
-			r := z.zsl.rank(n.score, n.member)
+		if n := z.find(bstr(argv[2])); n != nil {
+			r := z.rankOf(n)
 			if rev {
 				c.W.Int(int64(z.len() - r))
 			} else {
@@ -758,9 +778,9 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool, dst []byte) {
 		n := int(end - start + 1)
 		var x *zslNode
 		if rev {
-			x = zsl.byRank(int(length - start))
+			x = z.byRank(int(length - start))
 		} else {
-			x = zsl.byRank(int(start + 1))
+			x = z.byRank(int(start + 1))
 		}
 		out(x, n)
 		return
@@ -846,7 +866,7 @@ func cmdZRemRangeByScore(c *Ctx, argv [][]byte) {
 		c.W.Int(0)
 		return
 	}
-	n := z.zsl.deleteRangeByScore(&r, z.delNode)
+	n := z.deleteRangeByScore(&r)
 	c.zremDone(argv[1], e, z, n)
 }
 
@@ -893,7 +913,7 @@ func cmdZRemRangeByRank(c *Ctx, argv [][]byte) {
 	if end >= length {
 		end = length - 1
 	}
-	n := z.zsl.deleteRangeByRank(int(start+1), int(end+1), z.delNode)
+	n := z.deleteRangeByRank(int(start+1), int(end+1))
 	c.zremDone(argv[1], e, z, n)
 }
 
@@ -916,6 +936,16 @@ func cmdZRemRangeByLex(c *Ctx, argv [][]byte) {
 	var n int
 	if z.big {
 		n = z.zsl.deleteRangeByLex(&r, z.delNode)
+	} else if z.compact {
+		if x := z.firstInLex(&r); x != nil {
+			lo := z.slotOf(x)
+			hi := lo
+			for hi < len(z.lp) && r.lteMax(z.lp[hi].n.member) {
+				hi++
+			}
+			z.smallDelete(lo, hi)
+			n = hi - lo
+		}
 	} else {
 		for x := z.firstInLex(&r); x != nil && r.lteMax(x.member); {
 			next := x.lv(0).forward

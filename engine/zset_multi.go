@@ -85,7 +85,7 @@ func (s *zsrc) each(fn func(m string, score float64)) {
 
 func (s *zsrc) score(m string) (float64, bool) {
 	if s.z != nil {
-		if n := s.z.dict.find(m); n != nil {
+		if n := s.z.find(m); n != nil {
 			return n.score, true
 		}
 		return 0, false
@@ -212,7 +212,7 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 	res := newZset()
 	maxLen := 0
 	add := func(m string, s float64) {
-		res.dict.insert(res.zsl.insert(s, m))
+		res.insert(s, m)
 		maxLen = max(maxLen, len(m))
 	}
 	count := int64(0)
@@ -225,13 +225,13 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 				if math.IsNaN(v) {
 					v = 0
 				}
-				if n := res.dict.find(m); n != nil {
+				if n := res.find(m); n != nil {
 					ns := n.score
 					aggregate(agg, &ns, v)
 					if ns == n.score {
 						n.score = ns // same place; keeps the sign of a zero
 					} else {
-						res.zsl.updateScore(n, ns)
+						res.updateScore(n, ns)
 					}
 				} else {
 					add(m, v)
@@ -287,7 +287,9 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 		emitRange(c, res.zsl.first(), res.len(), false, withScores)
 		return
 	}
-	res.big = int64(res.len()) > c.E.Enc.ZsetMaxListpackEntries || int64(maxLen) > c.E.Enc.ZsetMaxListpackValue
+	if int64(res.len()) > c.E.Enc.ZsetMaxListpackEntries || int64(maxLen) > c.E.Enc.ZsetMaxListpackValue {
+		res.setBig()
+	}
 	c.storeZset(dst, res)
 }
 
@@ -454,7 +456,7 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 			c.W.Null()
 			return
 		}
-		x := z.zsl.byRank(1 + c.rng().Intn(z.len()))
+		x := z.byRank(1 + c.rng().Intn(z.len()))
 		c.W.BulkString(x.member)
 		return
 	}
@@ -504,7 +506,7 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 		n := -l
 		c.W.Array(int(n) * per)
 		for ; n > 0; n-- {
-			emit(z.zsl.byRank(1 + c.rng().Intn(size)))
+			emit(z.byRank(1 + c.rng().Intn(size)))
 		}
 		return
 	}
@@ -530,6 +532,6 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 			vi = i
 		}
 		swapped[j] = vi
-		emit(z.zsl.byRank(vj + 1))
+		emit(z.byRank(vj + 1))
 	}
 }

@@ -32,7 +32,7 @@ func (n naiveZset) find(m string) int {
 // check compares every structural view of z with the naive model.
 func checkZset(t *testing.T, z *zset, model naiveZset, step int) {
 	t.Helper()
-	if z.len() != len(model) || z.dict.count != len(model) {
+	if z.len() != len(model) || (!z.compact && z.dict.count != len(model)) || (z.compact && (len(z.lp) != len(model) || len(z.lph) != len(model))) {
 		t.Fatalf("step %d: len %d dict %d model %d", step, z.len(), z.dict.count, len(model))
 	}
 	i := 0
@@ -50,7 +50,10 @@ func checkZset(t *testing.T, z *zset, model naiveZset, step int) {
 		if z.zsl.byRank(i+1) != x {
 			t.Fatalf("step %d: byRank(%d) wrong", step, i+1)
 		}
-		if z.dict.find(x.member) != x {
+		if z.rankOf(x) != i+1 || z.byRank(i+1) != x {
+			t.Fatalf("step %d: encoding rank of %q wrong", step, x.member)
+		}
+		if z.find(x.member) != x {
 			t.Fatalf("step %d: dict lookup of %q wrong", step, x.member)
 		}
 		prev = x
@@ -62,9 +65,12 @@ func checkZset(t *testing.T, z *zset, model naiveZset, step int) {
 }
 
 func TestZsetProperty(t *testing.T) {
-	for seed := int64(1); seed <= 20; seed++ {
+	for seed := int64(1); seed <= 40; seed++ {
 		r := rand.New(rand.NewSource(seed))
 		z := newZset()
+		if seed%2 == 0 {
+			z.toSkiplist() // even seeds: skiplist from the start
+		}
 		var model naiveZset
 		nmembers := 20 + r.Intn(400)
 		member := func() string { return fmt.Sprintf("m%d", r.Intn(nmembers)) }
@@ -73,12 +79,12 @@ func TestZsetProperty(t *testing.T) {
 			switch op := r.Intn(10); op {
 			case 0, 1, 2, 3: // add or update
 				m, s := member(), score()
-				if n := z.dict.find(m); n != nil {
-					z.zsl.updateScore(n, s)
+				if n := z.find(m); n != nil {
+					z.updateScore(n, s)
 					model[model.find(m)].score = s
 				} else {
 					z.add(s, []byte(m), &defaultLimits)
-					model = append(model, naiveElem{z.dict.find(m).score, m})
+					model = append(model, naiveElem{z.find(m).score, m})
 				}
 				model.sorted()
 			case 4, 5: // remove
@@ -108,7 +114,7 @@ func TestZsetProperty(t *testing.T) {
 					t.Fatalf("seed %d step %d: range %+v first/last wrong", seed, step, rg)
 				}
 				if r.Intn(4) == 0 {
-					n := z.zsl.deleteRangeByScore(&rg, z.delNode)
+					n := z.deleteRangeByScore(&rg)
 					if n != len(in) {
 						t.Fatalf("deleteRangeByScore removed %d want %d", n, len(in))
 					}
@@ -124,7 +130,7 @@ func TestZsetProperty(t *testing.T) {
 				if len(model) > 0 && r.Intn(3) == 0 {
 					a := 1 + r.Intn(len(model))
 					b := a + r.Intn(5)
-					n := z.zsl.deleteRangeByRank(a, b, z.delNode)
+					n := z.deleteRangeByRank(a, b)
 					end := min(b, len(model))
 					if n != end-a+1 {
 						t.Fatalf("deleteRangeByRank(%d,%d) removed %d", a, b, n)
@@ -135,6 +141,12 @@ func TestZsetProperty(t *testing.T) {
 				seen := map[string]bool{}
 				cur := uint64(0)
 				for {
+					if z.compact {
+						for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
+							seen[x.member] = true
+						}
+						break
+					}
 					cur = z.dict.scan(cur, func(n *zslNode) { seen[n.member] = true })
 					if cur == 0 {
 						break
@@ -162,7 +174,7 @@ func TestZsetLex(t *testing.T) {
 		n := r.Intn(300)
 		for i := 0; i < n; i++ {
 			m := fmt.Sprintf("%c%c", 'a'+r.Intn(26), 'a'+r.Intn(26))
-			if z.dict.find(m) == nil {
+			if z.find(m) == nil {
 				z.add(0, []byte(m), &defaultLimits)
 				members = append(members, m)
 			}

@@ -1,55 +1,22 @@
 package engine
 
 import (
+	"unsafe"
+
+	"limitdb/resp"
+
 	"math"
 	"strconv"
 	"strings"
 )
 
-// ParseInt is Redis's string2ll: optional '-', decimal digits, no leading
-// zeros, no '+', no spaces, in int64 range.
+// ParseInt is Redis's string2ll (see resp.ParseInt) for a string.
 func ParseInt(s string) (int64, bool) {
-	if len(s) == 0 || len(s) > 20 {
-		return 0, false
-	}
-	i := 0
-	neg := false
-	if s[0] == '-' {
-		neg = true
-		i = 1
-		if len(s) == 1 {
-			return 0, false
-		}
-	}
-	if s[i] == '0' {
-		return 0, len(s) == 1
-	}
-	var v uint64
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
+	return resp.ParseInt(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // ParseIntB is ParseInt for a []byte argument.
-func ParseIntB(b []byte) (int64, bool) { return ParseInt(bstr(b)) }
+func ParseIntB(b []byte) (int64, bool) { return resp.ParseInt(b) }
 
 // ParseFloat parses a double as Redis's string2ld/strtod-based helpers do for
 // command arguments: no leading/trailing space, "inf"/"-inf"/"+inf" (any

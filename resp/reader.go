@@ -177,7 +177,7 @@ func (r *Reader) Next() ([][]byte, error) {
 				}
 				return nil, nil
 			}
-			n, ok := parseInt(r.buf[r.r+1 : r.r+nl])
+			n, ok := ParseInt(r.buf[r.r+1 : r.r+nl])
 			if !ok || n > maxMultibulk {
 				return nil, &ProtocolError{"invalid multibulk length"}
 			}
@@ -210,7 +210,7 @@ func (r *Reader) Next() ([][]byte, error) {
 			if r.buf[p] != '$' {
 				return nil, &ProtocolError{"expected '$', got '" + string(r.buf[p]) + "'"}
 			}
-			n, ok := parseInt(r.buf[p+1 : p+nl])
+			n, ok := ParseInt(r.buf[p+1 : p+nl])
 			if !ok || n < 0 || n > r.Limits.maxBulk() {
 				return nil, &ProtocolError{"invalid bulk length"}
 			}
@@ -268,9 +268,10 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
-// parseInt is Redis's string2ll: an optional '-', digits, no leading zeros
-// (except "0"), no '+', no spaces, within int64.
-func parseInt(b []byte) (int64, bool) {
+// ParseInt is Redis's string2ll: an optional '-', digits, no leading zeros
+// (except "0"), no '+', no spaces, within int64. It is the one
+// implementation: request headers and every integer argument use it.
+func ParseInt(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}

@@ -1,13 +1,12 @@
 package engine
 
 import (
-	"unsafe"
-
-	"limitdb/resp"
-
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
+
+	"limitdb/resp"
 )
 
 // ParseInt is Redis's string2ll (see resp.ParseInt) for a string.

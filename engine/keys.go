@@ -477,7 +477,7 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 	}
 	kind, enc, exp := e.kind, e.enc, e.exp
 	if enc == encBuf {
-		enc = encRaw // the buffer stays owned by the source alone
+		enc = encRawObj // the buffer stays owned by the source alone
 	}
 	if d != nil {
 		dst.removeEntry(d)

@@ -22,6 +22,7 @@ type entry struct {
 	next int32 // index+1 of the next entry in the bucket; 0 ends the chain
 	kind Kind
 	enc  uint8
+	lru  uint16 // last access, unix seconds mod 2^16 (OBJECT IDLETIME)
 }
 
 const chunkBits = 10

@@ -3,9 +3,9 @@ package engine
 import "limitdb/resp"
 
 // OBJECT: the introspection container over a key's value (Redis 7.0
-// object.c). limitdb keeps no per-key access clock or LFU counter, so
-// IDLETIME is always 0 and FREQ always answers that no LFU policy is
-// selected (limitdb never evicts).
+// object.c). limitdb keeps a 16-bit per-key access clock in seconds (the
+// command's time, so it is deterministic) and no LFU counter: FREQ always
+// answers that no LFU policy is selected (limitdb never evicts).
 
 const (
 	errObjectNoLFU = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
@@ -35,10 +35,10 @@ func init() {
 		Name: "object", Arity: -2, Group: "generic", Since: "2.2.3",
 		Summary: "A container for object introspection commands.",
 		Subs: []*Command{
-			sub("encoding", 3, "readonly", "Returns the internal encoding of a Redis object.", cmdObjectEncoding),
-			sub("freq", 3, "readonly", "Returns the logarithmic access frequency counter of a Redis object.", cmdObjectFreq),
-			sub("idletime", 3, "readonly", "Returns the time since the last access to a Redis object.", cmdObjectIdletime),
-			sub("refcount", 3, "readonly", "Returns the reference count of a value of a key.", cmdObjectRefcount),
+			sub("encoding", 3, "readonly notouch", "Returns the internal encoding of a Redis object.", cmdObjectEncoding),
+			sub("freq", 3, "readonly notouch", "Returns the logarithmic access frequency counter of a Redis object.", cmdObjectFreq),
+			sub("idletime", 3, "readonly notouch", "Returns the time since the last access to a Redis object.", cmdObjectIdletime),
+			sub("refcount", 3, "readonly notouch", "Returns the reference count of a value of a key.", cmdObjectRefcount),
 			sub("help", 2, "loading stale", "Returns helpful text about the different subcommands.", cmdObjectHelp),
 		},
 	})
@@ -102,12 +102,13 @@ func cmdObjectRefcount(c *Ctx, argv [][]byte) {
 	c.W.Int(1)
 }
 
-// cmdObjectIdletime: OBJECT IDLETIME key — reply: seconds since the last
-// access; limitdb does not track access times and replies 0. Null when the
-// key does not exist.
+// cmdObjectIdletime: OBJECT IDLETIME key — reply: whole seconds since the
+// key was last read or written (TYPE, TTL, EXISTS and OBJECT do not count
+// as accesses); the clock is kept mod 2^16 seconds, so an idle time wraps
+// after about 18 hours. Null when the key does not exist.
 func cmdObjectIdletime(c *Ctx, argv [][]byte) {
 	if e := objectLookup(c, argv[2]); e != nil {
-		c.W.Int(0)
+		c.W.Int(int64(uint16(c.Now/1000) - e.lru))
 	}
 }
 

@@ -14,11 +14,14 @@ const (
 
 // Redis 7.0's listpack limits (hash-max-listpack-entries/-value): below
 // them Redis keeps a hash in insertion order, which replies show.
-const (
-	hashMaxListpackEntries = 128
+// They are variables: CONFIG SET changes them (SetEncodingLimit). 512 is
+// Redis 7.0's built-in default (redis.conf's sample says 128).
+var (
+	hashMaxListpackEntries = 512
 	hashMaxListpackValue   = 64
-	hashIndexMin           = 16 // pairs from which a field index is kept
 )
+
+const hashIndexMin = 16 // pairs from which a field index is kept
 
 func init() {
 	Register(
@@ -108,13 +111,13 @@ func (h *Hash) Get(field string) (lelem, bool) {
 // Redis's hashTypeSet does.
 func (h *Hash) Set(field string, value lelem) bool {
 	if i := h.find(field); i >= 0 {
-		if value.p != nil && value.n > hashMaxListpackValue {
+		if value.p != nil && value.n > int64(hashMaxListpackValue) {
 			h.ht = true
 		}
 		h.kv[i].v = value
 		return false
 	}
-	if len(field) > hashMaxListpackValue || (value.p != nil && value.n > hashMaxListpackValue) {
+	if len(field) > hashMaxListpackValue || (value.p != nil && value.n > int64(hashMaxListpackValue)) {
 		h.ht = true
 	}
 	f := strings.Clone(field)

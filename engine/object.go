@@ -148,3 +148,34 @@ func writeHelp(w *resp.Writer, lines []string) {
 		w.Status(l)
 	}
 }
+
+// EncodingLimits names the CONFIG parameters that move the encoding
+// thresholds (OBJECT ENCODING, and the reply orders that emulate Redis's
+// encodings).
+var EncodingLimits = []string{
+	"hash-max-listpack-entries", "hash-max-listpack-value",
+	"set-max-intset-entries",
+	"zset-max-listpack-entries", "zset-max-listpack-value",
+}
+
+// SetEncodingLimit sets one of the EncodingLimits (canonical name) to n.
+// The thresholds are process-wide, like Redis's server config; callers
+// hold the engine lock. It reports whether name is known.
+func SetEncodingLimit(name string, n int64) bool {
+	v := int(min(n, 1<<40))
+	switch name {
+	case "hash-max-listpack-entries":
+		hashMaxListpackEntries = v
+	case "hash-max-listpack-value":
+		hashMaxListpackValue = v
+	case "set-max-intset-entries":
+		setMaxIntsetEntries = v
+	case "zset-max-listpack-entries":
+		zsetSmallEntries = v
+	case "zset-max-listpack-value":
+		zsetSmallValue = v
+	default:
+		return false
+	}
+	return true
+}

@@ -11,10 +11,9 @@ import (
 // Set error texts not shared with other files.
 const errSRandRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 
-const (
-	setMaxIntsetEntries = 512
-	setIndexMin         = 16 // members from which a hashtable set keeps a member index
-)
+var setMaxIntsetEntries = 512 // CONFIG SET changes it (SetEncodingLimit)
+
+const setIndexMin = 16 // members from which a hashtable set keeps a member index
 
 func init() {
 	Register(

@@ -44,7 +44,8 @@ func init() {
 
 // Redis's listpack limits: a set within them is "small" in Redis, which
 // changes what ZSCAN returns and how lex ranges walk an unsorted set.
-const (
+// CONFIG SET changes them (SetEncodingLimit).
+var (
 	zsetSmallEntries = 128
 	zsetSmallValue   = 64
 )

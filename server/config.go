@@ -61,6 +61,11 @@ var params = []*param{
 	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no"},
 	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -9223372036854775808, max: 9223372036854775807},
+	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
+	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: pInt, def: "64", min: 0, max: 9223372036854775807},
+	{name: "set-max-intset-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
+	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
+	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pInt, def: "64", min: 0, max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "requirepass", kind: pString, def: ""},
 }
@@ -122,12 +127,12 @@ func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 	type kv struct{ k, v string }
 	var out []kv
-	seen := map[*param]bool{}
+	seen := map[string]bool{} // by reported name: a pattern lists aliases too, as Redis does
 	for _, a := range argv[2:] {
 		pat := string(a)
 		if !hasGlob(pat) {
-			if p := findParam(pat); p != nil && !seen[p] {
-				seen[p] = true
+			if p := findParam(pat); p != nil && !seen[strings.ToLower(pat)] {
+				seen[strings.ToLower(pat)] = true
 				out = append(out, kv{pat, s.conf.params[p.name]})
 			}
 			continue
@@ -136,8 +141,8 @@ func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 		lp := pat
 		for _, p := range params {
 			for _, n := range []string{p.name, p.alias} {
-				if n != "" && !seen[p] && engine.Match(lp, n, true) {
-					seen[p] = true
+				if n != "" && !seen[n] && engine.Match(lp, n, true) {
+					seen[n] = true
 					m = append(m, kv{n, s.conf.params[p.name]})
 				}
 			}
@@ -218,6 +223,11 @@ func (s *Server) applyConfig() {
 	} {
 		if n, err := strconv.ParseInt(s.conf.params[name], 10, 64); err == nil {
 			dst.Store(n)
+		}
+	}
+	for _, name := range engine.EncodingLimits {
+		if n, err := strconv.ParseInt(s.conf.params[name], 10, 64); err == nil {
+			engine.SetEncodingLimit(name, n)
 		}
 	}
 }

@@ -26,6 +26,9 @@ const (
 	FlagNoMulti
 	FlagAllowBusy
 	FlagNoMandatoryKeys
+	// FlagNoTouch: the command's lookups leave the key's access time
+	// alone (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT…).
+	FlagNoTouch
 	// FlagConn marks a command served by the connection layer (server/):
 	// it touches connection state (SELECT, MULTI, CLIENT…) and has no Run.
 	FlagConn
@@ -48,7 +51,7 @@ var flagNames = []struct {
 }
 
 // internal flags that are not Redis flags and never reach COMMAND replies
-var internalFlags = map[string]Flag{"conn": FlagConn, "script": FlagScript}
+var internalFlags = map[string]Flag{"conn": FlagConn, "script": FlagScript, "notouch": FlagNoTouch}
 
 // ParseFlags turns "write denyoom fast" into a Flag set. It panics on an
 // unknown word: the table is static, a typo is a programming error.

@@ -34,7 +34,7 @@ func (c *Ctx) flushOK(argv [][]byte) bool {
 // flush empties db. WATCHes on keys it held are dirtied (Redis's
 // touchAllWatchedKeysInDb: only keys present in the table).
 func (c *Ctx) flush(db *DB) {
-	touchWatched(db, nil)
+	touchWatched(db, nil, 0)
 	c.E.Stats.Dirty += int64(db.Len())
 	db.dict.clear()
 	db.expires = 0
@@ -43,11 +43,16 @@ func (c *Ctx) flush(db *DB) {
 
 // touchWatched dirties the WATCHes of db's keys that exist in db or in
 // other (SWAPDB's other database). A key that had already expired when
-// watched and is not in other is not a change (Redis 7.0).
-func touchWatched(db, other *DB) {
+// watched and is not in other is not a change (Redis 7.0); neither is a
+// key of other that has already expired at now.
+func touchWatched(db, other *DB, now int64) {
 	for key, ws := range db.watched {
 		inDB := db.dict.find(key) != nil
-		inOther := other != nil && other.dict.find(key) != nil
+		inOther := false
+		if other != nil {
+			oe := other.dict.find(key)
+			inOther = oe != nil && !oe.expired(now)
+		}
 		if !inDB && !inOther {
 			continue
 		}
@@ -112,8 +117,8 @@ func cmdSwapDB(c *Ctx, argv [][]byte) {
 	}
 	if a != b {
 		x, y := c.E.DBs[a], c.E.DBs[b]
-		touchWatched(x, y)
-		touchWatched(y, x)
+		touchWatched(x, y, c.Now)
+		touchWatched(y, x, c.Now)
 		// The DB structs keep their ID and watchers (both are bound to the
 		// index); only the keyspaces move.
 		x.dict, y.dict = y.dict, x.dict

@@ -22,9 +22,11 @@ import (
 //
 //	klen == 0:                 the empty key, kp = nil
 //	1 <= klen <= arenaMaxKey:  kp points into the dict's key arena
-//	arenaMaxKey < klen < keyIndirect: kp points to the key's own allocation
-//	klen == keyIndirect:       kp is a *string (keys of 65535 bytes or more,
-//	                           up to any length Go can hold)
+//	klen == keyIndirect:       kp is a *string (keys longer than
+//	                           arenaMaxKey, up to any length Go can hold)
+//
+// klen and lru are one byte each so that the entry stays 40 bytes: the
+// last four fields share one 8-byte word with next.
 //
 // kind, enc and exp keep their own fields, so the deadline is a full int64
 // (Redis accepts any positive ms deadline that fits a long long).
@@ -34,15 +36,16 @@ type entry struct {
 	n    int64
 	exp  int64 // absolute deadline, unix ms; 0 = no deadline
 	next int32 // index+1 of the next entry in the bucket; 0 ends the chain
-	klen uint16
+	klen uint8
 	kind Kind
 	enc  uint8
+	lru  uint8 // last access, unix seconds mod 256 (OBJECT IDLETIME)
 }
 
 const (
-	keyIndirect = 1<<16 - 1 // klen value: kp is a *string
-	arenaMaxKey = 1024      // longer keys get their own allocation
-	slabSize    = 64 << 10  // arena slab size
+	keyIndirect = 1<<8 - 1        // klen value: kp is a *string
+	arenaMaxKey = keyIndirect - 1 // longer keys get their own allocation
+	slabSize    = 64 << 10        // arena slab size
 )
 
 // keyStr returns the key of e. The string stays valid (its bytes never
@@ -101,9 +104,7 @@ func (d *dict) setKey(e *entry, key string) {
 	case n == 0:
 		e.kp, e.klen = nil, 0
 	case n <= arenaMaxKey:
-		e.kp, e.klen = d.keys.put(key), uint16(n)
-	case n < keyIndirect:
-		e.kp, e.klen = unsafe.Pointer(unsafe.StringData(strings.Clone(key))), uint16(n)
+		e.kp, e.klen = d.keys.put(key), uint8(n)
 	default:
 		s := strings.Clone(key)
 		e.kp, e.klen = unsafe.Pointer(&s), keyIndirect

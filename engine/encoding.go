@@ -18,7 +18,7 @@ type EncodingLimits struct {
 
 // defaultLimits are Redis 7.0's defaults.
 var defaultLimits = EncodingLimits{
-	HashMaxListpackEntries: 128,
+	HashMaxListpackEntries: 512, // Redis 7.0.15 built-in default (the sample redis.conf says 128)
 	HashMaxListpackValue:   64,
 	SetMaxIntsetEntries:    512,
 	ZsetMaxListpackEntries: 128,

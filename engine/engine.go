@@ -243,12 +243,27 @@ func (c *Ctx) lookupRead(key []byte) *entry {
 		c.E.Stats.KeyspaceMisses++
 	} else {
 		c.E.Stats.KeyspaceHits++
+		c.touchLRU(e)
 	}
 	return e
 }
 
+// touchLRU records an access to e (OBJECT IDLETIME) unless the command
+// is flagged notouch.
+func (c *Ctx) touchLRU(e *entry) {
+	if c.Cmd == nil || c.Cmd.F&FlagNoTouch == 0 {
+		e.lru = uint8(c.Now / 1000)
+	}
+}
+
 // lookupWrite returns the live entry of key in the current DB (no stats).
-func (c *Ctx) lookupWrite(key []byte) *entry { return c.find(c.DB, bstr(key)) }
+func (c *Ctx) lookupWrite(key []byte) *entry {
+	e := c.find(c.DB, bstr(key))
+	if e != nil {
+		c.touchLRU(e)
+	}
+	return e
+}
 
 // lookupKind returns the live entry of key if it holds kind k. When the key
 // holds another kind it writes WRONGTYPE and returns ok=false; a missing key
@@ -277,7 +292,9 @@ func (c *Ctx) createIn(db *DB, key string) *entry {
 		// expired and not yet deleted
 		db.removeEntry(old)
 	}
-	return db.dict.insert(key)
+	e := db.dict.insert(key)
+	e.lru = uint8(c.Now / 1000)
+	return e
 }
 
 // removeEntry deletes e's key from db.

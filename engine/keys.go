@@ -15,9 +15,9 @@ func init() {
 	Register(
 		&Command{Name: "del", Arity: -2, Flags: "write", FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Deletes one or more keys.", Run: cmdDel},
 		&Command{Name: "unlink", Arity: -2, Flags: "write fast", FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "4.0.0", Summary: "Asynchronously deletes one or more keys.", Run: cmdDel},
-		&Command{Name: "exists", Arity: -2, Flags: "readonly fast", FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Determines whether one or more keys exist.", Run: cmdExists},
+		&Command{Name: "exists", Arity: -2, Flags: "readonly fast notouch", FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Determines whether one or more keys exist.", Run: cmdExists},
 		&Command{Name: "touch", Arity: -2, Flags: "readonly fast", FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "3.2.1", Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Run: cmdExists},
-		&Command{Name: "type", Arity: 2, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Determines the type of value stored at a key.", Run: cmdType},
+		&Command{Name: "type", Arity: 2, Flags: "readonly fast notouch", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Determines the type of value stored at a key.", Run: cmdType},
 		&Command{Name: "rename", Arity: 3, Flags: "write", FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key and overwrites the destination.", Run: cmdRename},
 		&Command{Name: "renamenx", Arity: 3, Flags: "write fast", FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key only when the target key name doesn't exist.", Run: cmdRenameNX},
 		&Command{Name: "keys", Arity: 2, Flags: "readonly", Group: "generic", Since: "1.0.0", Summary: "Returns all key names that match a pattern.", Run: cmdKeys},
@@ -27,10 +27,10 @@ func init() {
 		&Command{Name: "pexpire", Arity: -3, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Sets the expiration time of a key in milliseconds.", Run: cmdPExpire},
 		&Command{Name: "expireat", Arity: -3, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.2.0", Summary: "Sets the expiration time of a key to a Unix timestamp.", Run: cmdExpireAt},
 		&Command{Name: "pexpireat", Arity: -3, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", Run: cmdPExpireAt},
-		&Command{Name: "ttl", Arity: 2, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Returns the expiration time in seconds of a key.", Run: cmdTTL},
-		&Command{Name: "pttl", Arity: 2, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Returns the expiration time in milliseconds of a key.", Run: cmdPTTL},
-		&Command{Name: "expiretime", Arity: 2, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "7.0.0", Summary: "Returns the expiration time of a key as a Unix timestamp.", Run: cmdExpireTime},
-		&Command{Name: "pexpiretime", Arity: 2, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "7.0.0", Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", Run: cmdPExpireTime},
+		&Command{Name: "ttl", Arity: 2, Flags: "readonly fast notouch", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Returns the expiration time in seconds of a key.", Run: cmdTTL},
+		&Command{Name: "pttl", Arity: 2, Flags: "readonly fast notouch", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Returns the expiration time in milliseconds of a key.", Run: cmdPTTL},
+		&Command{Name: "expiretime", Arity: 2, Flags: "readonly fast notouch", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "7.0.0", Summary: "Returns the expiration time of a key as a Unix timestamp.", Run: cmdExpireTime},
+		&Command{Name: "pexpiretime", Arity: 2, Flags: "readonly fast notouch", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "7.0.0", Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", Run: cmdPExpireTime},
 		&Command{Name: "persist", Arity: 2, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.2.0", Summary: "Removes the expiration time of a key.", Run: cmdPersist},
 		&Command{Name: "copy", Arity: -3, Flags: "write denyoom", FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Summary: "Copies the value of a key to a new key.", Run: cmdCopy},
 	)
@@ -477,7 +477,7 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 	}
 	kind, enc, exp := e.kind, e.enc, e.exp
 	if enc == encBuf {
-		enc = encRaw // the buffer stays owned by the source alone
+		enc = encRawObj // the buffer stays owned by the source alone
 	}
 	if d != nil {
 		dst.removeEntry(d)

@@ -75,7 +75,8 @@ func EqualFold(arg []byte, w string) bool {
 // Match is Redis's stringmatchlen: glob-style matching with *, ?, [...]
 // (with ^ negation and a-z ranges) and \ escapes.
 func Match(pattern, s string, nocase bool) bool {
-	return matchLen(pattern, s, nocase, 0)
+	var skipLonger bool
+	return matchLen(pattern, s, nocase, 0, &skipLonger)
 }
 
 func lower(c byte) byte {
@@ -85,7 +86,11 @@ func lower(c byte) byte {
 	return c
 }
 
-func matchLen(p, s string, nocase bool, depth int) bool {
+// skipLonger is Redis's skipLongerMatches: once the rest of the pattern
+// after a '*' matched at no position of the rest of the string, no earlier
+// '*' can make it match by consuming more, so every level gives up (this
+// keeps patterns like "a*a*a*…b" linear instead of exponential).
+func matchLen(p, s string, nocase bool, depth int, skipLonger *bool) bool {
 	if depth > 1000 {
 		return false
 	}
@@ -99,11 +104,15 @@ func matchLen(p, s string, nocase bool, depth int) bool {
 				return true
 			}
 			for len(s) > 0 {
-				if matchLen(p[1:], s, nocase, depth+1) {
+				if matchLen(p[1:], s, nocase, depth+1, skipLonger) {
 					return true
+				}
+				if *skipLonger {
+					return false
 				}
 				s = s[1:]
 			}
+			*skipLonger = true
 			return false
 		case '?':
 			s = s[1:]

@@ -488,7 +488,7 @@ func cmdIncrByFloat(c *Ctx, argv [][]byte) {
 	if e == nil {
 		e = c.create(argv[1])
 	}
-	e.setStr(s)
+	e.setRaw(s) // not integer-encoded: Redis stores the result as is
 	c.touched(argv[1])
 	c.W.BulkString(s)
 }
@@ -661,6 +661,7 @@ func cmdSetRange(c *Ctx, argv [][]byte) {
 	}
 	copy(buf[off:], val)
 	e.setRaw(unsafe.String(&buf[0], len(buf)))
+	e.enc = encRawObj // Redis's SETRANGE result is always "raw"
 	c.touched(argv[1])
 	c.W.Int(n)
 }

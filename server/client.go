@@ -268,7 +268,13 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 
 func (s *Server) countRejected(argv [][]byte) {
 	s.stats.totalErrorReply++
-	if cmd := engine.Lookup(argv[0]); cmd != nil {
+	cmd := engine.Lookup(argv[0])
+	if cmd != nil && len(cmd.Subs) > 0 && len(argv) >= 2 {
+		// a known subcommand's arity error counts for the subcommand; an
+		// unknown subcommand counts for no command (as in Redis)
+		cmd = cmd.Sub(argv[1])
+	}
+	if cmd != nil {
 		st := s.stats.cmdStats[cmd.Name]
 		if st == nil {
 			st = &cmdStat{}

@@ -63,7 +63,7 @@ var params = []*param{
 	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647},
 	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: 2147483647},
-	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
+	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
 	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "set-max-intset-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
 	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},

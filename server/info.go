@@ -209,6 +209,7 @@ func infoStats(s *Server, b []byte) []byte {
 	b = kv(b, "keyspace_misses", s.eng.Stats.KeyspaceMisses)
 	b = kv(b, "pubsub_channels", 0)
 	b = kv(b, "pubsub_patterns", 0)
+	b = kv(b, "unexpected_error_replies", 0)
 	b = kv(b, "total_error_replies", s.stats.totalErrorReply)
 	return b
 }

@@ -149,4 +149,3 @@ func writeHelp(w *resp.Writer, lines []string) {
 		w.Status(l)
 	}
 }
-

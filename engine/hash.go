@@ -549,19 +549,21 @@ func parseScanCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// scanOpts are the MATCH/COUNT options of HSCAN/SSCAN.
+// scanOpts are the options of SCAN, HSCAN, SSCAN and ZSCAN.
 type scanOpts struct {
 	pat    string
 	usePat bool
 	count  int64
+	typ    []byte // SCAN's TYPE; nil when absent
 }
 
-// parseScanOpts parses [MATCH pattern] [COUNT count] from argv[3:], as
-// Redis's scanGenericCommand does: COUNT not an integer or < 1 is an error,
-// anything else a syntax error.
-func (c *Ctx) parseScanOpts(argv [][]byte) (scanOpts, bool) {
+// parseScanOpts parses [MATCH pattern] [COUNT count] (and [TYPE type] when
+// allowType, SCAN only) from argv[from:], as Redis's scanGenericCommand
+// does: COUNT not an integer is ErrNotInt, COUNT < 1 and anything else a
+// syntax error.
+func (c *Ctx) parseScanOpts(argv [][]byte, from int, allowType bool) (scanOpts, bool) {
 	o := scanOpts{count: 10}
-	for i := 3; i < len(argv); {
+	for i := from; i < len(argv); {
 		more := len(argv) - i
 		switch {
 		case EqualFold(argv[i], "count") && more >= 2:
@@ -578,7 +580,10 @@ func (c *Ctx) parseScanOpts(argv [][]byte) (scanOpts, bool) {
 			i += 2
 		case EqualFold(argv[i], "match") && more >= 2:
 			o.pat = bstr(argv[i+1])
-			o.usePat = !(o.pat == "*")
+			o.usePat = o.pat != "*"
+			i += 2
+		case allowType && EqualFold(argv[i], "type") && more >= 2:
+			o.typ = argv[i+1]
 			i += 2
 		default:
 			c.W.Error(ErrSyntax)
@@ -637,7 +642,7 @@ func cmdHScan(c *Ctx, argv [][]byte) {
 		c.writeEmptyScan()
 		return
 	}
-	o, ok := c.parseScanOpts(argv)
+	o, ok := c.parseScanOpts(argv, 3, false)
 	if !ok {
 		return
 	}

@@ -150,36 +150,12 @@ func cmdScan(c *Ctx, argv [][]byte) {
 		c.W.Error(ErrInvalidCursor)
 		return
 	}
-	count := int64(10)
-	var pat, typ []byte
-	usePat := false
-	for i := 2; i < len(argv); {
-		rest := len(argv) - i
-		switch {
-		case isOpt(argv[i], "count") && rest >= 2:
-			n, ok := ParseIntB(argv[i+1])
-			if !ok {
-				c.W.Error(ErrNotInt)
-				return
-			}
-			if n < 1 {
-				c.W.Error(ErrSyntax)
-				return
-			}
-			count = n
-			i += 2
-		case isOpt(argv[i], "match") && rest >= 2:
-			pat = argv[i+1]
-			usePat = !(len(pat) == 1 && pat[0] == '*')
-			i += 2
-		case isOpt(argv[i], "type") && rest >= 2:
-			typ = argv[i+1]
-			i += 2
-		default:
-			c.W.Error(ErrSyntax)
-			return
-		}
+	o, ok := c.parseScanOpts(argv, 2, true)
+	if !ok {
+		return
 	}
+	count, typ := o.count, o.typ
+
 	db := c.DB
 	var found []*entry
 	maxIter := count * 10
@@ -196,7 +172,7 @@ func cmdScan(c *Ctx, argv [][]byte) {
 	keys := make([]string, 0, len(found))
 	var expired []string
 	for _, e := range found {
-		if usePat && !Match(bstr(pat), e.keyStr(), false) {
+		if o.usePat && !Match(o.pat, e.keyStr(), false) {
 			continue
 		}
 		if typ != nil && !EqualFoldStr(bstr(typ), e.kind.String()) {

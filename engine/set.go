@@ -509,7 +509,7 @@ func cmdSScan(c *Ctx, argv [][]byte) {
 		c.writeEmptyScan()
 		return
 	}
-	o, ok := c.parseScanOpts(argv)
+	o, ok := c.parseScanOpts(argv, 3, false)
 	if !ok {
 		return
 	}

@@ -1043,33 +1043,12 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 		c.W.EmptyArray()
 		return
 	}
-	var pat []byte
-	usePat := false
-	count := int64(10)
-	for i := 3; i < len(argv); {
-		left := len(argv) - i
-		switch {
-		case EqualFold(argv[i], "count") && left >= 2:
-			n, ok := ParseIntB(argv[i+1])
-			if !ok {
-				c.W.Error(ErrNotInt)
-				return
-			}
-			if n < 1 {
-				c.W.Error(ErrSyntax)
-				return
-			}
-			count = n
-			i += 2
-		case EqualFold(argv[i], "match") && left >= 2:
-			pat = argv[i+1]
-			usePat = !(len(pat) == 1 && pat[0] == '*')
-			i += 2
-		default:
-			c.W.Error(ErrSyntax)
-			return
-		}
+	o, ok := c.parseScanOpts(argv, 3, false)
+	if !ok {
+		return
 	}
+	pat, usePat, count := o.pat, o.usePat, o.count
+
 	if z.big {
 		zscanBig(c, z, cursor, count, pat, usePat)
 		return
@@ -1078,7 +1057,7 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 	if usePat {
 		n = 0
 		for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
-			if Match(bstr(pat), x.member, false) {
+			if Match(pat, x.member, false) {
 				n++
 			}
 		}
@@ -1088,7 +1067,7 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 	c.W.Array(2 * n)
 	var buf [32]byte
 	for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
-		if usePat && !Match(bstr(pat), x.member, false) {
+		if usePat && !Match(pat, x.member, false) {
 			continue
 		}
 		c.W.BulkString(x.member)
@@ -1099,7 +1078,7 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 // zscanBig is ZSCAN of a set Redis would hold as a skiplist: the member
 // table's buckets from cursor on, as Redis's dictScan, until count
 // members were collected (at most 10*count buckets).
-func zscanBig(c *Ctx, z *zset, cursor uint64, count int64, pat []byte, usePat bool) {
+func zscanBig(c *Ctx, z *zset, cursor uint64, count int64, pat string, usePat bool) {
 	var found []*zslNode
 	maxIter := count * 10
 	for {
@@ -1112,7 +1091,7 @@ func zscanBig(c *Ctx, z *zset, cursor uint64, count int64, pat []byte, usePat bo
 	if usePat { // filtered after collecting, as Redis does
 		kept := found[:0]
 		for _, n := range found {
-			if Match(bstr(pat), n.member, false) {
+			if Match(pat, n.member, false) {
 				kept = append(kept, n)
 			}
 		}

@@ -24,6 +24,8 @@ type vm struct {
 	bound bool // keys/args are the tables bound to KEYS/ARGV
 	errh  *lua.LFunction
 	cmdW  resp.Writer // replies of redis.call
+	sub   engine.Ctx  // the context of redis.call (reused: one call at a time)
+	strs  strCache    // recent short bulk replies, shared (Lua strings are immutable)
 	argv  [][]byte
 	arena []byte
 	// sources maps loadstring chunk ids to their names (error suffixes)
@@ -370,8 +372,10 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	w := &v.cmdW
 	w.Reset()
 	w.Proto = v.proto
-	sub := engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted}
+	sub := &v.sub
+	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted}
 	sub.Call(cmd, argv)
+	sub.W, sub.DB, sub.Deleted = nil, nil, nil
 	val, _, isErr := v.parseReply(L, w.B, 0)
 	if isErr && raise {
 		L.Error(val, 0)
@@ -413,11 +417,14 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 		if n < 0 {
 			return lua.LFalse, next, false
 		}
-		s := lua.LString(b[next : next+n])
-		return s, next + n + 2, false
+		return v.strs.get(b[next : next+n]), next + n + 2, false
 	case '+':
 		t := L.CreateTable(0, 1)
-		t.RawSetString("ok", lua.LString(line))
+		var st lua.LValue = lvOK
+		if string(line) != "OK" {
+			st = lua.LString(line)
+		}
+		t.RawSetString("ok", st)
 		return t, next, false
 	case '-':
 		t := L.CreateTable(0, 1)
@@ -490,4 +497,32 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 		return t, next + n + 2, false
 	}
 	return lua.LFalse, next, false
+}
+
+// lvOK is the boxed "OK" status text, shared by every status reply table.
+var lvOK lua.LValue = lua.LString("OK")
+
+// strCache is a small direct-mapped cache of boxed Lua strings for short
+// bulk replies: a hit costs no allocation (neither the string nor its
+// interface box). Sharing is safe because Lua strings are immutable.
+type strCache [256]lua.LValue
+
+// strCacheMax is the longest string the cache keeps.
+const strCacheMax = 32
+
+func (sc *strCache) get(b []byte) lua.LValue {
+	if len(b) > strCacheMax {
+		return lua.LString(b)
+	}
+	h := uint32(2166136261)
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &sc[(h^h>>8)&255]
+	if s, ok := (*slot).(lua.LString); ok && string(s) == string(b) {
+		return *slot
+	}
+	lv := lua.LValue(lua.LString(b))
+	*slot = lv
+	return lv
 }

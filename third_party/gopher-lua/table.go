@@ -203,20 +203,47 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 	if tb.strdict == nil {
 		tb.strdict = make(map[string]LValue, defaultHashCap)
 	}
-	if tb.keys == nil {
-		tb.keys = []LValue{}
-		tb.k2i = map[LValue]int{}
-	}
-
 	if value == LNil {
 		// TODO tb.keys and tb.k2i should also be removed
 		delete(tb.strdict, key)
 	} else {
 		tb.strdict[key] = value
 		lkey := LString(key)
-		if _, ok := tb.k2i[lkey]; !ok {
-			tb.k2i[lkey] = len(tb.keys)
-			tb.keys = append(tb.keys, lkey)
+		if _, ok := tb.keyIndex(lkey); !ok {
+			tb.addKey(lkey)
+		}
+	}
+}
+
+// smallKeys is how many hash keys a table orders by a linear scan of keys
+// before it builds the k2i index (limitdb patch: most script tables, like
+// redis.call's {ok='OK'} replies, have one or two keys, and a map per table
+// was a large part of a call's cost).
+const smallKeys = 8
+
+// keyIndex is the position of key in tb.keys.
+func (tb *LTable) keyIndex(key LValue) (int, bool) {
+	if tb.k2i != nil {
+		i, ok := tb.k2i[key]
+		return i, ok
+	}
+	for i, k := range tb.keys {
+		if k == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// addKey appends key (not yet present) to the iteration order.
+func (tb *LTable) addKey(key LValue) {
+	tb.keys = append(tb.keys, key)
+	if tb.k2i != nil {
+		tb.k2i[key] = len(tb.keys) - 1
+	} else if len(tb.keys) > smallKeys {
+		tb.k2i = make(map[LValue]int, len(tb.keys)*2)
+		for i, k := range tb.keys {
+			tb.k2i[k] = i
 		}
 	}
 }
@@ -230,19 +257,13 @@ func (tb *LTable) RawSetH(key LValue, value LValue) {
 	if tb.dict == nil {
 		tb.dict = make(map[LValue]LValue, len(tb.strdict))
 	}
-	if tb.keys == nil {
-		tb.keys = []LValue{}
-		tb.k2i = map[LValue]int{}
-	}
-
 	if value == LNil {
 		// TODO tb.keys and tb.k2i should also be removed
 		delete(tb.dict, key)
 	} else {
 		tb.dict[key] = value
-		if _, ok := tb.k2i[key]; !ok {
-			tb.k2i[key] = len(tb.keys)
-			tb.keys = append(tb.keys, key)
+		if _, ok := tb.keyIndex(key); !ok {
+			tb.addKey(key)
 		}
 	}
 }
@@ -377,7 +398,8 @@ func (tb *LTable) Next(key LValue) (LValue, LValue) {
 		}
 	}
 
-	for i := tb.k2i[key] + 1; i < len(tb.keys); i++ {
+	idx, _ := tb.keyIndex(key)
+	for i := idx + 1; i < len(tb.keys); i++ {
 		key := tb.keys[i]
 		if v := tb.RawGetH(key); v != LNil {
 			return key, v

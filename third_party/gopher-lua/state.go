@@ -1608,7 +1608,8 @@ func (ls *LState) Remove(index int) {
 /* object allocation {{{ */
 
 func (ls *LState) NewTable() *LTable {
-	return newLTable(defaultArrayCap, defaultHashCap)
+	// limitdb patch: parts are allocated on first use (see LIMITDB-PATCH.md)
+	return newLTable(0, 0)
 }
 
 func (ls *LState) CreateTable(acap, hcap int) *LTable {

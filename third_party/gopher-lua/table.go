@@ -1,6 +1,6 @@
 package lua
 
-const defaultArrayCap = 32
+const defaultArrayCap = 4 // limitdb patch: was 32 (512 bytes for every first Append)
 const defaultHashCap = 32
 
 type lValueArraySorter struct {
@@ -40,7 +40,7 @@ func newLTable(acap int, hcap int) *LTable {
 	if acap != 0 {
 		tb.array = make([]LValue, 0, acap)
 	}
-	if hcap != 0 {
+	if hcap > smallKeys {
 		tb.strdict = make(map[string]LValue, hcap)
 	}
 	return tb
@@ -201,7 +201,27 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 // RawSetString sets a given LValue to a given string index without the __newindex metamethod.
 func (tb *LTable) RawSetString(key string, value LValue) {
 	if tb.strdict == nil {
-		tb.strdict = make(map[string]LValue, defaultHashCap)
+		for i := range tb.small {
+			if tb.small[i].k == key {
+				tb.small[i].v = value // LNil leaves a hole, as delete would
+				return
+			}
+		}
+		if value == LNil {
+			return
+		}
+		if len(tb.small) < smallKeys {
+			tb.small = append(tb.small, strKV{key, value})
+			tb.addKey(LString(key))
+			return
+		}
+		tb.strdict = make(map[string]LValue, 2*smallKeys)
+		for _, kv := range tb.small {
+			if kv.v != LNil {
+				tb.strdict[kv.k] = kv.v
+			}
+		}
+		tb.small = nil
 	}
 	if value == LNil {
 		// TODO tb.keys and tb.k2i should also be removed
@@ -213,6 +233,41 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 			tb.addKey(lkey)
 		}
 	}
+}
+
+// strKV is one string key of a small table.
+type strKV struct {
+	k string
+	v LValue
+}
+
+// getString looks a string key up in the small list or in strdict.
+func (tb *LTable) getString(key string) LValue {
+	if tb.strdict == nil {
+		for i := range tb.small {
+			if tb.small[i].k == key {
+				return tb.small[i].v
+			}
+		}
+		return LNil
+	}
+	if v, ok := tb.strdict[key]; ok {
+		return v
+	}
+	return LNil
+}
+
+// hasStrings reports whether any string key holds a value.
+func (tb *LTable) hasStrings() bool {
+	if tb.strdict != nil {
+		return len(tb.strdict) != 0
+	}
+	for i := range tb.small {
+		if tb.small[i].v != LNil {
+			return true
+		}
+	}
+	return false
 }
 
 // smallKeys is how many hash keys a table orders by a linear scan of keys
@@ -283,13 +338,7 @@ func (tb *LTable) RawGet(key LValue) LValue {
 			return tb.array[index]
 		}
 	case LString:
-		if tb.strdict == nil {
-			return LNil
-		}
-		if ret, ok := tb.strdict[string(v)]; ok {
-			return ret
-		}
-		return LNil
+		return tb.getString(string(v))
 	}
 	if tb.dict == nil {
 		return LNil
@@ -315,13 +364,7 @@ func (tb *LTable) RawGetInt(key int) LValue {
 // RawGet returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetH(key LValue) LValue {
 	if s, sok := key.(LString); sok {
-		if tb.strdict == nil {
-			return LNil
-		}
-		if v, vok := tb.strdict[string(s)]; vok {
-			return v
-		}
-		return LNil
+		return tb.getString(string(s))
 	}
 	if tb.dict == nil {
 		return LNil
@@ -334,13 +377,7 @@ func (tb *LTable) RawGetH(key LValue) LValue {
 
 // RawGetString returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetString(key string) LValue {
-	if tb.strdict == nil {
-		return LNil
-	}
-	if v, vok := tb.strdict[string(key)]; vok {
-		return v
-	}
-	return LNil
+	return tb.getString(key)
 }
 
 // ForEach iterates over this table of elements, yielding each in turn to a given function.
@@ -350,6 +387,11 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 			if v != LNil {
 				cb(LNumber(i+1), v)
 			}
+		}
+	}
+	for _, kv := range tb.small {
+		if kv.v != LNil {
+			cb(LString(kv.k), kv.v)
 		}
 	}
 	if tb.strdict != nil {
@@ -387,7 +429,7 @@ func (tb *LTable) Next(key LValue) (LValue, LValue) {
 				}
 			}
 			if tb.array == nil || index == len(tb.array) {
-				if (tb.dict == nil || len(tb.dict) == 0) && (tb.strdict == nil || len(tb.strdict) == 0) {
+				if (tb.dict == nil || len(tb.dict) == 0) && !tb.hasStrings() {
 					return LNil, LNil
 				}
 				key = tb.keys[0]

@@ -172,6 +172,7 @@ type LTable struct {
 	array   []LValue
 	dict    map[LValue]LValue
 	strdict map[string]LValue
+	small   []strKV // string keys while strdict is nil (limitdb patch)
 	keys    []LValue
 	k2i     map[LValue]int
 }

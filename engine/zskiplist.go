@@ -313,55 +313,69 @@ func (zsl *zskiplist) isInRange(r *scoreRange) bool {
 	return r.lteMax(zsl.first().score)
 }
 
-// firstInRange returns the lowest node in r, or nil.
-func (zsl *zskiplist) firstInRange(r *scoreRange) *zslNode {
-	if !zsl.isInRange(r) {
-		return nil
-	}
+// nodeRange is a score or lex range as the skiplist walks see it: whether
+// a node is at or above the range's minimum, and at or below its maximum.
+// The descent is the same for both kinds; a lex walk assumes the members
+// share one score, as Redis's does.
+type nodeRange interface {
+	minOK(n *zslNode) bool
+	maxOK(n *zslNode) bool
+}
+
+// Value receivers: the walks take the range by value, so it does not
+// escape to the heap through the interface (the sliding-window path
+// allocates nothing for it).
+func (r scoreRange) minOK(n *zslNode) bool { return r.gteMin(n.score) }
+func (r scoreRange) maxOK(n *zslNode) bool { return r.lteMax(n.score) }
+func (r lexRange) minOK(n *zslNode) bool   { return r.gteMin(n.member) }
+func (r lexRange) maxOK(n *zslNode) bool   { return r.lteMax(n.member) }
+
+// lastBelowMin descends the levels to the last node under r's minimum (the
+// header when none), filling update with each level's last such node when
+// update is not nil.
+func lastBelowMin[R nodeRange](zsl *zskiplist, r R, update *[zslMaxLevel]*zslNode) *zslNode {
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.lv(i).forward; f != nil && !r.gteMin(f.score); f = x.lv(i).forward {
+		for f := x.lv(i).forward; f != nil && !r.minOK(f); f = x.lv(i).forward {
 			x = f
 		}
+		if update != nil {
+			update[i] = x
+		}
 	}
-	x = x.lv(0).forward
-	if x == nil || !r.lteMax(x.score) {
+	return x
+}
+
+// firstIn returns the lowest node in r, or nil.
+func firstIn[R nodeRange](zsl *zskiplist, r R) *zslNode {
+	x := lastBelowMin(zsl, r, nil).lv(0).forward
+	if x == nil || !r.maxOK(x) {
 		return nil
 	}
 	return x
 }
 
-// lastInRange returns the highest node in r, or nil.
-func (zsl *zskiplist) lastInRange(r *scoreRange) *zslNode {
-	if !zsl.isInRange(r) {
-		return nil
-	}
+// lastIn returns the highest node in r, or nil.
+func lastIn[R nodeRange](zsl *zskiplist, r R) *zslNode {
 	x := zsl.header
 	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.lv(i).forward; f != nil && r.lteMax(f.score); f = x.lv(i).forward {
+		for f := x.lv(i).forward; f != nil && r.maxOK(f); f = x.lv(i).forward {
 			x = f
 		}
 	}
-	if x == zsl.header || !r.gteMin(x.score) {
+	if x == zsl.header || !r.minOK(x) {
 		return nil
 	}
 	return x
 }
 
-// deleteRangeByScore removes the nodes in r, calling del for each, and
-// returns how many it removed.
-func (zsl *zskiplist) deleteRangeByScore(r *scoreRange, del func(*zslNode)) int {
+// deleteIn removes the nodes in r, calling del for each, and returns how
+// many it removed.
+func deleteIn[R nodeRange](zsl *zskiplist, r R, del func(*zslNode)) int {
 	var update [zslMaxLevel]*zslNode
-	x := zsl.header
-	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.lv(i).forward; f != nil && !r.gteMin(f.score); f = x.lv(i).forward {
-			x = f
-		}
-		update[i] = x
-	}
-	x = x.lv(0).forward
+	x := lastBelowMin(zsl, r, &update).lv(0).forward
 	n := 0
-	for x != nil && r.lteMax(x.score) {
+	for x != nil && r.maxOK(x) {
 		next := x.lv(0).forward
 		zsl.unlink(x, &update)
 		del(x)
@@ -369,6 +383,28 @@ func (zsl *zskiplist) deleteRangeByScore(r *scoreRange, del func(*zslNode)) int 
 		x = next
 	}
 	return n
+}
+
+// firstInRange returns the lowest node in r, or nil.
+func (zsl *zskiplist) firstInRange(r *scoreRange) *zslNode {
+	if !zsl.isInRange(r) {
+		return nil
+	}
+	return firstIn(zsl, *r)
+}
+
+// lastInRange returns the highest node in r, or nil.
+func (zsl *zskiplist) lastInRange(r *scoreRange) *zslNode {
+	if !zsl.isInRange(r) {
+		return nil
+	}
+	return lastIn(zsl, *r)
+}
+
+// deleteRangeByScore removes the nodes in r, calling del for each, and
+// returns how many it removed.
+func (zsl *zskiplist) deleteRangeByScore(r *scoreRange, del func(*zslNode)) int {
+	return deleteIn(zsl, *r, del)
 }
 
 // deleteRangeByRank removes the nodes of 1-based ranks start..end.
@@ -478,17 +514,7 @@ func (zsl *zskiplist) firstInLexRange(r *lexRange) *zslNode {
 	if !zsl.isInLexRange(r) {
 		return nil
 	}
-	x := zsl.header
-	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.lv(i).forward; f != nil && !r.gteMin(f.member); f = x.lv(i).forward {
-			x = f
-		}
-	}
-	x = x.lv(0).forward
-	if x == nil || !r.lteMax(x.member) {
-		return nil
-	}
-	return x
+	return firstIn(zsl, *r)
 }
 
 // lastInLexRange returns the last node <= max, or nil when it is below min.
@@ -496,36 +522,10 @@ func (zsl *zskiplist) lastInLexRange(r *lexRange) *zslNode {
 	if !zsl.isInLexRange(r) {
 		return nil
 	}
-	x := zsl.header
-	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.lv(i).forward; f != nil && r.lteMax(f.member); f = x.lv(i).forward {
-			x = f
-		}
-	}
-	if x == zsl.header || !r.gteMin(x.member) {
-		return nil
-	}
-	return x
+	return lastIn(zsl, *r)
 }
 
 // deleteRangeByLex removes the nodes from the first >= min while <= max.
 func (zsl *zskiplist) deleteRangeByLex(r *lexRange, del func(*zslNode)) int {
-	var update [zslMaxLevel]*zslNode
-	x := zsl.header
-	for i := zsl.level - 1; i >= 0; i-- {
-		for f := x.lv(i).forward; f != nil && !r.gteMin(f.member); f = x.lv(i).forward {
-			x = f
-		}
-		update[i] = x
-	}
-	x = x.lv(0).forward
-	n := 0
-	for x != nil && r.lteMax(x.member) {
-		next := x.lv(0).forward
-		zsl.unlink(x, &update)
-		del(x)
-		n++
-		x = next
-	}
-	return n
+	return deleteIn(zsl, *r, del)
 }

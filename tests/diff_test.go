@@ -38,6 +38,7 @@ func TestMain(m *testing.M) {
 // TestScenarios runs every scenario file under scenarios/ against both
 // servers, in RESP2 and in RESP3, and compares every reply.
 //
+// The format and its directives are documented in scenarios/README.md.
 // A scenario file holds one command per line, quoted like redis-cli input.
 // Lines starting with '#' are comments. Directives:
 //

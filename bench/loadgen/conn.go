@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,7 +25,9 @@ type conn struct {
 	lastErr string
 }
 
-func dial(addr string, seed uint64) (*conn, error) {
+// dial connects to addr and, when auth is not empty ("password" or
+// "user password"), authenticates before any measured command.
+func dial(addr, auth string, seed uint64) (*conn, error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
@@ -32,7 +35,28 @@ func dial(addr string, seed uint64) (*conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return &conn{nc: nc, wbuf: make([]byte, 0, 64*1024), rbuf: make([]byte, 256*1024), rng: seed*0x9E3779B97F4A7C15 + 1}, nil
+	c := &conn{nc: nc, wbuf: make([]byte, 0, 64*1024), rbuf: make([]byte, 256*1024), rng: seed*0x9E3779B97F4A7C15 + 1}
+	if auth != "" {
+		words := strings.Fields(auth)
+		b := appendArrayHdr(nil, 1+len(words))
+		b = appendBulkStr(b, "AUTH")
+		for _, w := range words {
+			b = appendBulkStr(b, w)
+		}
+		nc.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := nc.Write(b); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		reply := make([]byte, 512)
+		n, err := nc.Read(reply)
+		nc.SetDeadline(time.Time{})
+		if err != nil || string(reply[:n]) != "+OK\r\n" {
+			nc.Close()
+			return nil, fmt.Errorf("AUTH failed: %q %v", reply[:n], err)
+		}
+	}
+	return c, nil
 }
 
 // next is xorshift64*: a fixed-seed PRNG, no allocation, no global lock.

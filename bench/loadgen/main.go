@@ -49,6 +49,9 @@ var (
 	fSeedDir   = flag.String("seed-dir", "/work/shared/seed-scripts", "folder of the seed Lua scripts")
 	fEnv       = flag.String("limitdb-env", "", "extra environment for the started limitdb, e.g. GOGC=50,GOMEMLIMIT=1GiB")
 	fSkipMem   = flag.String("mem-skip", "", "memory mode: comma-separated parts to skip (incr,gcra)")
+	fRedisAuth = flag.String("redis-auth", "", "AUTH arguments for every connection to the reference server (\"pass\" or \"user pass\")")
+	fLimitArgs = flag.String("limitdb-args", "", "extra command-line arguments for the started limitdb, space separated (e.g. \"--requirepass secret\")")
+	fLimitAuth = flag.String("limitdb-auth", "", "AUTH arguments for every connection to limitdb (\"pass\" or \"user pass\")")
 )
 
 func allNames() string {
@@ -87,11 +90,12 @@ func startServer(name string, args []string, env []string, port int) (string, in
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		c, err := dial(addr, 1)
+		c, err := dial(addr, "", 1)
 		if err == nil {
 			r, err := c.do("PING")
 			c.nc.Close()
-			if err == nil && strings.HasPrefix(r, "+PONG") {
+			// -NOAUTH: up, with a password (-limitdb-args --requirepass …)
+			if err == nil && (strings.HasPrefix(r, "+PONG") || strings.HasPrefix(r, "-NOAUTH")) {
 				return addr, cmd.Process.Pid
 			}
 		}
@@ -113,8 +117,8 @@ func main() {
 	}()
 	defer killChildren()
 
-	ref := &side{name: "redis", shas: map[string]string{}}
-	cand := &side{name: "limitdb", shas: map[string]string{}}
+	ref := &side{name: "redis", auth: *fRedisAuth, shas: map[string]string{}}
+	cand := &side{name: "limitdb", auth: *fLimitAuth, shas: map[string]string{}}
 	if *fRedis != "" {
 		ref.addr = *fRedis
 		ref.pid = *fRedisPid
@@ -139,8 +143,8 @@ func main() {
 			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
 			procs = strconv.Itoa(*fProcs)
 		}
-		cand.addr, cand.pid = startServer("limitdb", []string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort),
-			"--loglevel", "warn"}, env, *fLimitPort)
+		args := append([]string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort), "--loglevel", "warn"}, strings.Fields(*fLimitArgs)...)
+		cand.addr, cand.pid = startServer("limitdb", args, env, *fLimitPort)
 	}
 	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
 		ref.addr, cand.addr, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU(), runtime.GOMAXPROCS(0))
@@ -157,7 +161,7 @@ func main() {
 
 func openConns(s *side, n int, seed uint64) {
 	for i := 0; i < n; i++ {
-		c, err := dial(s.addr, seed+uint64(i))
+		c, err := dial(s.addr, s.auth, seed+uint64(i))
 		if err != nil {
 			fatalf("%s: %v", s.name, err)
 		}

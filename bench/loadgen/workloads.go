@@ -12,6 +12,7 @@ import (
 type side struct {
 	name  string
 	addr  string
+	auth  string // AUTH arguments sent on every new connection
 	pid   int
 	conns []*conn
 	shas  map[string]string // script file -> SHA from SCRIPT LOAD
@@ -184,6 +185,10 @@ var workloads = []*workload{
 			}
 			return []string{"RL.ALLOW", "probe:rl", "10", "1000"}
 		}},
+	// RL.ALLOW on both sides: for a reference server that is itself a
+	// limitdb (e.g. the same binary without AUTH, see bench/README.md)
+	{name: "rl-native", replies: 1, ref: rlAllow("rl:", ""),
+		probe: probeCmd("RL.ALLOW", "probe:rl", "10", "1000")},
 	{name: "rl-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), cand: rlAllow("rlfw:", "fixed-window"), scripts: []string{scriptFW}, refOnly: true,
 		probe: func(s *side, isRef bool) []string {
 			if isRef {

@@ -1,0 +1,356 @@
+package engine
+
+import "math"
+
+// Eviction (maxmemory): the engine picks and deletes victims; the server
+// decides when (it owns the memory figure, see server/maxmemory.go). The
+// victims are chosen as Redis 7.0's evict.c does: sampled with
+// maxmemory-samples over the dict's buckets, ranked in a 16-slot eviction
+// pool (LRU, LFU, TTL) or drawn at random, with Engine.Rand as the only
+// random source, so the same state and the same calls pick the same keys.
+// The access byte of each entry (entry.lru) carries the LRU clock or the
+// LFU counter, depending on the policy (see DESIGN.md).
+
+// ErrOOM is Redis's refusal of a deny-oom command over maxmemory.
+const ErrOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+// Policy is a maxmemory-policy.
+type Policy uint8
+
+const (
+	PolicyNoEviction Policy = iota
+	PolicyAllKeysLRU
+	PolicyAllKeysLFU
+	PolicyAllKeysRandom
+	PolicyVolatileLRU
+	PolicyVolatileLFU
+	PolicyVolatileRandom
+	PolicyVolatileTTL
+)
+
+var policyNames = [...]string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
+
+func (p Policy) String() string { return policyNames[p] }
+
+// ParsePolicy returns the policy named s (lower case).
+func ParsePolicy(s string) (Policy, bool) {
+	for i, n := range policyNames {
+		if n == s {
+			return Policy(i), true
+		}
+	}
+	return PolicyNoEviction, false
+}
+
+func (p Policy) volatile() bool { return p >= PolicyVolatileLRU }
+func (p Policy) lfu() bool      { return p == PolicyAllKeysLFU || p == PolicyVolatileLFU }
+func (p Policy) pooled() bool {
+	return p != PolicyNoEviction && p != PolicyAllKeysRandom && p != PolicyVolatileRandom
+}
+
+// evictState is the node-local eviction state (never replicated: which keys
+// a node evicts reaches followers as deletions).
+type evictState struct {
+	policy  Policy
+	samples int
+	pool    [evpoolSize]evictCand
+	poolN   int
+	nextDB  int // random policies rotate the first database tried
+	// access draws the LFU counter's increment probability. It is its own
+	// source because reads update the counter: drawing from Rand would
+	// make a read change replicated state.
+	access Rand
+	// LFU decay pass over every key (DecayLFU)
+	decayDB, decayMin int
+	decayCur          uint64
+	decaying          bool
+}
+
+// evpoolSize is Redis's EVPOOL_SIZE.
+const evpoolSize = 16
+
+type evictCand struct {
+	idle uint64 // higher = better victim
+	key  string // aliases the key arena; valid after the key is deleted
+	db   int
+}
+
+// LFU parameters: Redis's defaults for lfu-log-factor and LFU_INIT_VAL.
+const (
+	lfuLogFactor = 10
+	lfuInitVal   = 5
+	lfuDecayMin  = 1 // lfu-decay-time, minutes
+)
+
+// SetEvictPolicy sets maxmemory-policy and maxmemory-samples. Switching
+// between LRU and LFU reinterprets every key's access byte, as in Redis
+// (its OBJECT error texts warn that the data takes time to adjust).
+func (e *Engine) SetEvictPolicy(p Policy, samples int) {
+	if p.lfu() != e.ev.policy.lfu() {
+		e.ev.poolN = 0
+	}
+	e.ev.policy = p
+	e.ev.samples = max(1, samples)
+}
+
+// EvictPolicy is the current maxmemory-policy.
+func (e *Engine) EvictPolicy() Policy { return e.ev.policy }
+
+// newAccess is the access byte of a new key.
+func (e *Engine) newAccess(now int64) uint8 {
+	if e.ev.policy.lfu() {
+		return lfuInitVal
+	}
+	return uint8(now / 1000)
+}
+
+// access updates an access byte for a read or write of the key: the LRU
+// clock (seconds mod 256) or, under an LFU policy, Redis's logarithmic
+// counter (LFULogIncr: +1 with probability 1/((c-5)*10+1)).
+func (e *Engine) access(b uint8, now int64) uint8 {
+	if !e.ev.policy.lfu() {
+		return uint8(now / 1000)
+	}
+	if b == 255 {
+		return b
+	}
+	base := float64(b) - lfuInitVal
+	if base < 0 {
+		base = 0
+	}
+	if e.ev.access.Float64() < 1/(base*lfuLogFactor+1) {
+		b++
+	}
+	return b
+}
+
+// EvictResult is what Evict achieved (Redis's EVICT_OK/RUNNING/FAIL).
+type EvictResult int
+
+const (
+	EvictOK      EvictResult = iota // freed what was asked
+	EvictRunning                    // stopped at maxKeys; call again
+	EvictFail                       // nothing (more) can be evicted
+)
+
+// Evict deletes keys chosen by the policy until the estimated size of the
+// deleted keys reaches toFree, or maxKeys keys were deleted. Each deletion
+// goes through the ordinary delete path: WATCH is signalled, the key is
+// appended to Deleted when set, and Stats.EvictedKeys counts it. It returns
+// the estimated bytes freed.
+func (c *Ctx) Evict(toFree int64, maxKeys int) (int64, EvictResult) {
+	if c.E.ev.policy == PolicyNoEviction {
+		return 0, EvictFail
+	}
+	var freed int64
+	for n := 0; freed < toFree; n++ {
+		if n == maxKeys {
+			return freed, EvictRunning
+		}
+		db, e := c.victim()
+		if e == nil {
+			return freed, EvictFail
+		}
+		freed += e.memUsage()
+		key := e.keyStr()
+		db.removeEntry(e)
+		c.E.Stats.EvictedKeys++
+		c.signal(db, key)
+		if c.Deleted != nil {
+			*c.Deleted = append(*c.Deleted, key)
+		}
+	}
+	return freed, EvictOK
+}
+
+// victim picks the next key to evict (nil when none is eligible).
+func (c *Ctx) victim() (*DB, *entry) {
+	ev := &c.E.ev
+	vol := ev.policy.volatile()
+	if !ev.policy.pooled() {
+		// Redis: the first non-empty database from a rotating start,
+		// then a random key of it.
+		for i := 0; i < NumDBs; i++ {
+			ev.nextDB = (ev.nextDB + 1) % NumDBs
+			db := c.E.DBs[ev.nextDB]
+			if db.dict.len() == 0 || (vol && db.expires == 0) {
+				continue
+			}
+			if !vol {
+				return db, db.dict.random(&c.E.Rand)
+			}
+			var pick *entry
+			db.dict.sample(&c.E.Rand, 1, true, func(e *entry) { pick = e })
+			if pick != nil {
+				return db, pick
+			}
+		}
+		return nil, nil
+	}
+	for {
+		any := false
+		for _, db := range c.E.DBs {
+			if db.dict.len() == 0 || (vol && db.expires == 0) {
+				continue
+			}
+			any = true
+			db.dict.sample(&c.E.Rand, ev.samples, vol, func(e *entry) {
+				ev.add(c.idleScore(e), e.keyStr(), db.ID)
+			})
+		}
+		if !any {
+			return nil, nil
+		}
+		// best candidate last; a pooled key may have been deleted since
+		for ev.poolN > 0 {
+			cand := ev.pool[ev.poolN-1]
+			ev.poolN--
+			db := c.E.DBs[cand.db]
+			if e := db.dict.find(cand.key); e != nil && (!vol || e.exp != 0) {
+				return db, e
+			}
+		}
+	}
+}
+
+// idleScore ranks a candidate: higher is evicted first.
+func (c *Ctx) idleScore(e *entry) uint64 {
+	switch p := c.E.ev.policy; {
+	case p == PolicyVolatileTTL:
+		return math.MaxUint64 - uint64(e.exp)
+	case p.lfu():
+		return 255 - uint64(e.lru)
+	}
+	return uint64(uint8(c.Now/1000) - e.lru)
+}
+
+// add inserts a candidate into the pool, kept sorted by idle ascending, as
+// evictionPoolPopulate does: into a free slot, or over the worst candidate
+// when the new one is better; a key already pooled is not added twice.
+func (ev *evictState) add(idle uint64, key string, db int) {
+	for i := 0; i < ev.poolN; i++ {
+		if ev.pool[i].db == db && ev.pool[i].key == key {
+			return
+		}
+	}
+	k := 0
+	for k < ev.poolN && ev.pool[k].idle < idle {
+		k++
+	}
+	switch {
+	case k == 0 && ev.poolN == evpoolSize:
+		return // worse than every pooled candidate
+	case ev.poolN < evpoolSize:
+		copy(ev.pool[k+1:ev.poolN+1], ev.pool[k:ev.poolN])
+		ev.poolN++
+	default:
+		// full: drop the worst (slot 0) and insert at k-1
+		k--
+		copy(ev.pool[:k], ev.pool[1:k+1])
+	}
+	ev.pool[k] = evictCand{idle, key, db}
+}
+
+// sample calls fn for up to n entries found by walking consecutive buckets
+// from a random one, jumping elsewhere after a run of empty buckets: Redis's
+// dictGetSomeKeys, at most n*10 buckets. With volatile only keys with a
+// deadline count; if none was found in those steps the walk goes on (at
+// most once round the table) so that a database whose few volatile keys
+// were missed is not taken for one without any.
+func (d *dict) sample(r *Rand, n int, volatile bool, fn func(*entry)) {
+	if d.count == 0 {
+		return
+	}
+	mask := len(d.buckets) - 1
+	i := r.Intn(mask + 1)
+	found, empty := 0, 0
+	for steps := 0; found < n && steps <= mask; steps++ {
+		if steps >= n*10 && found > 0 {
+			break
+		}
+		b := d.buckets[i]
+		if b == 0 {
+			empty++
+			if empty >= 5 && empty > n && !volatile {
+				i, empty = r.Intn(mask+1), 0
+				continue
+			}
+		} else {
+			empty = 0
+			for j := b; j != 0 && found < n; {
+				e := d.at(j - 1)
+				j = e.next
+				if !volatile || e.exp != 0 {
+					fn(e)
+					found++
+				}
+			}
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// memUsage estimates the bytes a key holds, for eviction's bookkeeping: the
+// entry and its bucket slot, the key, and the value (strings exactly;
+// collections by element count, so the estimate stays O(1)).
+func (e *entry) memUsage() int64 {
+	n := int64(48)
+	if e.klen == keyIndirect {
+		n += 16 + int64(len(*(*string)(e.kp)))
+	} else {
+		n += int64(e.klen)
+	}
+	switch e.kind {
+	case KindString:
+		if e.enc != encInt {
+			n += e.n
+		}
+	case KindList:
+		n += 64 + 32*int64((*List)(e.p).Len())
+	case KindHash:
+		n += 64 + 64*int64((*Hash)(e.p).Len())
+	case KindSet:
+		n += 64 + 40*int64((*Set)(e.p).Len())
+	case KindZSet:
+		n += 128 + 64*int64((*zset)(e.p).len())
+	}
+	return n
+}
+
+// DecayLFU walks up to maxBuckets buckets and, under an LFU policy, takes
+// one from every key's counter once per lfu-decay-time (one minute), as
+// Redis's LFUDecrAndReturn does lazily: an 8-bit access byte has no room
+// for the decay timestamp Redis keeps, so the decay is a background pass.
+func (c *Ctx) DecayLFU(maxBuckets int) {
+	ev := &c.E.ev
+	if !ev.policy.lfu() {
+		ev.decaying = false
+		return
+	}
+	minute := int(c.Now / 60000)
+	if !ev.decaying {
+		if minute-ev.decayMin < lfuDecayMin {
+			return
+		}
+		ev.decaying, ev.decayMin, ev.decayDB, ev.decayCur = true, minute, 0, 0
+	}
+	for maxBuckets > 0 && ev.decayDB < NumDBs {
+		db := c.E.DBs[ev.decayDB]
+		if db.dict.len() == 0 {
+			ev.decayDB, ev.decayCur = ev.decayDB+1, 0
+			continue
+		}
+		ev.decayCur = db.dict.scanBucket(ev.decayCur, func(e *entry) {
+			if e.lru > 0 {
+				e.lru--
+			}
+		})
+		maxBuckets--
+		if ev.decayCur == 0 {
+			ev.decayDB++
+		}
+	}
+	if ev.decayDB >= NumDBs {
+		ev.decaying = false
+	}
+}

@@ -169,26 +169,27 @@ func (s *Server) applyMaxmemory() {
 	}
 }
 
-// goLimitMin is the smallest maxmemory that also sets the Go runtime's
-// memory limit: below it the runtime's own baseline (a few MB) would make
-// the collector run continuously.
-const goLimitMin = 16 << 20
+// goHeadroom is what the Go memory limit allows over maxmemory at least:
+// the runtime's own memory (stacks, GC metadata, idle spans: ~8 MB for an
+// idle limitdb) is not in used_memory.
+const goHeadroom = 16 << 20
 
 // setGoMemoryLimit makes the Go collector keep the heap near maxmemory:
 // eviction keeps used_memory (live data plus uncollected garbage) under
 // maxmemory, but with the default GOGC the heap may grow to twice the live
-// data before a collection. With a soft limit of 1.25 × maxmemory the
-// collector runs as the heap approaches it (measured: RSS ≤ 1.5 ×
-// maxmemory while 10 × maxmemory is written, TestMaxmemoryRSS). The limit
-// is process-wide: with several servers in one process (tests) the last
-// CONFIG SET wins; maxmemory 0 restores the limit found at start.
+// data before a collection, and garbage that used_memory counts would be
+// evicted for. With a soft limit of max(1.25 × maxmemory, maxmemory + 16
+// MB) the collector runs as the heap approaches it (measured: peak RSS
+// 1.33 × maxmemory while 10 × maxmemory is written, TestMaxmemoryRSS).
+// The limit is process-wide: with several servers in one process (tests)
+// the last CONFIG SET wins; maxmemory 0 restores the limit found before.
 func (s *Server) setGoMemoryLimit() {
 	m := &s.mem
-	if m.limit >= goLimitMin {
+	if m.limit != 0 {
 		if m.goLimit < 0 {
 			m.goLimit = debug.SetMemoryLimit(-1)
 		}
-		debug.SetMemoryLimit(m.limit + m.limit/4)
+		debug.SetMemoryLimit(max(m.limit+m.limit/4, m.limit+goHeadroom))
 	} else if m.goLimit >= 0 {
 		debug.SetMemoryLimit(m.goLimit)
 		m.goLimit = -1

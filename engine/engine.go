@@ -260,7 +260,11 @@ func (c *Ctx) lookupRead(key []byte) *entry {
 // under an LFU policy) unless the command is flagged notouch.
 func (c *Ctx) touchLRU(e *entry) {
 	if c.Cmd == nil || c.Cmd.F&FlagNoTouch == 0 {
-		e.lru = c.E.access(e.lru, c.Now)
+		if c.E.ev.lfu {
+			e.lru = c.E.lfuIncr(e.lru)
+		} else {
+			e.lru = uint8(c.Now / 1000)
+		}
 	}
 }
 

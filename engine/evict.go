@@ -52,6 +52,7 @@ func (p Policy) pooled() bool {
 // a node evicts reaches followers as deletions).
 type evictState struct {
 	policy  Policy
+	lfu     bool // policy.lfu(), read on every key access
 	samples int
 	pool    [evpoolSize]evictCand
 	poolN   int
@@ -90,6 +91,7 @@ func (e *Engine) SetEvictPolicy(p Policy, samples int) {
 		e.ev.poolN = 0
 	}
 	e.ev.policy = p
+	e.ev.lfu = p.lfu()
 	e.ev.samples = max(1, samples)
 }
 
@@ -98,19 +100,15 @@ func (e *Engine) EvictPolicy() Policy { return e.ev.policy }
 
 // newAccess is the access byte of a new key.
 func (e *Engine) newAccess(now int64) uint8 {
-	if e.ev.policy.lfu() {
+	if e.ev.lfu {
 		return lfuInitVal
 	}
 	return uint8(now / 1000)
 }
 
-// access updates an access byte for a read or write of the key: the LRU
-// clock (seconds mod 256) or, under an LFU policy, Redis's logarithmic
-// counter (LFULogIncr: +1 with probability 1/((c-5)*10+1)).
-func (e *Engine) access(b uint8, now int64) uint8 {
-	if !e.ev.policy.lfu() {
-		return uint8(now / 1000)
-	}
+// lfuIncr is Redis's LFULogIncr for an access byte under an LFU policy:
+// +1 with probability 1/((c-5)*10+1), saturating at 255.
+func (e *Engine) lfuIncr(b uint8) uint8 {
 	if b == 255 {
 		return b
 	}

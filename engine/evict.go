@@ -61,10 +61,12 @@ type evictState struct {
 	// source because reads update the counter: drawing from Rand would
 	// make a read change replicated state.
 	access Rand
-	// LFU decay pass over every key (DecayLFU)
-	decayDB, decayMin int
-	decayCur          uint64
-	decaying          bool
+	// the access-data pass over every key (AgeAccess)
+	aging   bool
+	ageDB   int
+	ageCur  uint64
+	ageMin  int64 // minute the last pass started
+	ageStep int   // buckets per call in this pass
 }
 
 // evpoolSize is Redis's EVPOOL_SIZE.
@@ -80,7 +82,6 @@ type evictCand struct {
 const (
 	lfuLogFactor = 10
 	lfuInitVal   = 5
-	lfuDecayMin  = 1 // lfu-decay-time, minutes
 )
 
 // SetEvictPolicy sets maxmemory-policy and maxmemory-samples. Switching
@@ -315,40 +316,64 @@ func (e *entry) memUsage() int64 {
 	return n
 }
 
-// DecayLFU walks up to maxBuckets buckets and, under an LFU policy, takes
-// one from every key's counter once per lfu-decay-time (one minute), as
-// Redis's LFUDecrAndReturn does lazily: an 8-bit access byte has no room
-// for the decay timestamp Redis keeps, so the decay is a background pass.
-func (c *Ctx) DecayLFU(maxBuckets int) {
+// lruHorizon is the idle time (seconds) at which AgeAccess stops the LRU
+// clock of a key: past it, every key looks equally old to LRU.
+const lruHorizon = 128
+
+// AgeAccess advances the pass over every key that keeps the one-byte access
+// data meaningful, walking enough buckets that a pass ends within `calls`
+// calls (the server calls it from its 100 ms cron with 300: 30 s). A pass
+// starts once per minute, and only under an LRU or LFU policy:
+//
+//   - LFU: every counter loses one (lfu-decay-time 1), which Redis does
+//     lazily from a 16-bit timestamp the entry has no room for;
+//   - LRU: a key idle for lruHorizon seconds or more gets its clock set to
+//     exactly lruHorizon ago, so idle times saturate (below 128 + 60 + 30 s)
+//     instead of wrapping at 256 s and making a cold key look recent.
+//
+// Access data is node-local, so the pass needs no replication.
+func (c *Ctx) AgeAccess(calls int) {
 	ev := &c.E.ev
-	if !ev.policy.lfu() {
-		ev.decaying = false
+	p := ev.policy
+	if !ev.lfu && p != PolicyAllKeysLRU && p != PolicyVolatileLRU {
+		ev.aging = false
 		return
 	}
-	minute := int(c.Now / 60000)
-	if !ev.decaying {
-		if minute-ev.decayMin < lfuDecayMin {
+	if !ev.aging {
+		minute := c.Now / 60000
+		if minute == ev.ageMin {
 			return
 		}
-		ev.decaying, ev.decayMin, ev.decayDB, ev.decayCur = true, minute, 0, 0
-	}
-	for maxBuckets > 0 && ev.decayDB < NumDBs {
-		db := c.E.DBs[ev.decayDB]
-		if db.dict.len() == 0 {
-			ev.decayDB, ev.decayCur = ev.decayDB+1, 0
-			continue
+		total := 0
+		for _, db := range c.E.DBs {
+			total += len(db.dict.buckets)
 		}
-		ev.decayCur = db.dict.scanBucket(ev.decayCur, func(e *entry) {
+		ev.aging, ev.ageMin, ev.ageDB, ev.ageCur = true, minute, 0, 0
+		ev.ageStep = max(64, total/max(1, calls))
+	}
+	clock := uint8(c.Now / 1000)
+	visit := func(e *entry) {
+		switch {
+		case ev.lfu:
 			if e.lru > 0 {
 				e.lru--
 			}
-		})
-		maxBuckets--
-		if ev.decayCur == 0 {
-			ev.decayDB++
+		case clock-e.lru >= lruHorizon:
+			e.lru = clock - lruHorizon
 		}
 	}
-	if ev.decayDB >= NumDBs {
-		ev.decaying = false
+	for n := ev.ageStep; n > 0 && ev.ageDB < NumDBs; n-- {
+		db := c.E.DBs[ev.ageDB]
+		if db.dict.len() == 0 {
+			ev.ageDB, ev.ageCur = ev.ageDB+1, 0
+			continue
+		}
+		ev.ageCur = db.dict.scanBucket(ev.ageCur, visit)
+		if ev.ageCur == 0 {
+			ev.ageDB++
+		}
+	}
+	if ev.ageDB >= NumDBs {
+		ev.aging = false
 	}
 }

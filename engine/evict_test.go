@@ -236,12 +236,31 @@ func TestObjectFreqLFU(t *testing.T) {
 		t.Fatalf("IDLETIME under LFU: %q", got)
 	}
 	c.Now += 61_000
-	c.DecayLFU(1 << 20)
+	c.AgeAccess(1)
 	if got := run(c, "OBJECT", "FREQ", "k0"); got != fmt.Sprintf(":%d\r\n", f-1) {
 		t.Fatalf("after a minute: %q, want %d", got, f-1)
 	}
 	c.E.SetEvictPolicy(PolicyAllKeysLRU, 5)
 	if got := run(c, "OBJECT", "FREQ", "k0"); got != "-"+errObjectNoLFU+"\r\n" {
 		t.Fatalf("FREQ under LRU: %q", got)
+	}
+}
+
+// TestLRUSaturates: under an LRU policy the aging pass stops a cold key's
+// clock at 128 s, so after 300 s it still looks older than a key read 10 s
+// ago (without the pass its idle time would have wrapped to 44 s).
+func TestLRUSaturates(t *testing.T) {
+	c, _ := evictEngine(t, PolicyAllKeysLRU, 2, 0)
+	c.Now += 200_000
+	c.AgeAccess(1)
+	c.Now += 90_000
+	run(c, "GET", "k1")
+	c.Now += 10_000
+	idle0, idle1 := run(c, "OBJECT", "IDLETIME", "k0"), run(c, "OBJECT", "IDLETIME", "k1")
+	if idle0 != ":228\r\n" || idle1 != ":10\r\n" {
+		t.Fatalf("idle times %q %q, want 228 and 10", idle0, idle1)
+	}
+	if got := evictN(t, c, 1); got[0] != "k0" {
+		t.Fatalf("evicted %v, want the cold k0", got)
 	}
 }

@@ -197,10 +197,12 @@ func (s *Server) setGoMemoryLimit() {
 }
 
 // memCron continues an eviction the command batches left running, and
-// ages the LFU counters (the engine lock is held).
+// advances the access-data pass (LFU decay, LRU saturation) so that a
+// pass over the keyspace ends within 30 s of cron ticks (the engine lock
+// is held).
 func (s *Server) memCron(ctx *engine.Ctx) {
 	if s.mem.limit != 0 {
 		s.performEvictions(ctx)
 	}
-	ctx.DecayLFU(1024)
+	ctx.AgeAccess(300)
 }

@@ -74,7 +74,7 @@ const evpoolSize = 16
 
 type evictCand struct {
 	idle uint64 // higher = better victim
-	key  string // aliases the key arena; valid after the key is deleted
+	key  string // aliases the key arena (valid after deletion; pins at most 16 slabs)
 	db   int
 }
 

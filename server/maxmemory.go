@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
+	"sync"
 
 	"limitdb/engine"
 )
@@ -36,7 +37,6 @@ type memGauge struct {
 	pendingFree int64
 	written     int64
 	samples     [2]metrics.Sample
-	goLimit     int64 // the Go memory limit before maxmemory set one; -1 = untouched
 }
 
 // evictBatch bounds the keys one command evicts, like Redis's eviction
@@ -47,7 +47,6 @@ func (m *memGauge) init() {
 	m.samples[0].Name = "/memory/classes/heap/objects:bytes"
 	m.samples[1].Name = "/gc/cycles/total:gc-cycles"
 	m.sampledAt = -1
-	m.goLimit = -1
 }
 
 // refresh takes a new heap sample unless one was taken at command time now.
@@ -182,19 +181,39 @@ const goHeadroom = 16 << 20
 // MB) the collector runs as the heap approaches it (measured: peak RSS
 // 1.33 × maxmemory while 10 × maxmemory is written, TestMaxmemoryRSS).
 // The limit is process-wide: with several servers in one process (tests)
-// the last CONFIG SET wins; maxmemory 0 restores the limit found before.
+// the largest wins, and the limit found before is restored when no server
+// has maxmemory set.
 func (s *Server) setGoMemoryLimit() {
-	m := &s.mem
-	if m.limit != 0 {
-		if m.goLimit < 0 {
-			m.goLimit = debug.SetMemoryLimit(-1)
+	goMem.Lock()
+	defer goMem.Unlock()
+	if s.mem.limit != 0 {
+		if len(goMem.users) == 0 {
+			goMem.orig = debug.SetMemoryLimit(-1)
 		}
-		debug.SetMemoryLimit(max(m.limit+m.limit/4, m.limit+goHeadroom))
-	} else if m.goLimit >= 0 {
-		debug.SetMemoryLimit(m.goLimit)
-		m.goLimit = -1
+		goMem.users[s] = max(s.mem.limit+s.mem.limit/4, s.mem.limit+goHeadroom)
+	} else {
+		if _, ok := goMem.users[s]; !ok {
+			return
+		}
+		delete(goMem.users, s)
+		if len(goMem.users) == 0 {
+			debug.SetMemoryLimit(goMem.orig)
+			return
+		}
 	}
+	var lim int64
+	for _, l := range goMem.users { // the max: order does not matter
+		lim = max(lim, l)
+	}
+	debug.SetMemoryLimit(lim)
 }
+
+// goMem is the process's Go memory limit as the servers in it want it.
+var goMem = struct {
+	sync.Mutex
+	orig  int64             // the limit before any server set one
+	users map[*Server]int64 // servers with maxmemory set → their limit
+}{users: map[*Server]int64{}}
 
 // memCron continues an eviction the command batches left running, and
 // advances the access-data pass (LFU decay, LRU saturation) so that a

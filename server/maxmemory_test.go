@@ -1,6 +1,7 @@
 package server
 
 import (
+	"runtime/debug"
 	"strconv"
 	"testing"
 )
@@ -9,15 +10,14 @@ import (
 // per-command check (a heap sample at most once per ms, the comparison)
 // is on the path; nothing is evicted.
 func benchMaxmemory(b *testing.B, cmd func(i int) []string) {
-	b.Cleanup(func() {
-		s := New(Config{}, nil)
-		s.conf.params["maxmemory"] = "0"
-		s.applyMaxmemory() // restores the Go memory limit
-	})
 	benchBatchWith(b, func(s *Server) {
 		s.conf.params["maxmemory"] = strconv.Itoa(1 << 30)
 		s.conf.params["maxmemory-policy"] = "allkeys-lru"
 		s.applyMaxmemory()
+		b.Cleanup(func() {
+			s.conf.params["maxmemory"] = "0"
+			s.applyMaxmemory() // restores the Go memory limit
+		})
 	}, cmd)
 }
 
@@ -35,4 +35,34 @@ func BenchmarkBatchSet(b *testing.B) {
 
 func BenchmarkBatchSetMaxmemory(b *testing.B) {
 	benchMaxmemory(b, func(i int) []string { return []string{"SET", "k" + strconv.Itoa(i), "value"} })
+}
+
+// TestGoMemoryLimit: maxmemory sets the process's Go memory limit to
+// max(1.25 × maxmemory, maxmemory + 16 MB), the largest of several servers
+// wins, and the previous limit comes back when none has maxmemory set.
+func TestGoMemoryLimit(t *testing.T) {
+	orig := debug.SetMemoryLimit(-1)
+	a, b := New(Config{}, nil), New(Config{}, nil)
+	set := func(s *Server, v string) {
+		s.eng.Mu.Lock()
+		s.conf.params["maxmemory"] = v
+		s.applyMaxmemory()
+		s.eng.Mu.Unlock()
+	}
+	set(a, "1073741824")
+	if got := debug.SetMemoryLimit(-1); got != 1<<30+1<<28 {
+		t.Fatalf("limit %d", got)
+	}
+	set(b, "1048576")
+	if got := debug.SetMemoryLimit(-1); got != 1<<30+1<<28 {
+		t.Fatalf("limit %d after a smaller server", got)
+	}
+	set(a, "0")
+	if got := debug.SetMemoryLimit(-1); got != 1<<20+goHeadroom {
+		t.Fatalf("limit %d, want b's", got)
+	}
+	set(b, "0")
+	if got := debug.SetMemoryLimit(-1); got != orig {
+		t.Fatalf("limit %d, want %d restored", got, orig)
+	}
 }

@@ -264,3 +264,30 @@ func TestLRUSaturates(t *testing.T) {
 		t.Fatalf("evicted %v, want the cold k0", got)
 	}
 }
+
+// TestEvictLimiters: native limiter keys are ordinary keys for eviction;
+// they carry deadlines, so volatile-* evict them (beside plain keys that
+// have none).
+func TestEvictLimiters(t *testing.T) {
+	for _, p := range []Policy{PolicyVolatileTTL, PolicyVolatileLRU, PolicyAllKeysLFU} {
+		c, deleted := evictEngine(t, p, 10, 0)
+		for i := 0; i < 10; i++ {
+			if got := run(c, "RL.ALLOW", fmt.Sprintf("rl%d", i), "10", "1000"); got[0] == '-' {
+				t.Fatal(got)
+			}
+		}
+		n := 20 // evicted
+		if p.volatile() {
+			n = 10 // the plain keys stay
+		}
+		_, res := c.Evict(1<<40, 100)
+		if res != EvictFail || c.DB.Len() != 20-n || len(*deleted) != n {
+			t.Fatalf("%v: %v, %d keys left, deleted %v", p, res, c.DB.Len(), *deleted)
+		}
+		for _, k := range *deleted {
+			if p.volatile() && !strings.HasPrefix(k, "rl") {
+				t.Fatalf("%v evicted %s", p, k)
+			}
+		}
+	}
+}

@@ -289,31 +289,80 @@ func (d *dict) sample(r *Rand, n int, volatile bool, fn func(*entry)) {
 	}
 }
 
-// memUsage estimates the bytes a key holds, for eviction's bookkeeping: the
-// entry and its bucket slot, the key, and the value (strings exactly;
-// collections by element count, so the estimate stays O(1)).
+// memUsage estimates the bytes a key holds, for eviction's bookkeeping
+// (see server/maxmemory.go: it is what the heap figure is credited until the
+// collector reclaims the key): the entry and its bucket slot, the key, the
+// value's structure and its element strings rounded up to 16 bytes (Go's
+// size classes). Collections are walked: O(n), like freeing them, and only
+// for the victims. Calibrated against the heap (1, 10 and 100 elements per
+// key of every type): within -30%..+35% (TestMemUsageCalibrated).
 func (e *entry) memUsage() int64 {
 	n := int64(48)
 	if e.klen == keyIndirect {
-		n += 16 + int64(len(*(*string)(e.kp)))
+		n += 16 + allocLen(len(*(*string)(e.kp)))
 	} else {
 		n += int64(e.klen)
 	}
 	switch e.kind {
 	case KindString:
 		if e.enc != encInt {
-			n += e.n
+			n += allocLen(int(e.n))
 		}
 	case KindList:
-		n += 64 + 32*int64((*List)(e.p).Len())
+		l := (*List)(e.p)
+		n += 48 + 16*int64(cap(l.buf))
+		for i := 0; i < l.n; i++ {
+			n += elemAlloc(l.at(i))
+		}
 	case KindHash:
-		n += 64 + 64*int64((*Hash)(e.p).Len())
+		h := (*Hash)(e.p)
+		n += 64 + 32*int64(cap(h.kv))
+		for i := range h.kv {
+			n += allocLen(len(h.kv[i].f)) + elemAlloc(h.kv[i].v)
+		}
+		if h.idx != nil {
+			n += 48 * int64(len(h.kv))
+		}
 	case KindSet:
-		n += 64 + 40*int64((*Set)(e.p).Len())
+		st := (*Set)(e.p)
+		n += 64 + 8*int64(cap(st.ints)) + 16*int64(cap(st.members))
+		for _, m := range st.members {
+			n += allocLen(len(m))
+		}
+		if st.idx != nil {
+			n += 48 * int64(len(st.members))
+		}
 	case KindZSet:
-		n += 128 + 64*int64((*zset)(e.p).len())
+		z := (*zset)(e.p)
+		n += 192
+		if z.compact {
+			n += 64*int64(cap(z.lp)) + 4*int64(cap(z.lph))
+		} else {
+			n += 8*int64(len(z.dict.buckets)) + 80*int64(z.len())
+		}
+		for x := z.zsl.header.lv(0).forward; x != nil; x = x.lv(0).forward {
+			n += allocLen(len(x.member))
+		}
 	}
 	return n
+}
+
+// allocLen is what a heap allocation of n bytes costs, roughly (Go rounds
+// small objects up to size classes 16 bytes apart).
+func allocLen(n int) int64 {
+	if n == 0 {
+		return 0
+	}
+	return int64((n + 15) &^ 15)
+}
+
+// elemAlloc is the heap cost of a list or hash element beyond its 16-byte
+// slot (integers are inline).
+func elemAlloc(x lelem) int64 {
+	if x.p == nil {
+		return 0
+	}
+	return allocLen(int(x.n))
 }
 
 // lruHorizon is the idle time (seconds) at which AgeAccess stops the LRU

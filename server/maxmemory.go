@@ -2,10 +2,12 @@ package server
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"limitdb/engine"
 )
@@ -37,6 +39,7 @@ type memGauge struct {
 	pendingFree int64
 	written     int64
 	samples     [2]metrics.Sample
+	collecting  atomic.Bool // a collection asked for by performEvictions is running
 }
 
 // evictBatch bounds the keys one command evicts, like Redis's eviction
@@ -67,6 +70,16 @@ func (m *memGauge) sample() {
 	m.written = 0
 }
 
+// collect starts a garbage collection unless one it started is running.
+func (m *memGauge) collect() {
+	if m.collecting.CompareAndSwap(false, true) {
+		go func() {
+			runtime.GC()
+			m.collecting.Store(false)
+		}()
+	}
+}
+
 // used is the current used_memory figure.
 func (m *memGauge) used() int64 { return max(0, m.heap-m.pendingFree+m.written) }
 
@@ -86,6 +99,16 @@ func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
 	over := m.used() - m.limit
 	if over <= 0 {
 		return engine.EvictOK
+	}
+	if m.pendingFree > m.limit/4 {
+		// A quarter of maxmemory was evicted since the last collection
+		// and the heap still counts it, minus estimates. Evicting more on
+		// that figure could empty the keyspace: eviction allocates
+		// nothing, so the collector would not run to correct it (seen
+		// with small sorted sets before memUsage walked their members).
+		// Collect instead, and count as running (writes go on meanwhile).
+		m.collect()
+		return engine.EvictRunning
 	}
 	freed, res := ctx.Evict(over, evictBatch)
 	m.pendingFree += freed

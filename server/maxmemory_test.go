@@ -4,6 +4,10 @@ import (
 	"runtime/debug"
 	"strconv"
 	"testing"
+	"time"
+
+	"limitdb/engine"
+	"limitdb/resp"
 )
 
 // benchMaxmemory is benchBatch with maxmemory 1gb and allkeys-lru, so the
@@ -64,5 +68,46 @@ func TestGoMemoryLimit(t *testing.T) {
 	set(b, "0")
 	if got := debug.SetMemoryLimit(-1); got != orig {
 		t.Fatalf("limit %d, want %d restored", got, orig)
+	}
+}
+
+// TestEvictionWaitsForCollector: once a quarter of maxmemory has been
+// evicted since the last collection, performEvictions stops evicting,
+// starts a collection and reports running (not OOM); the collection resets
+// the bookkeeping.
+func TestEvictionWaitsForCollector(t *testing.T) {
+	s := New(Config{}, nil)
+	s.eng.Mu.Lock()
+	defer s.eng.Mu.Unlock()
+	ctx := engine.Ctx{E: s.eng, DB: s.eng.DBs[0], W: resp.NewWriter(), Now: 1}
+	for i := 0; i < 100; i++ {
+		ctx.Exec([][]byte{[]byte("SET"), []byte("k" + strconv.Itoa(i)), []byte("v")})
+	}
+	s.conf.params["maxmemory"] = "1"
+	s.conf.params["maxmemory-policy"] = "allkeys-random"
+	s.applyMaxmemory()
+	defer func() {
+		s.conf.params["maxmemory"] = "0"
+		s.applyMaxmemory()
+	}()
+	if s.eng.DBs[0].Len() != 0 {
+		t.Fatalf("%d keys left over maxmemory 1", s.eng.DBs[0].Len())
+	}
+	s.mem.pendingFree = 1 // as if evicted keys were waiting for the collector
+	gcs := s.mem.gcs
+	ctx.Exec([][]byte{[]byte("SET"), []byte("x"), []byte("v")})
+	ctx.Now++
+	if res := s.performEvictions(&ctx); res != engine.EvictRunning || s.eng.DBs[0].Len() != 1 {
+		t.Fatalf("result %v, %d keys: evicted while the collector is behind", res, s.eng.DBs[0].Len())
+	}
+	for deadline := time.Now().Add(5 * time.Second); s.mem.collecting.Load(); {
+		if time.Now().After(deadline) {
+			t.Fatal("no collection")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ctx.Now++
+	if res := s.performEvictions(&ctx); res != engine.EvictFail || s.mem.gcs == gcs || s.eng.DBs[0].Len() != 0 {
+		t.Fatalf("after the collection: %v, gcs %d→%d, %d keys", res, gcs, s.mem.gcs, s.eng.DBs[0].Len())
 	}
 }

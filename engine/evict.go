@@ -88,8 +88,8 @@ const (
 // between LRU and LFU reinterprets every key's access byte, as in Redis
 // (its OBJECT error texts warn that the data takes time to adjust).
 func (e *Engine) SetEvictPolicy(p Policy, samples int) {
-	if p.lfu() != e.ev.policy.lfu() {
-		e.ev.poolN = 0
+	if p != e.ev.policy {
+		e.ev.poolN = 0 // pooled scores mean something else now
 	}
 	e.ev.policy = p
 	e.ev.lfu = p.lfu()

@@ -68,6 +68,8 @@ type Engine struct {
 	// Guard tracks the running script for the connection layer, which reads
 	// it without the engine lock (BUSY replies, SCRIPT KILL).
 	Guard ScriptGuard
+
+	ev evictState // maxmemory-policy, eviction pool (evict.go); node-local
 }
 
 // ScriptGuard is the runaway-script state shared between the scripting
@@ -104,6 +106,7 @@ type Stats struct {
 	KeyspaceMisses int64
 	ExpiredKeys    int64
 	Dirty          int64 // changes since start (rdb_changes_since_last_save)
+	EvictedKeys    int64 // keys deleted by maxmemory eviction
 }
 
 // New returns an engine with 16 empty databases.
@@ -114,6 +117,8 @@ func New() *Engine {
 	}
 	e.Rand.Seed(0x6c696d6974646200)
 	e.ReadRand.Seed(0x7265616472616e64)
+	e.ev.access.Seed(0x6c6675636f756e74)
+	e.ev.samples = 5
 	return e
 }
 
@@ -143,6 +148,9 @@ type Ctx struct {
 	InScript bool // called from Lua (redis.call)
 	InMulti  bool // executed by EXEC
 	ReadOnly bool // writes refused (EVAL_RO, read-only replica)
+	// OOM: used memory was over maxmemory when the command started (a
+	// script's first deny-oom write is then refused, as in Redis).
+	OOM bool
 
 	// Deleted collects the keys the active expiry removed, when set.
 	Deleted *[]string
@@ -248,11 +256,15 @@ func (c *Ctx) lookupRead(key []byte) *entry {
 	return e
 }
 
-// touchLRU records an access to e (OBJECT IDLETIME) unless the command
-// is flagged notouch.
+// touchLRU records an access to e (OBJECT IDLETIME, or the LFU counter
+// under an LFU policy) unless the command is flagged notouch.
 func (c *Ctx) touchLRU(e *entry) {
 	if c.Cmd == nil || c.Cmd.F&FlagNoTouch == 0 {
-		e.lru = uint8(c.Now / 1000)
+		if c.E.ev.lfu {
+			e.lru = c.E.lfuIncr(e.lru)
+		} else {
+			e.lru = uint8(c.Now / 1000)
+		}
 	}
 }
 
@@ -293,7 +305,7 @@ func (c *Ctx) createIn(db *DB, key string) *entry {
 		db.removeEntry(old)
 	}
 	e := db.dict.insert(key)
-	e.lru = uint8(c.Now / 1000)
+	e.lru = c.E.newAccess(c.Now)
 	return e
 }
 

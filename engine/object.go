@@ -3,12 +3,14 @@ package engine
 import "limitdb/resp"
 
 // OBJECT: the introspection container over a key's value (Redis 7.0
-// object.c). limitdb keeps a 16-bit per-key access clock in seconds (the
-// command's time, so it is deterministic) and no LFU counter: FREQ always
-// answers that no LFU policy is selected (limitdb never evicts).
+// object.c). Each key has one access byte (entry.lru): under an LFU
+// maxmemory-policy it is the logarithmic access counter (FREQ), otherwise
+// the access clock in seconds mod 256 (IDLETIME), taken from the command's
+// time so it is deterministic (evict.go).
 
 const (
 	errObjectNoLFU = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	errObjectLFU   = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 
 // encRawObj is a string value that Redis would hold with the "raw"
@@ -106,19 +108,28 @@ func cmdObjectRefcount(c *Ctx, argv [][]byte) {
 // key was last read or written (TYPE, TTL, EXISTS and OBJECT do not count
 // as accesses). The clock is kept mod 256 seconds to keep a key at 40
 // bytes, so an idle time wraps after 4 min 16 s (Redis: 194 days). Null
-// when the key does not exist.
+// when the key does not exist; Redis's error under an LFU policy.
 func cmdObjectIdletime(c *Ctx, argv [][]byte) {
 	if e := objectLookup(c, argv[2]); e != nil {
+		if c.E.ev.policy.lfu() {
+			c.W.Error(errObjectLFU)
+			return
+		}
 		c.W.Int(int64(uint8(c.Now/1000) - e.lru))
 	}
 }
 
-// cmdObjectFreq: OBJECT FREQ key — null when the key does not exist, else
-// the error Redis gives when no LFU maxmemory policy is selected (limitdb
-// has none).
+// cmdObjectFreq: OBJECT FREQ key — under an LFU maxmemory-policy the key's
+// logarithmic access counter (0..255, decayed by one per minute, see
+// DecayLFU); Redis's error when no LFU policy is selected; null when the
+// key does not exist.
 func cmdObjectFreq(c *Ctx, argv [][]byte) {
 	if e := objectLookup(c, argv[2]); e != nil {
-		c.W.Error(errObjectNoLFU)
+		if !c.E.ev.policy.lfu() {
+			c.W.Error(errObjectNoLFU)
+			return
+		}
+		c.W.Int(int64(e.lru))
 	}
 }
 

@@ -365,6 +365,11 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 		return v.raise(L, errNotAllowed, raise)
 	}
+	if c.OOM && !v.wrote && cmd.Has(engine.FlagDenyOOM) {
+		// Redis 7.0 (scriptVerifyOOM): over maxmemory at the script's
+		// start, its first write is refused; later ones are not.
+		return v.raise(L, engine.ErrOOM, raise)
+	}
 	if isWrite && !v.wrote {
 		v.wrote = true
 		c.E.Guard.Wrote.Store(true)

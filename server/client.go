@@ -222,6 +222,13 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		s.countRejected(argv)
 		return nil
 	}
+	if s.mem.limit != 0 {
+		if s.rejectOOM(cl, cmd, argv) {
+			return nil
+		}
+	} else {
+		cl.ctx.OOM = false
+	}
 	if cl.multi && !isTxnControl(cmd.Name) {
 		q := make([][]byte, len(argv))
 		for i, a := range argv {

@@ -233,6 +233,7 @@ func (s *Server) applyConfig() {
 			s.eng.SetEncodingLimit(p.name, n) // ignored unless an encoding threshold
 		}
 	}
+	s.applyMaxmemory()
 }
 
 // check validates v for p and returns the value to store, or the reason
@@ -406,6 +407,7 @@ func cmdConfigResetstat(s *Server, cl *client, argv [][]byte) {
 	s.eng.Stats.KeyspaceHits = 0
 	s.eng.Stats.KeyspaceMisses = 0
 	s.eng.Stats.ExpiredKeys = 0
+	s.eng.Stats.EvictedKeys = 0
 	cl.w.OK()
 }
 

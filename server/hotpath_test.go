@@ -40,8 +40,14 @@ func pipeline(n int, cmd func(i int) []string) []byte {
 
 // benchBatch runs the per-batch work of serveClient (parse, lock, dispatch,
 // unlock, reset the reply buffer) without the network, 16 commands a batch.
-func benchBatch(b *testing.B, cmd func(i int) []string) {
+func benchBatch(b *testing.B, cmd func(i int) []string) { benchBatchWith(b, nil, cmd) }
+
+// benchBatchWith is benchBatch on a server that setup has configured.
+func benchBatchWith(b *testing.B, setup func(*Server), cmd func(i int) []string) {
 	s := New(Config{}, nil)
+	if setup != nil {
+		setup(s)
+	}
 	cl := s.newClient(nopConn{})
 	cl.rd = resp.NewReader(&loopReader{pipeline(16, cmd)})
 	b.ReportAllocs()

@@ -158,7 +158,7 @@ func infoClients(s *Server, b []byte) []byte {
 func infoMemory(s *Server, b []byte) []byte {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	used := ms.HeapAlloc
+	used := uint64(s.usedNow())
 	rss := ms.Sys - ms.HeapReleased
 	if used > s.peakMem.Load() {
 		s.peakMem.Store(used)
@@ -204,7 +204,7 @@ func infoStats(s *Server, b []byte) []byte {
 	b = kv(b, "total_net_output_bytes", s.stats.netOutput.Load())
 	b = kv(b, "rejected_connections", s.stats.rejectedConns.Load())
 	b = kv(b, "expired_keys", s.eng.Stats.ExpiredKeys)
-	b = kv(b, "evicted_keys", 0)
+	b = kv(b, "evicted_keys", s.eng.Stats.EvictedKeys)
 	b = kv(b, "keyspace_hits", s.eng.Stats.KeyspaceHits)
 	b = kv(b, "keyspace_misses", s.eng.Stats.KeyspaceMisses)
 	b = kv(b, "pubsub_channels", 0)

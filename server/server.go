@@ -57,6 +57,7 @@ type Server struct {
 	maxClients atomic.Int64 // maxclients
 	idleLimit  atomic.Int64 // timeout, seconds (0 = never)
 	peakMem    atomic.Uint64
+	mem        memGauge   // used_memory and maxmemory (maxmemory.go); guarded by eng.Mu
 	ops        opsSampler // touched by cron only (mean is atomic)
 	runID      string
 }
@@ -97,6 +98,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	}
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
+	s.mem.init()
 	s.initConfig()
 	s.runID = newRunID()
 	return s
@@ -214,6 +216,7 @@ func (s *Server) cron() {
 			for _, db := range s.eng.DBs {
 				found += ctx.ActiveExpire(db, 64)
 			}
+			s.memCron(&ctx)
 			s.eng.Mu.Unlock()
 			if found < 16 {
 				break

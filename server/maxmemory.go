@@ -1,0 +1,250 @@
+package server
+
+import (
+	"math"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"limitdb/engine"
+)
+
+// maxmemory: the used_memory figure, eviction before commands, and the
+// OOM refusals of Redis 7.0's processCommand (see engine/DESIGN.md,
+// "Memory and eviction", for why the figure comes from the Go heap).
+
+// memGauge is used_memory: the Go heap's bytes in objects (live plus not
+// yet collected), sampled from runtime/metrics at most once per
+// millisecond of command time (a read costs ~270 ns, too much for every
+// command; ReadMemStats would stop the world), corrected between samples
+// and garbage collections by what the engine knows:
+//
+//	used = heap − pendingFree + written
+//
+// pendingFree is the estimated size of the keys evicted since the last
+// completed GC (their memory is garbage the heap figure still counts;
+// without it one eviction would look ineffective and the next command
+// would evict again, emptying the keyspace before the GC ran), and written
+// counts the argument bytes of deny-oom commands since the last sample (a
+// pipeline can write megabytes within one millisecond). Guarded by the
+// engine lock.
+type memGauge struct {
+	limit       int64 // maxmemory, bytes; 0 = off
+	heap        int64
+	gcs         uint64
+	sampledAt   int64 // command time (ms) of the sample; -1 = none
+	pendingFree int64
+	written     int64
+	samples     [2]metrics.Sample
+	collecting  atomic.Bool // a collection asked for by performEvictions is running
+}
+
+// evictBatch bounds the keys one command evicts, like Redis's eviction
+// time limit; the rest is left to the next commands and the cron.
+const evictBatch = 1000
+
+func (m *memGauge) init() {
+	m.samples[0].Name = "/memory/classes/heap/objects:bytes"
+	m.samples[1].Name = "/gc/cycles/total:gc-cycles"
+	m.sampledAt = -1
+}
+
+// refresh takes a new heap sample unless one was taken at command time now.
+func (m *memGauge) refresh(now int64) {
+	if now == m.sampledAt {
+		return
+	}
+	m.sample()
+	m.sampledAt = now
+}
+
+func (m *memGauge) sample() {
+	metrics.Read(m.samples[:])
+	m.heap = int64(m.samples[0].Value.Uint64())
+	if gcs := m.samples[1].Value.Uint64(); gcs != m.gcs {
+		m.gcs, m.pendingFree = gcs, 0
+	}
+	m.written = 0
+}
+
+// collect starts a garbage collection unless one it started is running.
+func (m *memGauge) collect() {
+	if m.collecting.CompareAndSwap(false, true) {
+		go func() {
+			runtime.GC()
+			m.collecting.Store(false)
+		}()
+	}
+}
+
+// used is the current used_memory figure.
+func (m *memGauge) used() int64 { return max(0, m.heap-m.pendingFree+m.written) }
+
+// usedNow is used_memory from a fresh sample (INFO).
+func (s *Server) usedNow() int64 {
+	s.mem.sample()
+	return s.mem.used()
+}
+
+// performEvictions evicts keys while used_memory is over maxmemory, as
+// Redis's performEvictions: EvictOK when under the limit, EvictRunning when
+// the batch ran out (not an OOM: the next command or the cron goes on),
+// EvictFail when the policy has nothing (left) to evict.
+func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
+	m := &s.mem
+	m.refresh(ctx.Now)
+	over := m.used() - m.limit
+	if over <= 0 {
+		return engine.EvictOK
+	}
+	if m.pendingFree > m.limit/4 {
+		// A quarter of maxmemory was evicted since the last collection
+		// and the heap still counts it, minus estimates. Evicting more on
+		// that figure could empty the keyspace: eviction allocates
+		// nothing, so the collector would not run to correct it (seen
+		// with small sorted sets before memUsage walked their members).
+		// Collect instead, and count as running (writes go on meanwhile).
+		m.collect()
+		return engine.EvictRunning
+	}
+	freed, res := ctx.Evict(over, evictBatch)
+	m.pendingFree += freed
+	return res
+}
+
+// rejectOOM runs before every command while maxmemory is set (Redis's
+// processCommand): it evicts if needed and, when memory stays over the
+// limit, refuses deny-oom commands, every command queued in MULTI but
+// EXEC/DISCARD/QUIT/RESET, and an EXEC whose queue holds a deny-oom
+// command (which also discards the transaction). It records the OOM
+// state for scripts (Ctx.OOM) and reports whether it answered.
+func (s *Server) rejectOOM(cl *client, cmd *engine.Command, argv [][]byte) bool {
+	oom := s.performEvictions(&cl.ctx) == engine.EvictFail
+	cl.ctx.OOM = oom
+	if !oom {
+		if cmd.Has(engine.FlagDenyOOM) {
+			for _, a := range argv {
+				s.mem.written += int64(len(a))
+			}
+		}
+		return false
+	}
+	reject := cmd.Has(engine.FlagDenyOOM)
+	control := isTxnControl(cmd.Name) && cmd.Name != "multi" && cmd.Name != "watch"
+	if cl.multi && !control {
+		reject = true
+	}
+	if cl.multi && cmd.Name == "exec" && queueDeniesOOM(cl.queue) {
+		s.statOf(cmd).rejected++
+		msg := "EXECABORT Transaction discarded because of: " + engine.ErrOOM
+		cl.w.Error(msg)
+		s.countError([]byte(msg))
+		cl.endMulti()
+		return true
+	}
+	if !reject {
+		return false
+	}
+	if cl.multi {
+		cl.multiErr = true
+	}
+	s.statOf(cmd).rejected++
+	cl.w.Error(engine.ErrOOM)
+	s.countError([]byte(engine.ErrOOM))
+	return true
+}
+
+// queueDeniesOOM reports whether a MULTI queue holds a deny-oom command.
+func queueDeniesOOM(queue [][][]byte) bool {
+	for _, q := range queue {
+		cmd := engine.Lookup(q[0])
+		if cmd != nil && len(cmd.Subs) > 0 && len(q) >= 2 {
+			if sub := cmd.Sub(q[1]); sub != nil {
+				cmd = sub
+			}
+		}
+		if cmd != nil && cmd.Has(engine.FlagDenyOOM) {
+			return true
+		}
+	}
+	return false
+}
+
+// applyMaxmemory pushes maxmemory, maxmemory-policy and maxmemory-samples
+// to the gauge and the engine, and evicts at once when the new limit is
+// below the current usage (Redis starts its eviction timer there). The
+// engine lock is held (or the server is not serving yet).
+func (s *Server) applyMaxmemory() {
+	limit, _ := strconv.ParseUint(s.conf.params["maxmemory"], 10, 64)
+	s.mem.limit = int64(min(limit, math.MaxInt64))
+	pol, _ := engine.ParsePolicy(s.conf.params["maxmemory-policy"])
+	samples, _ := strconv.Atoi(s.conf.params["maxmemory-samples"])
+	s.eng.SetEvictPolicy(pol, samples)
+	s.setGoMemoryLimit()
+	if s.mem.limit != 0 {
+		ctx := engine.Ctx{E: s.eng, Now: s.now()}
+		s.mem.sampledAt = -1
+		s.performEvictions(&ctx)
+	}
+}
+
+// goHeadroom is what the Go memory limit allows over maxmemory at least:
+// the runtime's own memory (stacks, GC metadata, idle spans: ~8 MB for an
+// idle limitdb) is not in used_memory.
+const goHeadroom = 16 << 20
+
+// setGoMemoryLimit makes the Go collector keep the heap near maxmemory:
+// eviction keeps used_memory (live data plus uncollected garbage) under
+// maxmemory, but with the default GOGC the heap may grow to twice the live
+// data before a collection, and garbage that used_memory counts would be
+// evicted for. With a soft limit of max(1.25 × maxmemory, maxmemory + 16
+// MB) the collector runs as the heap approaches it (measured: peak RSS
+// 1.33 × maxmemory while 10 × maxmemory is written, TestMaxmemoryRSS).
+// The limit is process-wide: with several servers in one process (tests)
+// the largest wins, and the limit found before is restored when no server
+// has maxmemory set.
+func (s *Server) setGoMemoryLimit() {
+	goMem.Lock()
+	defer goMem.Unlock()
+	if s.mem.limit != 0 {
+		if len(goMem.users) == 0 {
+			goMem.orig = debug.SetMemoryLimit(-1)
+		}
+		goMem.users[s] = max(s.mem.limit+s.mem.limit/4, s.mem.limit+goHeadroom)
+	} else {
+		if _, ok := goMem.users[s]; !ok {
+			return
+		}
+		delete(goMem.users, s)
+		if len(goMem.users) == 0 {
+			debug.SetMemoryLimit(goMem.orig)
+			return
+		}
+	}
+	var lim int64
+	for _, l := range goMem.users { // the max: order does not matter
+		lim = max(lim, l)
+	}
+	debug.SetMemoryLimit(lim)
+}
+
+// goMem is the process's Go memory limit as the servers in it want it.
+var goMem = struct {
+	sync.Mutex
+	orig  int64             // the limit before any server set one
+	users map[*Server]int64 // servers with maxmemory set → their limit
+}{users: map[*Server]int64{}}
+
+// memCron continues an eviction the command batches left running, and
+// advances the access-data pass (LFU decay, LRU saturation) so that a
+// pass over the keyspace ends within 30 s of cron ticks (the engine lock
+// is held).
+func (s *Server) memCron(ctx *engine.Ctx) {
+	if s.mem.limit != 0 {
+		s.performEvictions(ctx)
+	}
+	ctx.AgeAccess(300)
+}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"math"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,6 +69,13 @@ var params = []*param{
 	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "requirepass", kind: pString, def: ""},
+	{name: "protected-mode", kind: pBool, def: "yes"},
+	{name: "tls-port", kind: pInt, def: "0", min: 0, max: 65535},
+	{name: "tls-cert-file", kind: pString, def: ""},
+	{name: "tls-key-file", kind: pString, def: ""},
+	{name: "tls-ca-cert-file", kind: pString, def: ""},
+	{name: "tls-auth-clients", kind: pEnum, def: "yes", enum: []string{"no", "yes", "optional"}},
+	{name: "tls-protocols", kind: pString, def: ""},
 }
 
 // runtimeConfig holds the CONFIG GET/SET values. Guarded by the engine lock.
@@ -175,11 +181,8 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error(engine.ErrSyntax)
 		return
 	}
-	type set struct {
-		p *param
-		v string
-	}
-	var sets []set
+	var sets []*param
+	var vals []string
 	for i := 2; i < len(argv); i += 2 {
 		name := string(argv[i])
 		p := findParam(name)
@@ -188,7 +191,7 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			return
 		}
 		for _, x := range sets {
-			if x.p == p {
+			if x == p {
 				cl.w.Error(setFailed(name, "duplicate parameter"))
 				return
 			}
@@ -206,10 +209,12 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			cl.w.Error(setFailed(name, why))
 			return
 		}
-		sets = append(sets, set{p, v})
+		sets = append(sets, p)
+		vals = append(vals, v)
 	}
-	for _, x := range sets {
-		s.conf.params[x.p.name] = x.v
+	if name, why := s.setParams(sets, vals); why != "" {
+		cl.w.Error(setFailed(name, why))
+		return
 	}
 	s.applyConfig()
 	cl.w.OK()
@@ -233,6 +238,7 @@ func (s *Server) applyConfig() {
 			s.eng.SetEncodingLimit(p.name, n) // ignored unless an encoding threshold
 		}
 	}
+	s.applyNet()
 }
 
 // check validates v for p and returns the value to store, or the reason
@@ -435,18 +441,4 @@ func (s *Server) initConfig() {
 		s.conf.params["dir"] = s.cfg.Dir
 	}
 	s.applyConfig()
-}
-
-// setListenConfig records the bound address as CONFIG's port and bind.
-func (s *Server) setListenConfig() {
-	if ta, ok := s.ln.Addr().(*net.TCPAddr); ok {
-		s.conf.params["port"] = strconv.Itoa(ta.Port)
-		s.conf.params["bind"] = ta.IP.String()
-	}
-}
-
-// cmdConfigRewrite: CONFIG REWRITE — limitdb has no config file, so this is
-// Redis's error for a server started without one.
-func cmdConfigRewrite(s *Server, cl *client, argv [][]byte) {
-	cl.w.Error("ERR The server is running without a config file")
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"net"
 	"time"
 )
@@ -17,8 +18,10 @@ func (s *Server) refuseClient(nc net.Conn) bool {
 		return false
 	}
 	s.stats.rejectedConns.Add(1)
-	nc.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = nc.Write([]byte(errMaxClients))
+	if _, secure := nc.(*tls.Conn); !secure { // no handshake yet: Redis sends nothing on TLS
+		nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = nc.Write([]byte(errMaxClients))
+	}
 	nc.Close()
 	return true
 }

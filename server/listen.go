@@ -306,7 +306,9 @@ type applyFn struct {
 }
 
 var (
-	applyPort    = &applyFn{run: func(s *Server) string { return s.relistenWhy(true, false, "Unable to listen on this port. Check server logs.") }}
+	applyPort = &applyFn{run: func(s *Server) string {
+		return s.relistenWhy(true, false, "Unable to listen on this port. Check server logs.")
+	}}
 	applyBind    = &applyFn{run: func(s *Server) string { return s.relistenWhy(true, true, "Failed to bind to specified addresses.") }}
 	applyTLSPort = &applyFn{run: func(s *Server) string {
 		if why := s.configureTLS(); why != "" {

@@ -51,7 +51,7 @@ var params = []*param{
 	{name: "client-query-buffer-limit", kind: pMem, def: "1073741824", min: 1024 * 1024, max: 9223372036854775807},
 	{name: "hz", kind: pInt, def: "10", min: 0, max: 2147483647, clampMin: 1, clampMax: 500},
 	{name: "port", kind: pInt, def: "6379", min: 0, max: 65535},
-	{name: "bind", kind: pString, def: "127.0.0.1"},
+	{name: "bind", kind: pString, def: "* -::*"},
 	{name: "dir", kind: pString, def: ".", protected: true},
 	{name: "loglevel", kind: pEnum, def: "notice", enum: []string{"debug", "verbose", "notice", "warning"}},
 	{name: "notify-keyspace-events", kind: pEvents, def: ""},

@@ -7,7 +7,10 @@ import (
 
 // Redis's log levels on slog's scale: debug and warning are slog's Debug
 // and Warn, notice (Redis's default) is Info, verbose sits between.
-const levelVerbose = slog.LevelDebug + 2
+const levelVerbose = LevelVerbose
+
+// LevelVerbose is Redis's verbose log level on slog's scale.
+const LevelVerbose = slog.LevelDebug + 2
 
 var logLevels = map[string]slog.Level{
 	"debug":   slog.LevelDebug,

@@ -82,6 +82,15 @@ func parseArgs(args []string) cmdLine {
 	return c
 }
 
+// verboseName names Redis's verbose level in the log (slog would print
+// "DEBUG+2").
+func verboseName(groups []string, a slog.Attr) slog.Attr {
+	if lv, ok := a.Value.Any().(slog.Level); ok && a.Key == slog.LevelKey && lv == server.LevelVerbose {
+		a.Value = slog.StringValue("VERBOSE")
+	}
+	return a
+}
+
 func main() {
 	c := parseArgs(os.Args[1:])
 	if c.version {
@@ -93,7 +102,7 @@ func main() {
 		os.Exit(1)
 	}
 	// The server filters by its loglevel parameter; the handler passes all.
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: verboseName}))
 	srv := server.New(server.Config{Log: log}, nil)
 	if err := srv.LoadConfig(c.file, server.ArgsToOptions(c.options)); err != nil {
 		fmt.Fprint(os.Stderr, err.Error())

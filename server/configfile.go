@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"limitdb/engine"
+	"limitdb/resp"
 )
 
 // fileDirectives are the config-file directives that are not CONFIG
@@ -223,7 +226,7 @@ func (ld *loader) set(p *param, args []string) string {
 			return why
 		}
 		for j, a := range args {
-			if n, _ := parseInt(a); j%2 == 0 && n < 1 {
+			if n, _ := engine.ParseIntB([]byte(a)); j%2 == 0 && n < 1 {
 				return "Invalid save parameters"
 			}
 		}
@@ -242,20 +245,6 @@ func (ld *loader) set(p *param, args []string) string {
 	return ""
 }
 
-func parseInt(s string) (int64, bool) {
-	var n int64
-	if s == "" {
-		return 0, false
-	}
-	for _, c := range []byte(s) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
-}
-
 // legacyLogLevel maps the slog level words limitdb's --loglevel took
 // before it had a config file onto Redis's: info → notice, warn and error
 // → warning (Redis has no errors-only level).
@@ -270,109 +259,18 @@ func legacyLogLevel(v string) string {
 }
 
 // SplitArgs splits a config line into arguments with Redis's rules
-// (sdssplitargs): blanks separate arguments; "double quotes" take the
-// escapes \n \r \t \b \a \xHH and \<any>; 'single quotes' take only \';
-// a closing quote must be followed by a blank or the end. It reports
-// false for unbalanced quotes.
+// (sdssplitargs, as for inline requests: resp.SplitArgs); false for
+// unbalanced quotes.
 func SplitArgs(line string) ([]string, bool) {
-	var out []string
-	i := 0
-	isSpace := func(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' }
-	for {
-		for i < len(line) && isSpace(line[i]) {
-			i++
-		}
-		if i >= len(line) {
-			return out, true
-		}
-		var cur []byte
-		inq, insq := false, false
-		for done := false; !done; {
-			switch {
-			case inq:
-				if i >= len(line) {
-					return nil, false
-				}
-				c := line[i]
-				if c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]) {
-					cur = append(cur, unhex(line[i+2])<<4|unhex(line[i+3]))
-					i += 3
-				} else if c == '\\' && i+1 < len(line) {
-					i++
-					switch e := line[i]; e {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, e)
-					}
-				} else if c == '"' {
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
-				} else {
-					cur = append(cur, c)
-				}
-			case insq:
-				if i >= len(line) {
-					return nil, false
-				}
-				c := line[i]
-				if c == '\\' && i+1 < len(line) && line[i+1] == '\'' {
-					i++
-					cur = append(cur, '\'')
-				} else if c == '\'' {
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
-				} else {
-					cur = append(cur, c)
-				}
-			default:
-				if i >= len(line) {
-					done = true
-					continue
-				}
-				switch c := line[i]; c {
-				case ' ', '\n', '\r', '\t', 0:
-					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
-				default:
-					cur = append(cur, c)
-				}
-			}
-			if i < len(line) {
-				i++
-			}
-		}
-		out = append(out, string(cur))
+	args, ok := resp.SplitArgs([]byte(line), nil)
+	if !ok || len(args) == 0 {
+		return nil, ok
 	}
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = string(a)
 	}
-	return c - '0'
+	return out, true
 }
 
 // quoteArg is Redis's sdscatrepr: a double-quoted string that SplitArgs

@@ -228,16 +228,7 @@ func normRewrite(s, port string) string {
 // TestConfigRewriteNoFile: without a config file CONFIG REWRITE is
 // refused as by Redis.
 func TestConfigRewriteNoFile(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer r.Stop()
-	l, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	r, l := startBoth(t)
 	rc, _ := Dial(r.Addr)
 	defer rc.Close()
 	lc, _ := Dial(l.Addr().String())

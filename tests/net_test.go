@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"limitdb/server"
 )
 
 // outsideExchange connects to addr from 127.0.0.2 (not local for Redis
@@ -46,16 +48,7 @@ func connStats(t *testing.T, c *Conn) map[string]int {
 // close it, and count it in rejected_connections only; with
 // protected-mode no the client is served.
 func TestProtectedModeMatchesRedis(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer r.Stop()
-	l, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	r, l := startBoth(t)
 	type result struct {
 		reply        []byte
 		closed       bool
@@ -93,16 +86,7 @@ func TestProtectedModeMatchesRedis(t *testing.T) {
 // to an address the machine lacks fail with Redis's errors and leave the
 // old listener serving; a free port moves it (new accepts, old refuses).
 func TestListenConfigMatchesRedis(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer r.Stop()
-	l, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	r, l := startBoth(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -144,4 +128,21 @@ func TestListenConfigMatchesRedis(t *testing.T) {
 	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
 		t.Fatalf("limitdb %q\nredis   %q", got, want)
 	}
+}
+
+// startBoth starts a redis-server and an in-process limitdb, both stopped
+// when the test ends.
+func startBoth(t *testing.T) (*Redis, *server.Server) {
+	t.Helper()
+	r, err := StartRedis()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(r.Stop)
+	l, err := StartLimitdb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return r, l
 }

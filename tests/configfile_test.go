@@ -188,6 +188,11 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 	_, rPort, _ := net.SplitHostPort(rAddr)
 	lPort, _ := freePort()
 	startLimitdbFile(t, lp, "--port", strconv.Itoa(lPort))
+	lc, _ := Dial(fmt.Sprintf("127.0.0.1:%d", lPort))
+	if info := mustDo(t, lc, "INFO", "server"); !bytes.Contains(info, []byte("config_file:"+lp+"\r\n")) {
+		t.Fatalf("INFO config_file: %q", info)
+	}
+	lc.Close()
 	want := normRewrite(rewrite(rAddr, rp), rPort)
 	got := normRewrite(rewrite(fmt.Sprintf("127.0.0.1:%d", lPort), lp), strconv.Itoa(lPort))
 	if got != want {

@@ -24,7 +24,10 @@ var Version = "0.1.0"
 
 // Config holds the server's settings.
 type Config struct {
-	Addr string // host:port
+	// Addr, when set ("host:port", port 0 = any free one), is the one
+	// plain listener (tests, embedding); when empty the bind, port and
+	// tls-port parameters decide (LoadConfig).
+	Addr string
 	Dir  string
 	Log  *slog.Logger
 	// QueryBufferLimit overrides client-query-buffer-limit (bytes) when > 0;

@@ -146,3 +146,29 @@ func startBoth(t *testing.T) (*Redis, *server.Server) {
 	t.Cleanup(func() { l.Close() })
 	return r, l
 }
+
+// TestMaxclientsMatchesRedis: over maxclients a new connection gets the
+// same error and is closed, counted in rejected_connections only, on both
+// servers.
+func TestMaxclientsMatchesRedis(t *testing.T) {
+	r, l := startBoth(t)
+	run := func(addr string) string {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		before := connStats(t, c)
+		mustDo(t, c, "CONFIG", "SET", "maxclients", "1")
+		reply, closed := rawExchange(t, addr, []byte("PING\r\n"), time.Second)
+		mustDo(t, c, "CONFIG", "SET", "maxclients", "10000")
+		after := connStats(t, c)
+		return fmt.Sprintf("%q closed=%v rejected+%d conns+%d", reply, closed,
+			after["rejected_connections"]-before["rejected_connections"],
+			after["total_connections_received"]-before["total_connections_received"])
+	}
+	want, got := run(r.Addr), run(l.Addr().String())
+	if got != want {
+		t.Fatalf("limitdb %s\nredis   %s", got, want)
+	}
+}

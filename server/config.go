@@ -74,6 +74,7 @@ var params = []*param{
 	{name: "tls-cert-file", kind: pString, def: ""},
 	{name: "tls-key-file", kind: pString, def: ""},
 	{name: "tls-ca-cert-file", kind: pString, def: ""},
+	{name: "tls-ca-cert-dir", kind: pString, def: ""},
 	{name: "tls-auth-clients", kind: pEnum, def: "yes", enum: []string{"no", "yes", "optional"}},
 	{name: "tls-protocols", kind: pString, def: ""},
 }

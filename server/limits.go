@@ -12,7 +12,7 @@ const errMaxClients = "-ERR max number of clients reached\r\n"
 // Redis does: one error reply, then close.
 func (s *Server) refuseClient(nc net.Conn) bool {
 	s.mu.Lock()
-	n := int64(len(s.clients))
+	n := int64(len(s.clients)) + s.net.pending.Load() // handshaking ones count, as in Redis
 	s.mu.Unlock()
 	if n < s.maxClients.Load() {
 		return false

@@ -27,6 +27,7 @@ type netState struct {
 	protected atomic.Bool                // protected-mode
 	noPass    atomic.Bool                // requirepass is empty
 	keepalive atomic.Int64               // tcp-keepalive, seconds
+	pending   atomic.Int64               // accepted, not yet clients (TLS handshake)
 	level     slog.LevelVar              // loglevel
 }
 
@@ -250,6 +251,7 @@ func (s *Server) acceptLoop(l *listener) {
 		if s.refuseClient(nc) {
 			continue
 		}
+		s.net.pending.Add(1)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -261,6 +263,12 @@ func (s *Server) acceptLoop(l *listener) {
 // admit finishes accepting a connection (TLS handshake, protected mode)
 // and serves it.
 func (s *Server) admit(nc net.Conn) {
+	registered := false
+	defer func() {
+		if !registered {
+			s.net.pending.Add(-1)
+		}
+	}()
 	if tc, ok := nc.(*tls.Conn); ok {
 		tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
 		if err := tc.Handshake(); err != nil {
@@ -277,7 +285,10 @@ func (s *Server) admit(nc net.Conn) {
 	if s.log.Enabled(context.Background(), levelVerbose) {
 		s.log.Log(context.Background(), levelVerbose, "Accepted "+nc.RemoteAddr().String())
 	}
-	s.serveClient(s.newClient(nc))
+	cl := s.newClient(nc)
+	s.net.pending.Add(-1)
+	registered = true
+	s.serveClient(cl)
 }
 
 // setKeepalive applies tcp-keepalive to an accepted connection as Redis's
@@ -327,6 +338,7 @@ var paramApply = map[string]*applyFn{
 	"tls-cert-file":    applyTLSCfg,
 	"tls-key-file":     applyTLSCfg,
 	"tls-ca-cert-file": applyTLSCfg,
+	"tls-ca-cert-dir":  applyTLSCfg,
 	"tls-protocols":    applyTLSSet,
 	"tls-auth-clients": applyTLSSet,
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -39,7 +40,7 @@ func (s *Server) configureTLS() string {
 // tls-auth-clients and tls-protocols onto crypto/tls. Go can only accept a
 // contiguous range of versions: the lowest and highest listed are used.
 func buildTLSConfig(p map[string]string) (*tls.Config, string) {
-	certFile, keyFile, caFile := p["tls-cert-file"], p["tls-key-file"], p["tls-ca-cert-file"]
+	certFile, keyFile, caFile, caDir := p["tls-cert-file"], p["tls-key-file"], p["tls-ca-cert-file"], p["tls-ca-cert-dir"]
 	if certFile == "" {
 		return nil, "No tls-cert-file configured!"
 	}
@@ -47,7 +48,7 @@ func buildTLSConfig(p map[string]string) (*tls.Config, string) {
 		return nil, "No tls-key-file configured!"
 	}
 	auth := p["tls-auth-clients"]
-	if caFile == "" && auth != "no" {
+	if caFile == "" && caDir == "" && auth != "no" {
 		return nil, "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!"
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
@@ -55,14 +56,10 @@ func buildTLSConfig(p map[string]string) (*tls.Config, string) {
 		return nil, "Failed to load certificate: " + certFile + ": " + err.Error()
 	}
 	conf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, "Failed to configure CA certificate(s) file/directory: " + err.Error()
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, "Failed to configure CA certificate(s) file/directory: no certificate in " + caFile
+	if caFile != "" || caDir != "" {
+		pool, detail := loadCAs(caFile, caDir)
+		if detail != "" {
+			return nil, "Failed to configure CA certificate(s) file/directory: " + detail
 		}
 		conf.ClientCAs = pool
 	}
@@ -89,4 +86,32 @@ func buildTLSConfig(p map[string]string) (*tls.Config, string) {
 		conf.MinVersion, conf.MaxVersion = lo, hi
 	}
 	return conf, ""
+}
+
+// loadCAs reads the CA certificates of tls-ca-cert-file and of every file
+// in tls-ca-cert-dir (OpenSSL's hashed names included; files without a
+// PEM certificate are skipped there).
+func loadCAs(file, dir string) (*x509.CertPool, string) {
+	pool := x509.NewCertPool()
+	if file != "" {
+		pem, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err.Error()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, "no certificate in " + file
+		}
+	}
+	if dir != "" {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err.Error()
+		}
+		for _, e := range entries {
+			if pem, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+				pool.AppendCertsFromPEM(pem)
+			}
+		}
+	}
+	return pool, ""
 }

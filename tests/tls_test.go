@@ -150,6 +150,29 @@ func TestTLS(t *testing.T) {
 	} {
 		t.Run(target.name, func(t *testing.T) { checkTLS(t, p, target.plain, target.tls) })
 	}
+	// tls-ca-cert-dir (limitdb reads every file in it; Redis's OpenSSL
+	// wants c_rehash names, so this part is limitdb's own)
+	ctl, err := Dial(srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	caDir, emptyDir := filepath.Join(p.dir, "cas"), filepath.Join(p.dir, "empty")
+	os.Mkdir(caDir, 0o755)
+	os.Mkdir(emptyDir, 0o755)
+	pem, _ := os.ReadFile(p.caFile)
+	os.WriteFile(filepath.Join(caDir, "ca.pem"), pem, 0o644)
+	tlsAddr := srv.TLSAddr().String()
+	if r := mustDo(t, ctl, "CONFIG", "SET", "tls-ca-cert-file", "", "tls-ca-cert-dir", caDir); string(r) != "+OK\r\n" {
+		t.Fatalf("tls-ca-cert-dir: %q", r)
+	}
+	if err := p.pingTLS(tlsAddr, true, 0, 0); err != nil {
+		t.Fatalf("client certificate checked against tls-ca-cert-dir: %v", err)
+	}
+	mustDo(t, ctl, "CONFIG", "SET", "tls-ca-cert-dir", emptyDir)
+	if err := p.pingTLS(tlsAddr, true, 0, 0); err == nil {
+		t.Fatal("client certificate accepted with no CA in tls-ca-cert-dir")
+	}
 }
 
 func checkTLS(t *testing.T, p *testPKI, plainAddr, tlsAddr string) {

@@ -40,6 +40,11 @@ type cmdLine struct {
 	help    bool
 }
 
+// legacyFlags are the single-dash forms of the flags the earlier
+// command line (Go's flag package) took; any other "-x" is a value (as
+// "-::1" in --bind 127.0.0.1 -::1).
+var legacyFlags = map[string]bool{"-bind": true, "-port": true, "-dir": true, "-loglevel": true, "-version": true, "-pprof": true, "-v": true, "-h": true, "-help": true}
+
 // parseArgs splits the arguments as redis-server does (a first argument
 // not starting with "-" is the config file) and keeps the forms the
 // earlier flag-based command line accepted: "--name=value" and "-name".
@@ -50,7 +55,7 @@ func parseArgs(args []string) cmdLine {
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if len(a) > 1 && a[0] == '-' && a[1] != '-' && (a[1] < '0' || a[1] > '9') && a[1] != '.' {
+		if legacyFlags[strings.SplitN(a, "=", 2)[0]] {
 			a = "-" + a // -port 7000 (Go flag style)
 		}
 		name, val, hasVal := strings.Cut(a, "=")

@@ -22,6 +22,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--version"}, cmdLine{version: true}},
 		{[]string{"-v"}, cmdLine{version: true}},
 		{[]string{"--save", "", "--port", "1"}, cmdLine{options: []string{"--save", "", "--port", "1"}}},
+		{[]string{"--bind", "127.0.0.1", "-::1", "--requirepass", "-pw"}, cmdLine{options: []string{"--bind", "127.0.0.1", "-::1", "--requirepass", "-pw"}}},
 	}
 	for _, c := range cases {
 		if got := parseArgs(c.in); !reflect.DeepEqual(got, c.want) {

@@ -12,8 +12,9 @@ import (
 
 // fileDirectives are the config-file directives that are not CONFIG
 // parameters (ACL "user" lines, …). Each gets the directive's arguments
-// (without its name); a returned error is the fatal reason. `include` is
-// handled by the loader itself.
+// (without its name, at least one, as Redis requires for `user`); a
+// returned error is the fatal reason. `include` is handled by the loader
+// itself.
 var fileDirectives = map[string]func(s *Server, args []string) error{}
 
 // ConfigError is a fatal start-up configuration error. Error() is Redis
@@ -156,7 +157,7 @@ func (ld *loader) load(text string) error {
 			}
 			continue
 		}
-		if h := fileDirectives[name]; h != nil {
+		if h := fileDirectives[name]; h != nil && len(argv) >= 2 {
 			if err := h(ld.s, argv[1:]); err != nil {
 				return fail(err.Error())
 			}

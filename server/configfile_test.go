@@ -160,6 +160,13 @@ func TestLoadConfigErrors(t *testing.T) {
 			t.Errorf("case %d: report %q", i, err)
 		}
 	}
+	// a file that includes itself stops at a depth limit instead of
+	// recursing without end
+	self := filepath.Join(dir, "self.conf")
+	writeFile(t, dir, "self.conf", "include "+self+"\n")
+	if err := New(Config{}, nil).LoadConfig(self, ""); err == nil || !strings.Contains(err.Error(), "nested deeper than 32 levels") {
+		t.Errorf("include loop: %v", err)
+	}
 	s := New(Config{}, nil)
 	if err := s.LoadConfig(filepath.Join(dir, "nope.conf"), ""); err == nil || !strings.Contains(err.Error(), "can't open config file") {
 		t.Errorf("missing file: %v", err)

@@ -21,6 +21,7 @@ const (
 	pString
 	pSave
 	pEvents
+	pOctal // an integer written in octal (unixsocketperm)
 )
 
 // param is one CONFIG parameter, with Redis 7.0's name, default, checks
@@ -70,6 +71,8 @@ var params = []*param{
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "requirepass", kind: pString, def: ""},
 	{name: "protected-mode", kind: pBool, def: "yes"},
+	{name: "unixsocket", kind: pString, def: "", immutable: true},
+	{name: "unixsocketperm", kind: pOctal, def: "0", min: 0, max: 0o777, immutable: true},
 	{name: "tls-port", kind: pInt, def: "0", min: 0, max: 65535},
 	{name: "tls-cert-file", kind: pString, def: ""},
 	{name: "tls-key-file", kind: pString, def: ""},
@@ -258,6 +261,15 @@ func (p *param) check(v string) (string, string) {
 			n = max(p.clampMin, min(n, p.clampMax))
 		}
 		return strconv.FormatInt(n, 10), ""
+	case pOctal:
+		n, err := strconv.ParseInt(v, 8, 64)
+		if err != nil {
+			return "", "argument couldn't be parsed as an octal number"
+		}
+		if n < p.min || n > p.max {
+			return "", "argument must be between " + strconv.FormatInt(p.min, 8) + " and " + strconv.FormatInt(p.max, 8) + " inclusive"
+		}
+		return strconv.FormatInt(n, 8), ""
 	case pMem:
 		n, ok := parseMemory(v)
 		if !ok {

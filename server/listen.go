@@ -32,8 +32,9 @@ type netState struct {
 }
 
 type listener struct {
-	ln  net.Listener
-	tls bool
+	ln   net.Listener
+	tls  bool
+	unix bool // unixsocket: opened at start-up only (immutable, as in Redis)
 }
 
 // tlsHandshakeTimeout bounds a TLS handshake, so a peer that connects to
@@ -65,12 +66,18 @@ func (s *Server) Listen() error {
 			s.closeListeners(false)
 			return errors.New(why)
 		}
-		return s.openListeners(false, true)
+		if err := s.openListeners(false, true); err != nil {
+			return err
+		}
+		return s.listenUnix()
 	}
 	if why := s.configureTLS(); why != "" {
 		return errors.New(why)
 	}
 	if err := s.openListeners(true, true); err != nil {
+		return err
+	}
+	if err := s.listenUnix(); err != nil {
 		return err
 	}
 	if len(s.net.listeners) == 0 {
@@ -150,12 +157,12 @@ func (s *Server) openListeners(plain, secure bool) error {
 	return nil
 }
 
-// closeListeners closes the TLS listeners (secure) or the plain ones.
+// closeListeners closes the TLS listeners (secure) or the plain TCP ones.
 // Established connections stay, as in Redis.
 func (s *Server) closeListeners(secure bool) {
 	keep := s.net.listeners[:0]
 	for _, l := range s.net.listeners {
-		if l.tls == secure {
+		if !l.unix && l.tls == secure {
 			l.ln.Close()
 		} else {
 			keep = append(keep, l)
@@ -192,7 +199,7 @@ func (s *Server) firstAddr(secure bool) net.Addr {
 	s.net.mu.Lock()
 	defer s.net.mu.Unlock()
 	for _, l := range s.net.listeners {
-		if l.tls == secure {
+		if !l.unix && l.tls == secure {
 			return l.ln.Addr()
 		}
 	}
@@ -240,6 +247,9 @@ func (s *Server) acceptLoop(l *listener) {
 			return
 		}
 		s.setKeepalive(nc)
+		if l.unix {
+			nc = unixConn{nc, unixAddr(l.ln.Addr().String() + ":0")}
+		}
 		if l.tls {
 			conf := s.net.tlsConf.Load()
 			if conf == nil {
@@ -399,4 +409,14 @@ func (s *Server) applyNet() {
 		s.net.keepalive.Store(n)
 	}
 	s.net.level.Set(logLevels[s.conf.params["loglevel"]])
+}
+
+// rawConn is the socket under a connection (TCP, TLS or unix), for its
+// file descriptor.
+func rawConn(nc net.Conn) (syscall.Conn, bool) {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	sc, ok := nc.(syscall.Conn)
+	return sc, ok
 }

@@ -32,10 +32,12 @@ const errProtected = "-DENIED Redis is running in protected mode because protect
 // (With ACLs this becomes the default user's nopass flag.)
 func (s *Server) protectedNoPassword() bool { return s.net.noPass.Load() }
 
-// isLocalAddr is Redis 7.0's islocalClient: only 127.0.0.1 and ::1 count
-// as local (not the rest of 127.0.0.0/8). limitdb has no unix sockets,
-// which Redis counts as local.
+// isLocalAddr is Redis 7.0's islocalClient: unix-socket clients and, over
+// TCP, only 127.0.0.1 and ::1 count as local (not the rest of 127.0.0.0/8).
 func isLocalAddr(a net.Addr) bool {
+	if _, unix := a.(unixAddr); unix {
+		return true
+	}
 	ta, ok := a.(*net.TCPAddr)
 	if !ok {
 		return false

@@ -45,13 +45,22 @@ const tlsHandshakeTimeout = 10 * time.Second
 // Listen opens the listening sockets. With Config.Addr set (tests, embedded
 // use) the plain listener is that address (port 0 picks a free port) and
 // CONFIG's port and bind record what was bound; otherwise they come from
-// the `bind`, `port` and `tls-port` parameters (LoadConfig). A tls-port
-// needs a valid TLS configuration.
-func (s *Server) Listen() error {
+// the `bind`, `port` and `tls-port` parameters (LoadConfig); `unixsocket`
+// adds a unix-socket listener. A tls-port needs a valid TLS configuration.
+// On failure nothing stays open.
+func (s *Server) Listen() (err error) {
 	s.eng.Mu.Lock()
 	defer s.eng.Mu.Unlock()
 	s.net.mu.Lock()
 	defer s.net.mu.Unlock()
+	defer func() {
+		if err != nil {
+			for _, l := range s.net.listeners {
+				l.ln.Close()
+			}
+			s.net.listeners = nil
+		}
+	}()
 	if s.cfg.Addr != "" {
 		ln, err := s.listenOne(s.cfg.Addr)
 		if err != nil {

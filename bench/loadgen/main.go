@@ -140,7 +140,7 @@ func main() {
 			procs = strconv.Itoa(*fProcs)
 		}
 		cand.addr, cand.pid = startServer("limitdb", []string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort),
-			"--loglevel", "warn"}, env, *fLimitPort)
+			"--bind", "127.0.0.1", "--loglevel", "warn"}, env, *fLimitPort)
 	}
 	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
 		ref.addr, cand.addr, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU(), runtime.GOMAXPROCS(0))

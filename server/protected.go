@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"net"
 	"time"
 )
@@ -56,6 +57,20 @@ func (s *Server) protectedRefuses(nc net.Conn) bool {
 	nc.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = nc.Write([]byte(errProtected))
 	s.stats.rejectedConns.Add(1)
-	nc.Close()
+	closeGently(nc)
 	return true
+}
+
+// closeGently closes a refused connection so that its client reads the
+// error: FIN after the reply, then what the client already sent is read
+// and dropped (100 ms, 64 KB at most) — closing a socket with unread input
+// sends a reset, which can discard the reply before the client reads it
+// (seen under load in TestProtectedModeMatchesRedis).
+func closeGently(nc net.Conn) {
+	if hc, ok := nc.(interface{ CloseWrite() error }); ok {
+		hc.CloseWrite()
+	}
+	nc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
+	nc.Close()
 }

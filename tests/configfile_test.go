@@ -17,7 +17,8 @@ import (
 )
 
 // startRedisArgs starts redis-server with the given arguments (a config
-// file and/or options) on a free loopback port; it returns the address.
+// file and/or options) on a free loopback port, bound to 127.0.0.1 only;
+// it returns the address.
 func startRedisArgs(t *testing.T, args ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
@@ -28,7 +29,8 @@ func startRedisArgs(t *testing.T, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args = append(args, "--port", strconv.Itoa(port), "--daemonize", "no")
+	// loopback only, whatever the file says (options come after it)
+	args = append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--daemonize", "no")
 	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -129,8 +131,9 @@ func TestConfigFileErrorsMatchRedis(t *testing.T) {
 // TestConfigRewriteMatchesRedis: the same file, the same CONFIG SETs and
 // CONFIG REWRITE on redis-server and limitdb give the same file: comments
 // and blank lines kept, values replaced in their lines (an alias line under
-// the canonical name), duplicates blanked, requirepass "" removed, new
-// values appended after the signature. Redis appends in its hash table's
+// the canonical name), duplicates blanked, requirepass "" removed, a
+// deprecated directive commented out ("# ??? "), new values appended after
+// the signature. Redis appends in its hash table's
 // order, so the appended lines are compared as a set, without the lines
 // for what limitdb does not have (latency-tracking-info-percentiles, and
 // user lines until ACLs are wired).
@@ -153,6 +156,7 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 		"lua-time-limit 100",
 		`requirepass "old pass"`,
 		"hz 10",
+		"list-max-ziplist-entries 5",
 		"   # indented comment",
 		"# end",
 		"",
@@ -245,5 +249,35 @@ func TestConfigRewriteNoFile(t *testing.T) {
 	want, got := mustDo(t, rc, "CONFIG", "REWRITE"), mustDo(t, lc, "CONFIG", "REWRITE")
 	if !bytes.Equal(want, got) {
 		t.Fatalf("limitdb %q, redis %q", got, want)
+	}
+}
+
+// TestConfigRewriteErrorMatchesRedis: when the file's directory is gone
+// CONFIG REWRITE fails with the same error on both servers.
+func TestConfigRewriteErrorMatchesRedis(t *testing.T) {
+	base := t.TempDir()
+	conf := func(name string) string {
+		d := filepath.Join(base, name)
+		os.Mkdir(d, 0o755)
+		p := filepath.Join(d, "x.conf")
+		os.WriteFile(p, []byte("save \"\"\nappendonly no\n"), 0o644)
+		return p
+	}
+	rp, lp := conf("r"), conf("l")
+	rAddr := startRedisArgs(t, rp)
+	lPort, _ := freePort()
+	startLimitdbFile(t, lp, "--port", strconv.Itoa(lPort), "--bind", "127.0.0.1")
+	var replies [][]byte
+	for _, x := range []struct{ addr, path string }{{rAddr, rp}, {fmt.Sprintf("127.0.0.1:%d", lPort), lp}} {
+		os.RemoveAll(filepath.Dir(x.path))
+		c, err := Dial(x.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replies = append(replies, mustDo(t, c, "CONFIG", "REWRITE"))
+		c.Close()
+	}
+	if !bytes.Equal(replies[0], replies[1]) || !bytes.HasPrefix(replies[0], []byte("-ERR Rewriting config file: ")) {
+		t.Fatalf("limitdb %q, redis %q", replies[1], replies[0])
 	}
 }

@@ -37,6 +37,10 @@ type listener struct {
 	unix bool // unixsocket: opened at start-up only (immutable, as in Redis)
 }
 
+// errTLSStartup is Redis's start-up error when tls-port is set but the
+// TLS settings do not load (the detail is logged).
+var errTLSStartup = errors.New("Failed to configure TLS. Check logs for more info.")
+
 // tlsHandshakeTimeout bounds a TLS handshake, so a peer that connects to
 // tls-port and sends nothing cannot hold a goroutine and a socket forever
 // (Redis has no such bound; `timeout` covers only established clients).
@@ -72,8 +76,7 @@ func (s *Server) Listen() (err error) {
 			s.conf.params["bind"] = ta.IP.String()
 		}
 		if why := s.configureTLS(); why != "" {
-			s.closeListeners(false)
-			return errors.New(why)
+			return errTLSStartup
 		}
 		if err := s.openListeners(false, true); err != nil {
 			return err
@@ -81,7 +84,7 @@ func (s *Server) Listen() (err error) {
 		return s.listenUnix()
 	}
 	if why := s.configureTLS(); why != "" {
-		return errors.New(why)
+		return errTLSStartup
 	}
 	if err := s.openListeners(true, true); err != nil {
 		return err
@@ -154,7 +157,11 @@ func (s *Server) openListeners(plain, secure bool) error {
 				if secure {
 					s.closeListeners(true)
 				}
-				return err
+				kind := "TCP"
+				if k.tls {
+					kind = "TLS"
+				}
+				return fmt.Errorf("Failed listening on port %s (%s), aborting.", port, kind)
 			}
 			l := &listener{ln: ln, tls: k.tls}
 			s.net.listeners = append(s.net.listeners, l)

@@ -309,7 +309,7 @@ func (s *Server) admit(nc net.Conn) {
 	}
 	s.stats.connsReceived.Add(1)
 	if s.log.Enabled(context.Background(), levelVerbose) {
-		s.log.Log(context.Background(), levelVerbose, "Accepted "+nc.RemoteAddr().String())
+		s.log.Log(context.Background(), levelVerbose, acceptedLine(nc))
 	}
 	cl := s.newClient(nc)
 	s.net.pending.Add(-1)
@@ -435,4 +435,15 @@ func rawConn(nc net.Conn) (syscall.Conn, bool) {
 	}
 	sc, ok := nc.(syscall.Conn)
 	return sc, ok
+}
+
+// acceptedLine is Redis's verbose log line for a new connection.
+func acceptedLine(nc net.Conn) string {
+	switch a := nc.RemoteAddr().(type) {
+	case unixAddr:
+		return "Accepted connection to " + strings.TrimSuffix(string(a), ":0")
+	case *net.TCPAddr:
+		return "Accepted " + a.IP.String() + ":" + strconv.Itoa(a.Port)
+	}
+	return "Accepted " + nc.RemoteAddr().String()
 }

@@ -22,8 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$tmp/limitdb" --port "$REF_PORT" --loglevel warn --dir "$tmp" & pids+=($!); ref=$!
-"$tmp/limitdb" --port "$CAND_PORT" --loglevel warn --dir "$tmp" --requirepass secret & pids+=($!); cand=$!
+"$tmp/limitdb" --port "$REF_PORT" --bind 127.0.0.1 --loglevel warn --dir "$tmp" & pids+=($!); ref=$!
+"$tmp/limitdb" --port "$CAND_PORT" --bind 127.0.0.1 --loglevel warn --dir "$tmp" --requirepass secret & pids+=($!); cand=$!
 for port in "$REF_PORT" "$CAND_PORT"; do
   for _ in $(seq 100); do
     redis-cli -p "$port" PING >/dev/null 2>&1 && break

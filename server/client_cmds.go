@@ -205,6 +205,9 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	if c.multi {
 		flags += "x"
 	}
+	if isUnixConn(c.nc) {
+		flags += "U"
+	}
 	if c.noEvict {
 		flags += "e"
 	}
@@ -255,7 +258,7 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 
 // connFD returns the socket's file descriptor, or -1.
 func connFD(nc net.Conn) int64 {
-	tc, ok := nc.(*net.TCPConn)
+	tc, ok := rawConn(nc)
 	if !ok {
 		return -1
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"math"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ const (
 	pString
 	pSave
 	pEvents
+	pOctal // an integer written in octal (unixsocketperm)
 )
 
 // param is one CONFIG parameter, with Redis 7.0's name, default, checks
@@ -52,7 +52,7 @@ var params = []*param{
 	{name: "client-query-buffer-limit", kind: pMem, def: "1073741824", min: 1024 * 1024, max: 9223372036854775807},
 	{name: "hz", kind: pInt, def: "10", min: 0, max: 2147483647, clampMin: 1, clampMax: 500},
 	{name: "port", kind: pInt, def: "6379", min: 0, max: 65535},
-	{name: "bind", kind: pString, def: "127.0.0.1"},
+	{name: "bind", kind: pString, def: "* -::*"},
 	{name: "dir", kind: pString, def: ".", protected: true},
 	{name: "loglevel", kind: pEnum, def: "notice", enum: []string{"debug", "verbose", "notice", "warning"}},
 	{name: "notify-keyspace-events", kind: pEvents, def: ""},
@@ -70,6 +70,16 @@ var params = []*param{
 	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "requirepass", kind: pString, def: ""},
+	{name: "protected-mode", kind: pBool, def: "yes"},
+	{name: "unixsocket", kind: pString, def: "", immutable: true},
+	{name: "unixsocketperm", kind: pOctal, def: "0", min: 0, max: 0o777, immutable: true},
+	{name: "tls-port", kind: pInt, def: "0", min: 0, max: 65535},
+	{name: "tls-cert-file", kind: pString, def: ""},
+	{name: "tls-key-file", kind: pString, def: ""},
+	{name: "tls-ca-cert-file", kind: pString, def: ""},
+	{name: "tls-ca-cert-dir", kind: pString, def: ""},
+	{name: "tls-auth-clients", kind: pEnum, def: "yes", enum: []string{"no", "yes", "optional"}},
+	{name: "tls-protocols", kind: pString, def: ""},
 }
 
 // runtimeConfig holds the CONFIG GET/SET values. Guarded by the engine lock.
@@ -175,11 +185,8 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error(engine.ErrSyntax)
 		return
 	}
-	type set struct {
-		p *param
-		v string
-	}
-	var sets []set
+	var sets []*param
+	var vals []string
 	for i := 2; i < len(argv); i += 2 {
 		name := string(argv[i])
 		p := findParam(name)
@@ -188,7 +195,7 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			return
 		}
 		for _, x := range sets {
-			if x.p == p {
+			if x == p {
 				cl.w.Error(setFailed(name, "duplicate parameter"))
 				return
 			}
@@ -206,10 +213,12 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			cl.w.Error(setFailed(name, why))
 			return
 		}
-		sets = append(sets, set{p, v})
+		sets = append(sets, p)
+		vals = append(vals, v)
 	}
-	for _, x := range sets {
-		s.conf.params[x.p.name] = x.v
+	if name, why := s.setParams(sets, vals); why != "" {
+		cl.w.Error(setFailed(name, why))
+		return
 	}
 	s.applyConfig()
 	cl.w.OK()
@@ -234,6 +243,7 @@ func (s *Server) applyConfig() {
 		}
 	}
 	s.applyMaxmemory()
+	s.applyNet()
 }
 
 // check validates v for p and returns the value to store, or the reason
@@ -252,6 +262,15 @@ func (p *param) check(v string) (string, string) {
 			n = max(p.clampMin, min(n, p.clampMax))
 		}
 		return strconv.FormatInt(n, 10), ""
+	case pOctal:
+		n, err := strconv.ParseInt(v, 8, 64)
+		if err != nil {
+			return "", "argument couldn't be parsed as an octal number"
+		}
+		if n < p.min || n > p.max {
+			return "", "argument must be between " + strconv.FormatInt(p.min, 8) + " and " + strconv.FormatInt(p.max, 8) + " inclusive"
+		}
+		return strconv.FormatInt(n, 8), ""
 	case pMem:
 		n, ok := parseMemory(v)
 		if !ok {
@@ -437,18 +456,4 @@ func (s *Server) initConfig() {
 		s.conf.params["dir"] = s.cfg.Dir
 	}
 	s.applyConfig()
-}
-
-// setListenConfig records the bound address as CONFIG's port and bind.
-func (s *Server) setListenConfig() {
-	if ta, ok := s.ln.Addr().(*net.TCPAddr); ok {
-		s.conf.params["port"] = strconv.Itoa(ta.Port)
-		s.conf.params["bind"] = ta.IP.String()
-	}
-}
-
-// cmdConfigRewrite: CONFIG REWRITE — limitdb has no config file, so this is
-// Redis's error for a server started without one.
-func cmdConfigRewrite(s *Server, cl *client, argv [][]byte) {
-	cl.w.Error("ERR The server is running without a config file")
 }

@@ -133,7 +133,7 @@ func infoServer(s *Server, b []byte) []byte {
 	b = kv(b, "hz", hz)
 	b = kv(b, "configured_hz", hz)
 	b = kv(b, "executable", exe)
-	b = kv(b, "config_file", "")
+	b = kv(b, "config_file", s.configFile)
 	b = kv(b, "io_threads_active", 0)
 	b = kv(b, "limitdb_version", Version)
 	b = kv(b, "go_version", runtime.Version())

@@ -5,9 +5,7 @@
 package server
 
 import (
-	"errors"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +24,10 @@ var Version = "0.1.0"
 
 // Config holds the server's settings.
 type Config struct {
-	Addr string // host:port
+	// Addr, when set ("host:port", port 0 = any free one), is the one
+	// plain listener (tests, embedding); when empty the bind, port and
+	// tls-port parameters decide (LoadConfig).
+	Addr string
 	Dir  string
 	Log  *slog.Logger
 	// QueryBufferLimit overrides client-query-buffer-limit (bytes) when > 0;
@@ -39,8 +40,10 @@ type Server struct {
 	cfg  Config
 	eng  *engine.Engine
 	log  *slog.Logger
-	ln   net.Listener
+	net  netState
 	conf *runtimeConfig
+
+	configFile string // absolute path of the file LoadConfig read ("" when none)
 
 	mu      sync.Mutex
 	clients map[int64]*client
@@ -96,6 +99,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 		stop:    make(chan struct{}),
 		conf:    newRuntimeConfig(),
 	}
+	s.log = slog.New(levelHandler{cfg.Log.Handler(), &s.net.level})
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()
@@ -106,50 +110,6 @@ func New(cfg Config, eng *engine.Engine) *Server {
 
 // Engine returns the server's engine.
 func (s *Server) Engine() *engine.Engine { return s.eng }
-
-// Listen binds the configured address.
-func (s *Server) Listen() error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return err
-	}
-	s.ln = ln
-	s.setListenConfig()
-	return nil
-}
-
-// Addr is the bound address.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
-// Serve accepts connections until Close.
-func (s *Server) Serve() error {
-	s.wg.Add(1)
-	go s.cron()
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			if s.closing.Load() {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			return err
-		}
-		s.stats.connsReceived.Add(1)
-		if s.refuseClient(nc) {
-			continue
-		}
-		cl := s.newClient(nc)
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveClient(cl)
-		}()
-	}
-}
 
 // ListenAndServe is Listen then Serve.
 func (s *Server) ListenAndServe() error {
@@ -166,9 +126,14 @@ func (s *Server) Close() error {
 	}
 	close(s.stop)
 	var err error
-	if s.ln != nil {
-		err = s.ln.Close()
+	s.net.mu.Lock()
+	for _, l := range s.net.listeners {
+		if e := l.ln.Close(); err == nil {
+			err = e
+		}
 	}
+	s.net.listeners = nil
+	s.net.mu.Unlock()
 	s.mu.Lock()
 	for _, cl := range s.clients {
 		cl.nc.Close()

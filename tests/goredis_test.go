@@ -170,8 +170,9 @@ func TestGoRedisWatchRetries(t *testing.T) {
 	}
 }
 
-// TestBinary builds cmd/limitdb, checks --version, serves a client on a
-// free port and shuts down cleanly on SIGTERM.
+// TestBinary builds cmd/limitdb, checks --version, refuses a bad config
+// file (status 1), serves a client on a free port given after a config
+// file and shuts down cleanly on SIGTERM.
 func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -190,7 +191,16 @@ func TestBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--loglevel", "warn")
+	// a config file, then options that override it (port 1 would fail)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "limitdb.conf")
+	os.WriteFile(conf, []byte("bind 127.0.0.1\nport 1\nloglevel notice\n"), 0o644)
+	bad := filepath.Join(dir, "bad.conf")
+	os.WriteFile(bad, []byte("port 0\nno-such-directive 1\n"), 0o644)
+	if out, err := exec.Command(bin, bad).CombinedOutput(); !strings.Contains(string(out), "*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***") || cmdExit(err) != 1 {
+		t.Fatalf("bad config: %q %v", out, err)
+	}
+	cmd := exec.Command(bin, conf, "--port", strconv.Itoa(port), "--loglevel", "warn")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -291,4 +301,15 @@ func TestGoRedisCommand(t *testing.T) {
 			t.Fatalf("resp%d COMMAND DOCS: %v %v", proto, docs, err)
 		}
 	}
+}
+
+// cmdExit is a finished command's exit status (-1 when it did not run).
+func cmdExit(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err == nil {
+		return 0
+	}
+	return -1
 }

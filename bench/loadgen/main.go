@@ -143,7 +143,8 @@ func main() {
 			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
 			procs = strconv.Itoa(*fProcs)
 		}
-		args := append([]string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort), "--loglevel", "warn"}, strings.Fields(*fLimitArgs)...)
+		args := append([]string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort), "--bind", "127.0.0.1", "--loglevel", "warn"},
+			strings.Fields(*fLimitArgs)...)
 		cand.addr, cand.pid = startServer("limitdb", args, env, *fLimitPort)
 	}
 	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",

@@ -11,7 +11,7 @@ cp check.js check-node-redis.js package.json "$WORK/"
 (cd "$WORK" && npm install --no-audit --no-fund --silent >/dev/null)
 go build -o "$WORK/limitdb" ../../cmd/limitdb
 redis-server --port "$REF" --save '' --daemonize yes --pidfile "$WORK/redis.pid"
-"$WORK/limitdb" --port "$CAND" >"$WORK/limitdb.log" 2>&1 &
+"$WORK/limitdb" --bind 127.0.0.1 --port "$CAND" >"$WORK/limitdb.log" 2>&1 &
 LPID=$!
 cleanup() { kill "$(cat "$WORK/redis.pid")" "$LPID" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT

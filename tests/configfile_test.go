@@ -1,0 +1,283 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"limitdb/server"
+)
+
+// startRedisArgs starts redis-server with the given arguments (a config
+// file and/or options) on a free loopback port, bound to 127.0.0.1 only;
+// it returns the address.
+func startRedisArgs(t *testing.T, args ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not installed")
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// loopback only, whatever the file says (options come after it)
+	args = append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--daemonize", "no")
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if nc, err := net.Dial("tcp", addr); err == nil {
+			nc.Close()
+			return addr
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("redis-server %q did not start", args)
+	return ""
+}
+
+// startLimitdbFile starts an in-process limitdb from a config file and
+// options, as cmd/limitdb does.
+func startLimitdbFile(t *testing.T, path string, opts ...string) *server.Server {
+	t.Helper()
+	srv := server.New(server.Config{}, nil)
+	if err := srv.LoadConfig(path, server.ArgsToOptions(opts)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// TestConfigFileErrorsMatchRedis: for bad config files and command-line
+// options, limitdb's fatal report is byte for byte what redis-server
+// 7.0.15 prints on stderr before exiting with status 1.
+func TestConfigFileErrorsMatchRedis(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not installed")
+	}
+	dir := t.TempDir()
+	cases := []struct {
+		file string
+		opts []string
+	}{
+		{"# comment\nport 0\nfoo bar\n", nil},
+		{"port 0\n", []string{"--hz", "abc"}},
+		{"port 0\n", []string{"--port", `"ab`}},
+		{"port 0\nmaxmemory 1xb\n", nil},
+		{"port 0\nmaxmemory-policy lru\n", nil},
+		{"port 0\nport 1 2\n", nil},
+		{"port 0\nrequirepass \"abc\n", nil},
+		{"port 0\nrequirepass \"abc\"def\n", nil},
+		{"port 0\nsave 0 1\n", nil},
+		{"port 0\nsave 900\n", nil},
+		{"port 0\nprotected-mode maybe\n", nil},
+		{"port 0\ntimeout -1\n", nil},
+		{"port 0\n", []string{"--tls-auth-clients", "sometimes"}},
+		{"port 0\nunixsocketperm 999\n", nil},
+		{"port 0\nunixsocketperm 1000\n", nil},
+		{"port 0\ninclude\n", nil},
+		{"port 0\nuser\n", nil},
+		{"port 0\n", []string{"--notify-keyspace-events", "Q"}},
+		{"port 0\ninclude " + filepath.Join(dir, "inc.conf") + "\n", nil},
+		{"port 0\ninclude " + filepath.Join(dir, "missing.conf") + "\n", nil},
+	}
+	if err := os.WriteFile(filepath.Join(dir, "inc.conf"), []byte("\n\nhz x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.conf", i))
+		if err := os.WriteFile(p, []byte(c.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, append([]string{p}, c.opts...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Stdout = &stderr // the can't-open error is logged on stdout
+		err := cmd.Run()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 1 {
+			t.Fatalf("case %d: redis-server did not fail: %v", i, err)
+		}
+		want := stderr.String()
+		if j := strings.Index(want, "Fatal error, can't open"); j >= 0 {
+			want = want[j:] // Redis logs this one with its log prefix
+		}
+		srv := server.New(server.Config{}, nil)
+		got := srv.LoadConfig(p, server.ArgsToOptions(c.opts))
+		if got == nil || got.Error() != want {
+			t.Errorf("case %d (%q %q):\nlimitdb %q\nredis   %q", i, c.file, c.opts, got, want)
+		}
+	}
+}
+
+// TestConfigRewriteMatchesRedis: the same file, the same CONFIG SETs and
+// CONFIG REWRITE on redis-server and limitdb give the same file: comments
+// and blank lines kept, values replaced in their lines (an alias line under
+// the canonical name), duplicates blanked, requirepass "" removed, a
+// deprecated directive commented out ("# ??? "), new values appended after
+// the signature. Redis appends in its hash table's
+// order, so the appended lines are compared as a set, without the lines
+// for what limitdb does not have (latency-tracking-info-percentiles, and
+// user lines until ACLs are wired).
+func TestConfigRewriteMatchesRedis(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	os.Mkdir(data, 0o755)
+	body := strings.Join([]string{
+		"# top comment",
+		"bind 127.0.0.1",
+		"",
+		"",
+		"# memory",
+		"maxmemory 100mb",
+		"maxmemory 200mb",
+		`save ""`,
+		"appendonly no",
+		"dir " + data,
+		"timeout 0",
+		"lua-time-limit 100",
+		`requirepass "old pass"`,
+		"hz 10",
+		"list-max-ziplist-entries 5",
+		"   # indented comment",
+		"# end",
+		"",
+	}, "\n")
+	sets := [][]string{
+		{"CONFIG", "SET", "maxmemory", "1gb", "timeout", "30", "maxmemory-policy", "allkeys-lru",
+			"hz", "12", "busy-reply-threshold", "5000", "notify-keyspace-events", "Ex",
+			"tcp-keepalive", "300", "save", "900 1 300 10", "protected-mode", "no", "maxmemory-samples", "7"},
+		{"CONFIG", "SET", "requirepass", ""},
+	}
+	rewrite := func(addr, path string) string {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Do("AUTH", "old pass")
+		for _, s := range sets {
+			if r := mustDo(t, c, s...); string(r) != "+OK\r\n" {
+				t.Fatalf("%q: %q", s, r)
+			}
+		}
+		if r := mustDo(t, c, "CONFIG", "REWRITE"); string(r) != "+OK\r\n" {
+			t.Fatalf("CONFIG REWRITE: %q", r)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	rp := filepath.Join(dir, "redis.conf")
+	lp := filepath.Join(dir, "limitdb.conf")
+	os.WriteFile(rp, []byte(body), 0o644)
+	os.WriteFile(lp, []byte(body), 0o644)
+	rAddr := startRedisArgs(t, rp)
+	_, rPort, _ := net.SplitHostPort(rAddr)
+	lPort, _ := freePort()
+	startLimitdbFile(t, lp, "--port", strconv.Itoa(lPort))
+	lc, _ := Dial(fmt.Sprintf("127.0.0.1:%d", lPort))
+	if info := mustDo(t, lc, "INFO", "server"); !bytes.Contains(info, []byte("config_file:"+lp+"\r\n")) {
+		t.Fatalf("INFO config_file: %q", info)
+	}
+	lc.Close()
+	want := normRewrite(rewrite(rAddr, rp), rPort)
+	got := normRewrite(rewrite(fmt.Sprintf("127.0.0.1:%d", lPort), lp), strconv.Itoa(lPort))
+	if got != want {
+		t.Fatalf("rewritten files differ\nlimitdb:\n%s\nredis:\n%s", got, want)
+	}
+	// with nothing changed, rewriting is stable (the second rewrite adds
+	// one trailing blank line, as Redis's does; the third nothing)
+	c, _ := Dial(fmt.Sprintf("127.0.0.1:%d", lPort))
+	defer c.Close()
+	mustDo(t, c, "CONFIG", "REWRITE")
+	before, _ := os.ReadFile(lp)
+	mustDo(t, c, "CONFIG", "REWRITE")
+	after, _ := os.ReadFile(lp)
+	if !bytes.Equal(before, after) {
+		t.Fatalf("second rewrite changed the file:\n%s\n---\n%s", before, after)
+	}
+}
+
+// normRewrite puts the port in a neutral form, drops the lines for
+// settings limitdb does not have, and sorts the appended lines.
+func normRewrite(s, port string) string {
+	s = strings.ReplaceAll(s, "port "+port+"\n", "port PORT\n")
+	head, tail, found := strings.Cut(s, "# Generated by CONFIG REWRITE\n")
+	var keep []string
+	for _, l := range strings.Split(tail, "\n") {
+		if l == "" || strings.HasPrefix(l, "latency-tracking-info-percentiles ") || strings.HasPrefix(l, "user ") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	sort.Strings(keep)
+	if !found {
+		return head
+	}
+	return head + "# Generated by CONFIG REWRITE\n" + strings.Join(keep, "\n")
+}
+
+// TestConfigRewriteNoFile: without a config file CONFIG REWRITE is
+// refused as by Redis.
+func TestConfigRewriteNoFile(t *testing.T) {
+	r, l := startBoth(t)
+	rc, _ := Dial(r.Addr)
+	defer rc.Close()
+	lc, _ := Dial(l.Addr().String())
+	defer lc.Close()
+	want, got := mustDo(t, rc, "CONFIG", "REWRITE"), mustDo(t, lc, "CONFIG", "REWRITE")
+	if !bytes.Equal(want, got) {
+		t.Fatalf("limitdb %q, redis %q", got, want)
+	}
+}
+
+// TestConfigRewriteErrorMatchesRedis: when the file's directory is gone
+// CONFIG REWRITE fails with the same error on both servers.
+func TestConfigRewriteErrorMatchesRedis(t *testing.T) {
+	base := t.TempDir()
+	conf := func(name string) string {
+		d := filepath.Join(base, name)
+		os.Mkdir(d, 0o755)
+		p := filepath.Join(d, "x.conf")
+		os.WriteFile(p, []byte("save \"\"\nappendonly no\n"), 0o644)
+		return p
+	}
+	rp, lp := conf("r"), conf("l")
+	rAddr := startRedisArgs(t, rp)
+	lPort, _ := freePort()
+	startLimitdbFile(t, lp, "--port", strconv.Itoa(lPort), "--bind", "127.0.0.1")
+	var replies [][]byte
+	for _, x := range []struct{ addr, path string }{{rAddr, rp}, {fmt.Sprintf("127.0.0.1:%d", lPort), lp}} {
+		os.RemoveAll(filepath.Dir(x.path))
+		c, err := Dial(x.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replies = append(replies, mustDo(t, c, "CONFIG", "REWRITE"))
+		c.Close()
+	}
+	if !bytes.Equal(replies[0], replies[1]) || !bytes.HasPrefix(replies[0], []byte("-ERR Rewriting config file: ")) {
+		t.Fatalf("limitdb %q, redis %q", replies[1], replies[0])
+	}
+}

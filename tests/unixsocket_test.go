@@ -1,0 +1,64 @@
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"limitdb/server"
+)
+
+// TestUnixSocketMatchesRedis: unixsocket and unixsocketperm (octal) at
+// start-up on redis-server and limitdb: the socket file gets the mode,
+// clients over it are served (local for protected mode), CLIENT LIST shows
+// addr=<path>:0 laddr=<path>:0 and flag U, CONFIG GET shows the values
+// and CONFIG SET refuses them (immutable).
+func TestUnixSocketMatchesRedis(t *testing.T) {
+	dir := t.TempDir()
+	rSock, lSock := filepath.Join(dir, "r.sock"), filepath.Join(dir, "l.sock")
+	opts := func(p string) []string {
+		return []string{"--unixsocket", p, "--unixsocketperm", "700", "--save", "", "--appendonly", "no"}
+	}
+	startRedisArgs(t, opts(rSock)...)
+	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, nil)
+	if err := srv.LoadConfig("", server.ArgsToOptions(opts(lSock))); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Close()
+	pick := regexp.MustCompile(` (addr|laddr|flags)=[^ ]*`)
+	run := func(sock string) string {
+		nc, err := net.DialTimeout("unix", sock, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		c := &Conn{nc: nc, br: bufio.NewReader(nc)}
+		st, err := os.Stat(sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := fmt.Sprintf("mode %v\n", st.Mode().Perm())
+		for _, cmd := range [][]string{{"PING"}, {"CONFIG", "GET", "unixsocketperm"},
+			{"CONFIG", "SET", "unixsocket", "/tmp/x"}, {"CONFIG", "SET", "unixsocketperm", "777"}} {
+			out += string(mustDo(t, c, cmd...))
+		}
+		for _, f := range pick.FindAllString(string(mustDo(t, c, "CLIENT", "LIST")), -1) {
+			out += strings.ReplaceAll(f, sock, "SOCK")
+		}
+		return out
+	}
+	want, got := run(rSock), run(lSock)
+	if got != want {
+		t.Fatalf("limitdb:\n%s\nredis:\n%s", got, want)
+	}
+}

@@ -96,6 +96,7 @@ func TestLoadConfig(t *testing.T) {
 		"timeout 30",
 	}, "\n"))
 	s := New(Config{}, nil)
+	defer s.Close() // maxmemory 1gb holds a share of the Go memory limit
 	err := s.LoadConfig(main, ArgsToOptions([]string{"--port", "7002", "--timeout", "40", "--loglevel", "warn", "--bind", "127.0.0.1 -::1"}))
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +120,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 	// save "" on the command line clears the file's save lines
 	s = New(Config{}, nil)
+	defer s.Close()
 	if err := s.LoadConfig(main, ArgsToOptions([]string{"--save"})); err != nil || s.ConfigValue("save") != "" {
 		t.Fatalf("--save: %q %v", s.ConfigValue("save"), err)
 	}

@@ -140,6 +140,11 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	// give back this server's share of the process's Go memory limit
+	s.eng.Mu.Lock()
+	s.mem.limit = 0
+	s.setGoMemoryLimit()
+	s.eng.Mu.Unlock()
 	return err
 }
 

@@ -20,51 +20,6 @@ func init() {
 	)
 }
 
-// aclCategories derives a command's ACL categories the way Redis does
-// (its implicit categories plus the data-type category of its group), in
-// the order of Redis's category table.
-func aclCategories(cmd *engine.Command) []string {
-	has := map[string]bool{}
-	switch cmd.Group {
-	case "generic":
-		has["keyspace"] = true
-	case "string", "list", "hash", "set", "stream", "bitmap", "hyperloglog", "geo", "pubsub", "connection", "scripting":
-		has[cmd.Group] = true
-	case "sorted_set", "sortedset", "zset":
-		has["sortedset"] = true
-	case "transactions":
-		has["transaction"] = true
-	}
-	if cmd.Has(engine.FlagWrite) {
-		has["write"] = true
-	}
-	if cmd.Has(engine.FlagReadOnly) {
-		has["read"] = true
-	}
-	if cmd.Has(engine.FlagAdmin) {
-		has["admin"] = true
-		has["dangerous"] = true
-	}
-	if cmd.Has(engine.FlagPubSub) {
-		has["pubsub"] = true
-	}
-	if cmd.Has(engine.FlagFast) {
-		has["fast"] = true
-	} else {
-		has["slow"] = true
-	}
-	if cmd.Has(engine.FlagBlocking) {
-		has["blocking"] = true
-	}
-	var out []string
-	for _, c := range []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction", "scripting"} {
-		if has[c] {
-			out = append(out, "@"+c)
-		}
-	}
-	return out
-}
-
 // writeCommandInfo writes one COMMAND INFO entry: name, arity, flags,
 // first key, last key, step, ACL categories, tips, key specs, subcommands
 // (sets in RESP3 where Redis sends sets).
@@ -81,10 +36,10 @@ func writeCommandInfo(cl *client, cmd *engine.Command) {
 	w.Int(int64(cmd.FirstKey))
 	w.Int(int64(cmd.LastKey))
 	w.Int(int64(cmd.Step))
-	cats := aclCategories(cmd)
+	cats := cmd.CategoryList()
 	w.Set(len(cats))
 	for _, c := range cats {
-		w.Status(c)
+		w.Status("@" + c)
 	}
 	w.Set(0) // tips
 	if cmd.FirstKey > 0 {
@@ -245,12 +200,7 @@ func cmdCommandList(s *Server, cl *client, argv [][]byte) {
 			filter = func(*engine.Command) bool { return false }
 		case "aclcat":
 			filter = func(c *engine.Command) bool {
-				for _, x := range aclCategories(c) {
-					if strings.EqualFold(x[1:], v) {
-						return true
-					}
-				}
-				return false
+				return c.Cats&engine.CategoryByName(v) != 0
 			}
 		case "pattern":
 			filter = func(c *engine.Command) bool { return engine.Match(v, c.Name, true) }

@@ -1,0 +1,128 @@
+package engine
+
+// ACL command categories, in the order of Redis 7.0's category table (the
+// order ACL CAT and COMMAND INFO list them), then limitdb's own
+// @ratelimit for the native limiter commands (RL.*, CL.THROTTLE).
+const (
+	CatKeyspace uint64 = 1 << iota
+	CatRead
+	CatWrite
+	CatSet
+	CatSortedSet
+	CatList
+	CatHash
+	CatString
+	CatBitmap
+	CatHyperLogLog
+	CatGeo
+	CatStream
+	CatPubSub
+	CatAdmin
+	CatFast
+	CatSlow
+	CatBlocking
+	CatDangerous
+	CatConnection
+	CatTransaction
+	CatScripting
+	CatRateLimit
+)
+
+// CategoryNames lists the category names; bit i of a category set is
+// CategoryNames[i].
+var CategoryNames = []string{
+	"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
+	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
+	"blocking", "dangerous", "connection", "transaction", "scripting", "ratelimit",
+}
+
+// CategoryByName returns the category bit of name (case-insensitive), 0
+// when there is none.
+func CategoryByName(name string) uint64 {
+	for i, n := range CategoryNames {
+		if EqualFoldStr(name, n) {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// CategoryList returns the names of the categories of cmd, in table order.
+func (cmd *Command) CategoryList() []string {
+	var out []string
+	for i, n := range CategoryNames {
+		if cmd.Cats&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// cmdMeta is what Redis's command JSON says about a command beyond the
+// flags: its explicit ACL categories and its key specs.
+type cmdMeta struct {
+	cats  uint64
+	specs []KeySpec
+}
+
+// limitdbMeta covers the commands Redis 7.0 does not have: the native
+// limiter commands (@ratelimit; RL.ALLOWALL's keys come every third
+// argument after the count), and two CLIENT subcommands of Redis 7.2
+// (with 7.2's categories).
+var limitdbMeta = map[string]cmdMeta{
+	"rl.allow":        {CatRateLimit, []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.peek":         {CatRateLimit, []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
+	"rl.refund":       {CatRateLimit, []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.reset":        {CatRateLimit, []KeySpec{{Flags: KeyRM | KeyDelete, BeginIndex: 1, KeyStep: 1}}},
+	"rl.info":         {CatRateLimit, []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
+	"rl.allowall":     {CatRateLimit, []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 3}}},
+	"cl.throttle":     {CatRateLimit, []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"client|no-touch": {CatConnection, nil},
+	"client|setinfo":  {CatConnection, nil},
+}
+
+// attachMeta sets cmd.Cats (explicit categories plus the implicit ones
+// Redis derives from the flags) and cmd.KeySpecs. A command absent from
+// both tables (test-only commands) gets the key range of its table entry,
+// read or written as its flags say.
+func attachMeta(cmd *Command) {
+	m, ok := redisMeta[cmd.Name]
+	if !ok {
+		m, ok = limitdbMeta[cmd.Name]
+	}
+	if !ok && cmd.FirstKey > 0 {
+		f := KeyRO | KeyAccess
+		if cmd.Has(FlagWrite) {
+			f = KeyRW | KeyAccess | KeyUpdate
+		}
+		last := cmd.LastKey
+		if last > 0 {
+			last -= cmd.FirstKey
+		}
+		m.specs = []KeySpec{{Flags: f, BeginIndex: cmd.FirstKey, LastKey: last, KeyStep: max(cmd.Step, 1)}}
+	}
+	c := m.cats
+	if cmd.Has(FlagWrite) {
+		c |= CatWrite
+	}
+	if cmd.Has(FlagReadOnly) && c&CatScripting == 0 {
+		c |= CatRead
+	}
+	if cmd.Has(FlagAdmin) {
+		c |= CatAdmin | CatDangerous
+	}
+	if cmd.Has(FlagPubSub) {
+		c |= CatPubSub
+	}
+	if cmd.Has(FlagFast) {
+		c |= CatFast
+	}
+	if cmd.Has(FlagBlocking) {
+		c |= CatBlocking
+	}
+	if c&CatFast == 0 {
+		c |= CatSlow
+	}
+	cmd.Cats = c
+	cmd.KeySpecs = m.specs
+}

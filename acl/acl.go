@@ -103,6 +103,7 @@ type User struct {
 	flags     int
 	passwords []string // lower-case hex SHA-256, in the order added
 	selectors []*Selector
+	gone      bool // deleted or replaced: its connections are being closed
 	// free: the user may run everything on every key and channel (one
 	// selector with allcommands, allkeys, allchannels) so Check returns
 	// at once; kept up to date by every change.
@@ -125,8 +126,18 @@ func (u *User) clone() *User {
 	return &c
 }
 
+// Gone reports whether the user was deleted or replaced (ACL DELUSER, ACL
+// LOAD): connections still pointing at it must be closed.
+func (u *User) Gone() bool { return u.gone }
+
+// MarkGone flags a removed user: every check fails from now on.
+func (u *User) MarkGone() { u.gone, u.free = true, false }
+
 func (u *User) refresh() {
 	u.free = false
+	if u.gone {
+		return
+	}
 	for _, s := range u.selectors {
 		if s.allCommands && s.allKeys && s.allChannels {
 			u.free = true

@@ -27,6 +27,9 @@ func (u *User) Check(cmd *engine.Command, argv [][]byte) (res Result, pos int) {
 		return OK, 0
 	}
 	res = DeniedCmd
+	if u.gone {
+		return res, 0
+	}
 	for _, s := range u.selectors {
 		r, p := s.check(cmd, argv)
 		if r == OK {

@@ -7,6 +7,20 @@ package engine
 // explicitly (the implicit ones follow from the flags, see categoriesOf)
 // and its key specs.
 var redisMeta = map[string]cmdMeta{
+	"acl":              {cats: 0, specs: nil},
+	"acl|cat":          {cats: 0, specs: nil},
+	"acl|deluser":      {cats: 0, specs: nil},
+	"acl|dryrun":       {cats: 0, specs: nil},
+	"acl|genpass":      {cats: 0, specs: nil},
+	"acl|getuser":      {cats: 0, specs: nil},
+	"acl|help":         {cats: 0, specs: nil},
+	"acl|list":         {cats: 0, specs: nil},
+	"acl|load":         {cats: 0, specs: nil},
+	"acl|log":          {cats: 0, specs: nil},
+	"acl|save":         {cats: 0, specs: nil},
+	"acl|setuser":      {cats: 0, specs: nil},
+	"acl|users":        {cats: 0, specs: nil},
+	"acl|whoami":       {cats: 0, specs: nil},
 	"append":           {cats: CatString, specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}}},
 	"auth":             {cats: CatConnection, specs: nil},
 	"client":           {cats: 0, specs: nil},

@@ -328,6 +328,11 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	if cmd.Has(engine.FlagNoScript) {
 		return v.raise(L, errNotAllowed, raise)
 	}
+	if c.ACL != nil {
+		if msg := c.ACL.ScriptCheck(cmd, argv); msg != "" {
+			return v.raise(L, msg, raise)
+		}
+	}
 	isWrite := cmd.Has(engine.FlagWrite)
 	if isWrite && v.ro {
 		return v.raise(L, engine.ErrReadOnlyScript, raise)

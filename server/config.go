@@ -37,6 +37,9 @@ type param struct {
 	enum      []string
 	immutable bool
 	protected bool
+	// apply, when set, makes a new value take effect (beyond what
+	// applyConfig reads); called with the engine lock held.
+	apply func(s *Server, v string)
 }
 
 var params = []*param{
@@ -69,7 +72,9 @@ var params = []*param{
 	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
-	{name: "requirepass", kind: pString, def: ""},
+	{name: "requirepass", kind: pString, def: "", apply: (*Server).setRequirePass},
+	{name: "aclfile", kind: pString, def: "", immutable: true},
+	{name: "acllog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807, apply: (*Server).setACLLogMax},
 }
 
 // runtimeConfig holds the CONFIG GET/SET values. Guarded by the engine lock.
@@ -210,6 +215,9 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 	}
 	for _, x := range sets {
 		s.conf.params[x.p.name] = x.v
+		if x.p.apply != nil {
+			x.p.apply(s, x.v)
+		}
 	}
 	s.applyConfig()
 	cl.w.OK()
@@ -433,6 +441,10 @@ func (s *Server) initConfig() {
 	}
 	if s.cfg.Dir != "" {
 		s.conf.params["dir"] = s.cfg.Dir
+	}
+	if s.cfg.RequirePass != "" {
+		s.conf.params["requirepass"] = s.cfg.RequirePass
+		s.setRequirePass(s.cfg.RequirePass)
 	}
 	s.applyConfig()
 }

@@ -32,6 +32,8 @@ type Config struct {
 	// QueryBufferLimit overrides client-query-buffer-limit (bytes) when > 0;
 	// tests use a small one.
 	QueryBufferLimit int64
+	// RequirePass is requirepass at start-up (the default user's password).
+	RequirePass string
 }
 
 // Server serves the Redis protocol over TCP.
@@ -58,6 +60,7 @@ type Server struct {
 	idleLimit  atomic.Int64 // timeout, seconds (0 = never)
 	peakMem    atomic.Uint64
 	ops        opsSampler // touched by cron only (mean is atomic)
+	auth       authState  // users, ACL LOG (auth.go)
 	runID      string
 }
 
@@ -97,6 +100,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	}
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
+	s.initAuth()
 	s.initConfig()
 	s.runID = newRunID()
 	return s

@@ -21,6 +21,8 @@ func main() {
 	dir := flag.String("dir", ".", "data directory")
 	level := flag.String("loglevel", "info", "log level: debug, info, warn, error")
 	version := flag.Bool("version", false, "print the version and exit")
+	requirePass := flag.String("requirepass", "", "password of the default user (empty: none)")
+	aclFile := flag.String("aclfile", "", "ACL file of users, loaded at start-up (ACL LOAD/SAVE use it)")
 	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); empty: off")
 	flag.Parse()
 	if *version {
@@ -44,7 +46,15 @@ func main() {
 		Addr: net.JoinHostPort(*bind, strconv.Itoa(*port)),
 		Dir:  *dir,
 		Log:  log,
+
+		RequirePass: *requirePass,
 	}, nil)
+	if *aclFile != "" {
+		if err := srv.LoadACLFile(*aclFile); err != nil {
+			log.Error("aclfile", "err", err)
+			os.Exit(1)
+		}
+	}
 	if err := srv.Listen(); err != nil {
 		log.Error("listen failed", "err", err)
 		os.Exit(1)

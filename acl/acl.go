@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 
-	"limitdb/engine"
 )
 
 // Key permissions of a pattern: %R~ reads, %W~ writes, ~ both.
@@ -47,7 +46,7 @@ type Selector struct {
 }
 
 func newSelector() *Selector {
-	return &Selector{cmds: make([]uint64, (engine.NumCommandIDs()+63)/64)}
+	return &Selector{cmds: make([]uint64, (commands().size+63)/64)}
 }
 
 func (s *Selector) clone() *Selector {

@@ -93,24 +93,13 @@ func (s *Selector) ChannelsString() string {
 // Selector returns the user's selector i (0 is the root one).
 func (u *User) Selector(i int) *Selector { return u.selectors[i] }
 
-// allCommands lists every command and subcommand (a container before its
-// subcommands), in name order.
-func allCommands() []*engine.Command {
-	var out []*engine.Command
-	for _, c := range engine.Commands() {
-		out = append(out, c)
-		out = append(out, c.Subs...)
-	}
-	return out
-}
-
 // CommandRules describes the command bits with the fewest rules Redis's
 // way: start from +@all (when the selector may run future commands) or
 // -@all, greedily apply the category that best fits what remains, then
 // fix single commands. Redis emits the single commands in its hash
 // table's order; limitdb in name order.
 func (s *Selector) CommandRules() string {
-	cmds := allCommands()
+	cmds := commands().list
 	var b strings.Builder
 	additive := !s.future
 	fake := newSelector()
@@ -130,8 +119,8 @@ func (s *Selector) CommandRules() string {
 			}
 			on, off := 0, 0
 			for _, c := range cmds {
-				if c.Cats&(1<<j) != 0 {
-					if temp.bit(c.ID) {
+				if c.cats&(1<<j) != 0 {
+					if temp.bit(c.id) {
 						on++
 					} else {
 						off++
@@ -161,21 +150,19 @@ func (s *Selector) CommandRules() string {
 		}
 		applied[best] = true
 	}
-	for _, top := range engine.Commands() {
-		for _, c := range append([]*engine.Command{top}, top.Subs...) {
-			if ub := s.bit(c.ID); ub != fake.bit(c.ID) {
-				if ub {
-					b.WriteString("+")
-				} else {
-					b.WriteString("-")
-				}
-				b.WriteString(c.Name + " ")
-				fake.change(c, ub)
+	for _, c := range cmds {
+		if ub := s.bit(c.id); ub != fake.bit(c.id) {
+			if ub {
+				b.WriteString("+")
+			} else {
+				b.WriteString("-")
 			}
+			b.WriteString(c.name + " ")
+			fake.change(c, ub)
 		}
-		if !s.bit(top.ID) && top.ID < len(s.firstArgs) {
-			for _, a := range s.firstArgs[top.ID] {
-				b.WriteString("+" + top.Name + "|" + a + " ")
+		if c.parent == nil && !s.bit(c.id) && c.id < len(s.firstArgs) {
+			for _, a := range s.firstArgs[c.id] {
+				b.WriteString("+" + c.name + "|" + a + " ")
 			}
 		}
 	}

@@ -197,14 +197,14 @@ func (s *Selector) apply(op string) error {
 		if cmd == nil {
 			return errUnknownCmd
 		}
-		if strings.Contains(cmd.Name, "|") {
+		if cmd.parent != nil {
 			return errSubFirstArg
 		}
 		sub := name[i+1:]
 		if sub == "" {
 			return errSyntax
 		}
-		if len(cmd.Subs) > 0 {
+		if len(cmd.subs) > 0 {
 			sc := lookup(name)
 			if sc == nil {
 				return errUnknownCmd
@@ -212,7 +212,7 @@ func (s *Selector) apply(op string) error {
 			s.change(sc, true)
 			return nil
 		}
-		s.addFirstArg(cmd.ID, sub)
+		s.addFirstArg(cmd.id, sub)
 	case op[0] == '-' && (len(op) < 2 || op[1] != '@'):
 		cmd := lookup(op[1:])
 		if cmd == nil {
@@ -231,27 +231,15 @@ func (s *Selector) apply(op string) error {
 	return nil
 }
 
-// lookup finds a command or "container|sub" by name, case-insensitively.
-func lookup(name string) *engine.Command {
-	if i := strings.IndexByte(name, '|'); i >= 0 {
-		c := engine.Lookup([]byte(name[:i]))
-		if c == nil {
-			return nil
-		}
-		return c.Sub([]byte(name[i+1:]))
-	}
-	return engine.Lookup([]byte(name))
-}
-
 // change allows or denies a command and, for a container, all its
 // subcommands; it forgets the command's allowed first arguments.
-func (s *Selector) change(cmd *engine.Command, allow bool) {
-	s.setBit(cmd.ID, allow)
-	if cmd.ID < len(s.firstArgs) {
-		s.firstArgs[cmd.ID] = nil
+func (s *Selector) change(cmd *entry, allow bool) {
+	s.setBit(cmd.id, allow)
+	if cmd.id < len(s.firstArgs) {
+		s.firstArgs[cmd.id] = nil
 	}
-	for _, sub := range cmd.Subs {
-		s.setBit(sub.ID, allow)
+	for _, sub := range cmd.subs {
+		s.setBit(sub.id, allow)
 	}
 }
 
@@ -270,14 +258,9 @@ func (s *Selector) addFirstArg(id int, arg string) {
 // setCategory applies +@cat / -@cat: every command in the category (and,
 // for a container in it, all its subcommands) is allowed or denied.
 func (s *Selector) setCategory(cat uint64, allow bool) {
-	for _, cmd := range engine.Commands() {
-		if cmd.Cats&cat != 0 {
-			s.change(cmd, allow)
-		}
-		for _, sub := range cmd.Subs {
-			if sub.Cats&cat != 0 {
-				s.change(sub, allow)
-			}
+	for _, e := range commands().list {
+		if e.cats&cat != 0 {
+			s.change(e, allow)
 		}
 	}
 }

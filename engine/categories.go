@@ -126,3 +126,15 @@ func attachMeta(cmd *Command) {
 	cmd.Cats = c
 	cmd.KeySpecs = m.specs
 }
+
+// RedisOnly is a command of Redis 7.0 that limitdb does not have: ACL
+// rules may name it (a Redis aclfile with "-debug" loads) and describing
+// rules weighs categories over Redis's whole command table, so ACL LIST
+// reads as Redis's does.
+type RedisOnly struct {
+	Name string // "name" or "container|sub"
+	Cats uint64
+}
+
+// RedisOnlyCommands lists them in name order.
+func RedisOnlyCommands() []RedisOnly { return redisOnlyCommands }

@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"sort"
 	"strings"
-
 )
 
 // Key permissions of a pattern: %R~ reads, %W~ writes, ~ both.

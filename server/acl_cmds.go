@@ -392,6 +392,6 @@ func cmdACLHelp(s *Server, cl *client, argv [][]byte) {
 		"WHOAMI",
 		"    Return the current connection username.",
 		"HELP",
-		"    Print this help.",
+		"    Prints this help.",
 	)
 }

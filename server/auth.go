@@ -68,7 +68,7 @@ func (s *Server) authenticate(cl *client, argv0, user, pass []byte) bool {
 	u := s.auth.acl.Authenticate(user, pass)
 	if u == nil {
 		ctx := "toplevel"
-		if cl.multi {
+		if cl.multi || cl.ctx.InMulti {
 			ctx = "multi"
 		}
 		s.logDenied(cl, acl.DeniedAuth, ctx, string(user), string(argv0))

@@ -47,6 +47,8 @@ func TestMain(m *testing.M) {
 //	@shape CMD …        compare only the reply's type and, for
 //	                    aggregates, its length
 //	@nocompare CMD …    send to both, compare nothing
+//	@acllog CMD …       compare with the values of ACL LOG's age-seconds
+//	                    and client-info fields masked (clock, ports, ids)
 //	@words CMD …        compare with the space-separated words of every
 //	                    bulk string sorted (ACL rule descriptions, whose
 //	                    single-command order is Redis's hash table order)
@@ -163,7 +165,7 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 				}
 				cur = conns[name]
 				continue
-			case "@sort", "@shape", "@nocompare", "@words":
+			case "@sort", "@shape", "@nocompare", "@words", "@acllog":
 				mode = word[1:]
 				text = rest
 			case "@tol":
@@ -206,6 +208,10 @@ func compareReplies(mode string, tol int64, ref, cand []byte) string {
 		a, b := sortedElements(ref), sortedElements(cand)
 		if !bytes.Equal(a, b) {
 			return "replies differ as multisets"
+		}
+	case "acllog":
+		if maskACLLog(ref) != maskACLLog(cand) {
+			return "replies differ (age-seconds and client-info masked)"
 		}
 	case "words":
 		if wordsSorted(ref) != wordsSorted(cand) {
@@ -301,6 +307,24 @@ func wordsSorted(b []byte) string {
 			w := strings.Fields(lines[i])
 			sort.Strings(w)
 			lines[i] = strings.Join(w, " ")
+		}
+	}
+	return strings.Join(lines, "\r\n")
+}
+
+// maskACLLog replaces the values that follow "age-seconds" and
+// "client-info" in an ACL LOG reply by "?".
+func maskACLLog(b []byte) string {
+	lines := strings.Split(string(b), "\r\n")
+	for i := 1; i+1 < len(lines); i++ {
+		if lines[i] != "age-seconds" && lines[i] != "client-info" {
+			continue
+		}
+		j := i + 1
+		if strings.HasPrefix(lines[j], "$") && j+1 < len(lines) {
+			lines[j], lines[j+1] = "?", "?"
+		} else {
+			lines[j] = "?"
 		}
 	}
 	return strings.Join(lines, "\r\n")

@@ -124,6 +124,10 @@ func (u *User) clone() *User {
 	return &c
 }
 
+// Free reports whether the user may run every command on every key and
+// channel (the default user's usual state): callers skip Check then.
+func (u *User) Free() bool { return u.free }
+
 // Gone reports whether the user was deleted or replaced (ACL DELUSER, ACL
 // LOAD): connections still pointing at it must be closed.
 func (u *User) Gone() bool { return u.gone }

@@ -41,28 +41,18 @@ func (u *User) apply(op string) error {
 		u.flags &^= flagNoPass
 		u.passwords = nil
 	case op[0] == '>' || op[0] == '#':
-		var h string
-		if op[0] == '>' {
-			h = HashPassword([]byte(op[1:]))
-		} else {
-			if !validHash(op[1:]) {
-				return errBadHash
-			}
-			h = op[1:]
+		h, err := passHash(op)
+		if err != nil {
+			return err
 		}
 		if indexOf(u.passwords, h) < 0 {
 			u.passwords = append(u.passwords, h)
 		}
 		u.flags &^= flagNoPass
 	case op[0] == '<' || op[0] == '!':
-		var h string
-		if op[0] == '<' {
-			h = HashPassword([]byte(op[1:]))
-		} else {
-			if !validHash(op[1:]) {
-				return errBadHash
-			}
-			h = op[1:]
+		h, err := passHash(op)
+		if err != nil {
+			return err
 		}
 		i := indexOf(u.passwords, h)
 		if i < 0 {
@@ -92,6 +82,18 @@ func (u *User) apply(op string) error {
 		return u.selectors[0].apply(op)
 	}
 	return nil
+}
+
+// passHash is the stored hash a password rule names: >pass and <pass
+// hash the password, #hash and !hash give it (checked).
+func passHash(op string) (string, error) {
+	if op[0] == '>' || op[0] == '<' {
+		return HashPassword([]byte(op[1:])), nil
+	}
+	if !validHash(op[1:]) {
+		return "", errBadHash
+	}
+	return op[1:], nil
 }
 
 func indexOf(list []string, s string) int {

@@ -235,11 +235,13 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		s.reject(cl, cmd, errNoAuth)
 		return nil
 	}
-	if msg, ok := s.permitted(cl, cmd, argv); !ok {
-		if msg != "" {
-			s.reject(cl, cmd, msg)
+	if !cl.user.Free() {
+		if msg, ok := s.permitted(cl, cmd, argv); !ok {
+			if msg != "" {
+				s.reject(cl, cmd, msg)
+			}
+			return nil
 		}
-		return nil
 	}
 	if cl.multi && !isTxnControl(cmd.Name) {
 		q := make([][]byte, len(argv))

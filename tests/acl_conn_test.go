@@ -11,9 +11,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"limitdb/engine"
-	"limitdb/server"
 )
 
 // aclPair is a fresh redis-server and limitdb (see startACLPair) with a
@@ -191,16 +188,7 @@ func TestACLFileLoadSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Stop)
-	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, engine.New())
-	if err := srv.LoadACLFile(file); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	t.Cleanup(func() { srv.Close() })
-	p := &aclPair{t: t, ref: r.Addr, cand: srv.Addr().String()}
+	p := &aclPair{t: t, ref: r.Addr, cand: startLimitdbACL(t, file)}
 	c := p.dial()
 	p.same(c, "ACL", "LIST")
 	p.same(c, "CONFIG", "GET", "aclfile")

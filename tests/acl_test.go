@@ -36,9 +36,16 @@ func startACLPair(t *testing.T, aclfile string) (refAddr, candAddr string, refFi
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Stop)
+	return r.Addr, startLimitdbACL(t, candFile), refFile, candFile
+}
+
+// startLimitdbACL starts an in-process limitdb with aclfile (when set)
+// and returns its address; the test stops it.
+func startLimitdbACL(t *testing.T, aclfile string) string {
+	t.Helper()
 	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, engine.New())
-	if candFile != "" {
-		if err := srv.LoadACLFile(candFile); err != nil {
+	if aclfile != "" {
+		if err := srv.LoadACLFile(aclfile); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,7 +54,7 @@ func startACLPair(t *testing.T, aclfile string) (refAddr, candAddr string, refFi
 	}
 	go srv.Serve()
 	t.Cleanup(func() { srv.Close() })
-	return r.Addr, srv.Addr().String(), refFile, candFile
+	return srv.Addr().String()
 }
 
 // TestACLScenarios runs the scenarios of acl_scenarios/ (ported from

@@ -94,7 +94,7 @@ func (s *Selector) keyAllowed(key []byte, f engine.KeyFlag) bool {
 		if p.Perm&need != need {
 			continue
 		}
-		if engine.Match(p.Pattern, k, false) {
+		if p.matches(k) {
 			return true
 		}
 	}

@@ -172,7 +172,7 @@ func (s *Selector) apply(op string) error {
 				return nil
 			}
 		}
-		s.keys = append(s.keys, KeyPattern{perm, pat})
+		s.keys = append(s.keys, newKeyPattern(perm, pat))
 	case op[0] == '&':
 		if s.allChannels {
 			return errChanAfterAll

@@ -84,6 +84,9 @@ type KeyIter struct {
 // Keys returns an iterator over the key arguments of argv for cmd.
 func (cmd *Command) Keys(argv [][]byte) KeyIter {
 	it := KeyIter{cmd: cmd, argv: argv}
+	if len(cmd.KeySpecs) == 1 {
+		return it // Next checks the only spec itself
+	}
 	for i := range cmd.KeySpecs {
 		if _, _, _, ok := cmd.KeySpecs[i].span(argv); !ok {
 			it.invalid = true
@@ -113,7 +116,11 @@ func (it *KeyIter) Next() (pos int, flags KeyFlag, ok bool) {
 		}
 		ks := &specs[it.si]
 		it.si++
-		first, last, step, _ := ks.span(it.argv)
+		first, last, step, ok := ks.span(it.argv)
+		if !ok {
+			it.invalid = true
+			return 0, 0, false
+		}
 		it.pos, it.last, it.step, it.inSpan = first, last, step, true
 		it.flags = ks.Flags
 		if ks.Flags&KeyVariableFlags != 0 {

@@ -40,9 +40,16 @@ func pipeline(n int, cmd func(i int) []string) []byte {
 
 // benchBatch runs the per-batch work of serveClient (parse, lock, dispatch,
 // unlock, reset the reply buffer) without the network, 16 commands a batch.
-func benchBatch(b *testing.B, cmd func(i int) []string) {
+func benchBatch(b *testing.B, cmd func(i int) []string) { benchBatchAs(b, nil, cmd) }
+
+// benchBatchAs is benchBatch with setup run on the server and client first
+// (e.g. to log the client in as an ACL user).
+func benchBatchAs(b *testing.B, setup func(s *Server, cl *client), cmd func(i int) []string) {
 	s := New(Config{}, nil)
 	cl := s.newClient(nopConn{})
+	if setup != nil {
+		setup(s, cl)
+	}
 	cl.rd = resp.NewReader(&loopReader{pipeline(16, cmd)})
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -49,6 +49,9 @@ var (
 	fSeedDir   = flag.String("seed-dir", "/work/shared/seed-scripts", "folder of the seed Lua scripts")
 	fEnv       = flag.String("limitdb-env", "", "extra environment for the started limitdb, e.g. GOGC=50,GOMEMLIMIT=1GiB")
 	fSkipMem   = flag.String("mem-skip", "", "memory mode: comma-separated parts to skip (incr,gcra)")
+	fLimitArgs = flag.String("limitdb-args", "", "extra arguments for the started limitdb, space separated (e.g. \"--requirepass secret\")")
+	fRedisAuth = flag.String("redis-auth", "", "AUTH sent on every reference connection: \"pass\" or \"user pass\"")
+	fLimitAuth = flag.String("limitdb-auth", "", "AUTH sent on every limitdb connection: \"pass\" or \"user pass\"")
 )
 
 func allNames() string {
@@ -91,7 +94,7 @@ func startServer(name string, args []string, env []string, port int) (string, in
 		if err == nil {
 			r, err := c.do("PING")
 			c.nc.Close()
-			if err == nil && strings.HasPrefix(r, "+PONG") {
+			if err == nil && (strings.HasPrefix(r, "+PONG") || strings.HasPrefix(r, "-NOAUTH")) { // up (NOAUTH: a password is set)
 				return addr, cmd.Process.Pid
 			}
 		}
@@ -113,8 +116,8 @@ func main() {
 	}()
 	defer killChildren()
 
-	ref := &side{name: "redis", shas: map[string]string{}}
-	cand := &side{name: "limitdb", shas: map[string]string{}}
+	ref := &side{name: "redis", shas: map[string]string{}, auth: strings.Fields(*fRedisAuth)}
+	cand := &side{name: "limitdb", shas: map[string]string{}, auth: strings.Fields(*fLimitAuth)}
 	if *fRedis != "" {
 		ref.addr = *fRedis
 		ref.pid = *fRedisPid
@@ -139,8 +142,9 @@ func main() {
 			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
 			procs = strconv.Itoa(*fProcs)
 		}
-		cand.addr, cand.pid = startServer("limitdb", []string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort),
-			"--loglevel", "warn"}, env, *fLimitPort)
+		args := []string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort), "--loglevel", "warn"}
+		args = append(args, strings.Fields(*fLimitArgs)...)
+		cand.addr, cand.pid = startServer("limitdb", args, env, *fLimitPort)
 	}
 	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
 		ref.addr, cand.addr, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU(), runtime.GOMAXPROCS(0))
@@ -160,6 +164,11 @@ func openConns(s *side, n int, seed uint64) {
 		c, err := dial(s.addr, seed+uint64(i))
 		if err != nil {
 			fatalf("%s: %v", s.name, err)
+		}
+		if len(s.auth) > 0 {
+			if r, err := c.do(append([]string{"AUTH"}, s.auth...)...); err != nil || r != "+OK\r\n" {
+				fatalf("%s: AUTH: %q %v", s.name, r, err)
+			}
 		}
 		s.conns = append(s.conns, c)
 	}

@@ -14,6 +14,7 @@ type side struct {
 	addr  string
 	pid   int
 	conns []*conn
+	auth  []string          // AUTH arguments sent on every connection (-redis-auth, -limitdb-auth)
 	shas  map[string]string // script file -> SHA from SCRIPT LOAD
 	// CPU ns the server process used and ops it served during the
 	// measured slices of the current case (pid known only)
@@ -176,6 +177,9 @@ var workloads = []*workload{
 		probe: probeSha(scriptSW, "1000", "1700000000000", "10")},
 	{name: "evalsha-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), scripts: []string{scriptFW},
 		probe: probeSha(scriptFW, "10", "1")},
+	// RL.ALLOW on both sides (limitdb against limitdb, e.g. to measure
+	// the cost of access control)
+	{name: "rl-native", replies: 1, ref: rlAllow("rl:", ""), probe: probeCmd("RL.ALLOW", "probe:rl", "10", "1000")},
 	// RL.ALLOW on limitdb against the equivalent Lua on Redis
 	{name: "rl-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), cand: rlAllow("rl:", ""), scripts: []string{scriptTB}, refOnly: true,
 		probe: func(s *side, isRef bool) []string {

@@ -155,6 +155,8 @@ type Ctx struct {
 // script: it returns "" when allowed, else the error to raise.
 type ScriptACL interface {
 	ScriptCheck(cmd *Command, argv [][]byte) string
+	// ScriptAllowed answers redis.acl_check_cmd (no log entry).
+	ScriptAllowed(cmd *Command, argv [][]byte) bool
 }
 
 // bstr views b as a string without copying, for lookups only: the result

@@ -156,6 +156,12 @@ func (cl *client) ScriptCheck(cmd *engine.Command, argv [][]byte) string {
 	return "ERR The user executing the script can't run this command or subcommand"
 }
 
+// ScriptAllowed implements engine.ScriptACL for redis.acl_check_cmd.
+func (cl *client) ScriptAllowed(cmd *engine.Command, argv [][]byte) bool {
+	res, _ := cl.user.Check(cmd, argv)
+	return res == acl.OK
+}
+
 // dropUsers closes the connections authenticated as any of users (deleted
 // or replaced): at once for other clients, after this reply for cl.
 func (s *Server) dropUsers(cl *client, users []*acl.User) {

@@ -269,6 +269,22 @@ type Error string
 
 func (e Error) Error() string { return string(e) }
 
+// RuleError is a SETUSER rule that failed: Index is its position among
+// the (selector-merged) rules, Why the reason.
+type RuleError struct {
+	Index int
+	Rule  string
+	Why   Error
+}
+
+func (e *RuleError) Error() string {
+	return "Error in ACL SETUSER modifier '" + e.Rule + "': " + string(e.Why)
+}
+
+// UnknownCommand reports whether the rule names a command or category
+// that does not exist (config files report it apart).
+func (e *RuleError) UnknownCommand() bool { return e.Why == errUnknownCmd }
+
 // SetUser applies ACL SETUSER rules to the named user, creating it when
 // missing. Rules are applied to a copy first, so on error nothing changes.
 // It returns the user and whether it existed before.
@@ -287,9 +303,9 @@ func (a *ACL) SetUser(name string, rules []string) (*User, error) {
 	} else {
 		tmp = newUser(name)
 	}
-	for _, op := range args {
+	for i, op := range args {
 		if err := tmp.apply(op); err != nil {
-			return nil, Error("Error in ACL SETUSER modifier '" + op + "': " + err.Error())
+			return nil, &RuleError{Index: i, Rule: op, Why: err.(Error)}
 		}
 	}
 	tmp.refresh()

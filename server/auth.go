@@ -30,6 +30,8 @@ type authState struct {
 	needAuth atomic.Bool
 	log      aclLog
 	file     string // aclfile, "" when none
+	// confUsers: names defined by config file "user" lines (each once)
+	confUsers map[string]bool
 }
 
 func (s *Server) initAuth() {
@@ -181,19 +183,49 @@ func (s *Server) dropUsers(cl *client, users []*acl.User) {
 }
 
 // applyUserDirective applies a config file "user <name> <rules…>" line
-// (args are the words after "user").
+// (args are the words after "user") as Redis loads them: a name may
+// appear once, "user default" starts from reset, and the errors are
+// Redis's start-up texts ("Error in user declaration '<word>': <why>",
+// pointing at the word Redis points at; an unknown command or category:
+// "Error loading ACL rule '<rule>' for the user named '<name>': <why>").
 func applyUserDirective(s *Server, args []string) error {
 	if len(args) < 1 {
 		return acl.Error("wrong number of arguments")
 	}
-	_, err := s.auth.acl.SetUser(args[0], args[1:])
+	full := append([]string{"user"}, args...)
+	name, rules := args[0], args[1:]
+	if s.auth.confUsers[name] {
+		return acl.Error("Error in user declaration '" + name + "': Duplicate user found. A user can only be defined once in config files")
+	}
+	shift := 0
+	if name == acl.DefaultName {
+		rules, shift = append([]string{"reset"}, rules...), 1
+	}
+	_, err := s.auth.acl.SetUser(name, rules)
+	if re, ok := err.(*acl.RuleError); ok {
+		if re.UnknownCommand() {
+			return acl.Error("Error loading ACL rule '" + re.Rule + "' for the user named '" + name + "': " + string(re.Why))
+		}
+		// Redis indexes the whole line with the rule's index (its quirk)
+		return acl.Error("Error in user declaration '" + full[min(re.Index-shift, len(full)-1)] + "': " + string(re.Why))
+	}
+	if err != nil {
+		return err
+	}
+	if s.auth.confUsers == nil {
+		s.auth.confUsers = map[string]bool{}
+	}
+	s.auth.confUsers[name] = true
 	s.syncAuth()
-	return err
+	return nil
 }
 
 // LoadACLFile loads the aclfile at start-up (Redis refuses to start when
 // it cannot be loaded).
 func (s *Server) LoadACLFile(path string) error {
+	if len(s.auth.confUsers) > 0 {
+		return acl.Error("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.")
+	}
 	s.auth.file = path
 	s.conf.params["aclfile"] = path
 	b, err := os.ReadFile(path)

@@ -24,8 +24,16 @@ func TestApplyUserDirective(t *testing.T) {
 		t.Fatalf("alice: %q", got)
 	}
 	err := applyUserDirective(s, []string{"bob", "+nosuchcommand"})
-	if err == nil || err.Error() != "Error in ACL SETUSER modifier '+nosuchcommand': Unknown command or category name in ACL" {
+	if err == nil || err.Error() != "Error loading ACL rule '+nosuchcommand' for the user named 'bob': Unknown command or category name in ACL" {
 		t.Fatalf("bad rule: %v", err)
+	}
+	err = applyUserDirective(s, []string{"bob", "on", "badrule"})
+	if err == nil || err.Error() != "Error in user declaration 'bob': Syntax error" {
+		t.Fatalf("bad rule: %v", err)
+	}
+	err = applyUserDirective(s, []string{"alice", "on"})
+	if err == nil || err.Error() != "Error in user declaration 'alice': Duplicate user found. A user can only be defined once in config files" {
+		t.Fatalf("duplicate: %v", err)
 	}
 	if s.auth.acl.User("bob") != nil {
 		t.Fatal("bob created despite the error")
@@ -40,9 +48,10 @@ func TestApplyUserDirective(t *testing.T) {
 	if !s.defaultUserNoPass() {
 		t.Fatal("requirepass \"\" should make the default user nopass")
 	}
-	if err := applyUserDirective(s, []string{"default", "off"}); err != nil {
+	if _, err := s.auth.acl.SetUser("default", []string{"off"}); err != nil {
 		t.Fatal(err)
 	}
+	s.syncAuth()
 	if s.defaultUserNoPass() {
 		t.Fatal("a disabled default user needs authentication")
 	}

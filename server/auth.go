@@ -138,6 +138,7 @@ func (s *Server) execPermitted(cl *client, cmd *engine.Command, argv [][]byte) b
 		why = "no permission to access one of the channels used as arguments"
 	}
 	cl.w.Error(errExecACLChanged + why)
+	s.countError([]byte(errExecACLChanged)) // an error reply, not a rejected call
 	return false
 }
 

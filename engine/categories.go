@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"sort"
+	"strings"
+)
+
 // ACL command categories, in the order of Redis 7.0's category table (the
 // order ACL CAT and COMMAND INFO list them), then limitdb's own
 // @ratelimit for the native limiter commands (RL.*, CL.THROTTLE).
@@ -58,11 +63,14 @@ func (cmd *Command) CategoryList() []string {
 	return out
 }
 
+//go:generate go run ./internal/gencmdmeta -src ../../redis-7.0.15 -o cmdmeta_gen.go
+
 // cmdMeta is what Redis's command JSON says about a command beyond the
-// flags: its explicit ACL categories and its key specs.
+// flags: its explicit ACL categories, the ones its Redis flags imply, and
+// its key specs.
 type cmdMeta struct {
-	cats  uint64
-	specs []KeySpec
+	cats, implied uint64
+	specs         []KeySpec
 }
 
 // limitdbMeta covers the commands Redis 7.0 does not have: the native
@@ -70,15 +78,15 @@ type cmdMeta struct {
 // argument after the count), and two CLIENT subcommands of Redis 7.2
 // (with 7.2's categories).
 var limitdbMeta = map[string]cmdMeta{
-	"rl.allow":        {CatRateLimit, []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
-	"rl.peek":         {CatRateLimit, []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
-	"rl.refund":       {CatRateLimit, []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
-	"rl.reset":        {CatRateLimit, []KeySpec{{Flags: KeyRM | KeyDelete, BeginIndex: 1, KeyStep: 1}}},
-	"rl.info":         {CatRateLimit, []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
-	"rl.allowall":     {CatRateLimit, []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 3}}},
-	"cl.throttle":     {CatRateLimit, []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
-	"client|no-touch": {CatConnection, nil},
-	"client|setinfo":  {CatConnection, nil},
+	"rl.allow":        {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.peek":         {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
+	"rl.refund":       {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.reset":        {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRM | KeyDelete, BeginIndex: 1, KeyStep: 1}}},
+	"rl.info":         {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
+	"rl.allowall":     {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 3}}},
+	"cl.throttle":     {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"client|no-touch": {cats: CatConnection},
+	"client|setinfo":  {cats: CatConnection},
 }
 
 // attachMeta sets cmd.Cats (explicit categories plus the implicit ones
@@ -124,6 +132,12 @@ func attachMeta(cmd *Command) {
 		c |= CatSlow
 	}
 	cmd.Cats = c
+	for _, ks := range m.specs {
+		if ks.Unsupported {
+			// a keyword/unknown key spec: the ACL check needs its keys
+			panic("engine: key spec of " + cmd.Name + " not supported (add its key search to keyspec.go)")
+		}
+	}
 	cmd.KeySpecs = m.specs
 }
 
@@ -136,5 +150,27 @@ type RedisOnly struct {
 	Cats uint64
 }
 
-// RedisOnlyCommands lists them in name order.
-func RedisOnlyCommands() []RedisOnly { return redisOnlyCommands }
+// RedisOnlyCommands lists them in name order (call it after every
+// command has registered, i.e. not from an init function).
+func RedisOnlyCommands() []RedisOnly {
+	var out []RedisOnly
+	for name, m := range redisMeta {
+		if lookupFull(name) == nil {
+			out = append(out, RedisOnly{name, m.cats | m.implied})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// lookupFull finds "name" or "container|sub" in the table.
+func lookupFull(name string) *Command {
+	if i := strings.IndexByte(name, '|'); i >= 0 {
+		c := table[name[:i]]
+		if c == nil {
+			return nil
+		}
+		return c.subs[name[i+1:]]
+	}
+	return table[name]
+}

@@ -36,6 +36,9 @@ type KeySpec struct {
 	LastKey, KeyStep, Limit int
 	KeyNum                  bool
 	KeyNumIdx, FirstKey     int
+	// Unsupported: the spec starts at a keyword or is "unknown" in
+	// Redis's JSON; no limitdb command may have one (attachMeta panics).
+	Unsupported bool
 }
 
 // span returns the argument range [first, last] and step of the spec in

@@ -15,7 +15,7 @@ func init() {
 		sub("info", -2, "Returns information about one, multiple or all commands.", cmdCommandInfo),
 		sub("docs", -2, "Returns documentary information about one, multiple or all commands.", cmdCommandDocs),
 		sub("list", -2, "Returns a list of command names.", cmdCommandList),
-		sub("getkeys", -3, "Extracts the key names from an arbitrary command.", cmdCommandGetkeys),
+		sub("getkeys", -4, "Extracts the key names from an arbitrary command.", cmdCommandGetkeys),
 		sub("help", 2, "Returns helpful text about the different subcommands.", cmdCommandHelp),
 	)
 }
@@ -224,9 +224,11 @@ func cmdCommandList(s *Server, cl *client, argv [][]byte) {
 }
 
 // cmdCommandGetkeys: COMMAND GETKEYS command [arg …] — the key arguments
-// of the command, from its key positions. Errors: "Invalid command
-// specified", "Invalid number of arguments specified for command", "The
-// command has no key arguments".
+// of the command, from its key specs (the positions the ACL check uses).
+// Errors, in Redis's order: "Invalid command specified", "The command has
+// no key arguments", "Invalid number of arguments specified for command",
+// "Invalid arguments specified for command" (no key found, unless the
+// command may have none, like EVAL).
 func cmdCommandGetkeys(s *Server, cl *client, argv [][]byte) {
 	args := argv[2:]
 	cmd := engine.Lookup(args[0])
@@ -237,22 +239,27 @@ func cmdCommandGetkeys(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error("ERR Invalid command specified")
 		return
 	}
+	if len(cmd.KeySpecs) == 0 {
+		cl.w.Error("ERR The command has no key arguments")
+		return
+	}
 	if !engine.ArityOK(cmd.Arity, len(args)) {
 		cl.w.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	if cmd.FirstKey <= 0 {
-		cl.w.Error("ERR The command has no key arguments")
-		return
-	}
-	last := cmd.LastKey
-	if last < 0 {
-		last = len(args) + last
-	}
-	step := max(cmd.Step, 1)
+	// the key specs, as the ACL check reads them
 	var keys [][]byte
-	for i := cmd.FirstKey; i <= last && i < len(args); i += step {
-		keys = append(keys, args[i])
+	it := cmd.Keys(args)
+	for {
+		p, _, ok := it.Next()
+		if !ok {
+			break
+		}
+		keys = append(keys, args[p])
+	}
+	if len(keys) == 0 && !cmd.Has(engine.FlagNoMandatoryKeys) {
+		cl.w.Error("ERR Invalid arguments specified for command")
+		return
 	}
 	cl.w.Array(len(keys))
 	for _, k := range keys {

@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"limitdb/engine"
 )
 
 // aclPair is a fresh redis-server and limitdb (see startACLPair) with a
@@ -347,4 +350,57 @@ func TestGoRedisACLUser(t *testing.T) {
 	if v, err := def.Do(ctx, "ACL", "WHOAMI").Text(); err != nil || v != "default" {
 		t.Fatalf("requirepass login: %q %v", v, err)
 	}
+}
+
+// TestKeySpecsMatchRedis: for every command limitdb shares with Redis,
+// COMMAND GETKEYS (which reads the key specs the ACL check uses) answers
+// as Redis for argument lists of several lengths and shapes (plain words,
+// a count first, a count second), so %R~/%W~ and ~ see Redis's keys.
+func TestKeySpecsMatchRedis(t *testing.T) {
+	ctx := context.Background()
+	rc := redis.NewClient(&redis.Options{Addr: redisAddr, Protocol: 2})
+	defer rc.Close()
+	rnames, err := rc.Do(ctx, "COMMAND", "LIST").StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := map[string]bool{}
+	for _, n := range rnames {
+		theirs[n] = true
+	}
+	c := dialPair(t, 2)
+	defer c.ref.Close()
+	defer c.cand.Close()
+	n := 0
+	for _, cmd := range engine.Commands() {
+		for _, x := range append([]*engine.Command{cmd}, cmd.Subs...) {
+			if !theirs[x.Name] || len(x.KeySpecs) == 0 || x.Has(engine.FlagConn) && x.Name != "watch" {
+				continue
+			}
+			name := strings.Split(x.Name, "|")
+			arity := max(x.Arity, -x.Arity)
+			for extra := 0; extra <= 4; extra++ {
+				for shape := 0; shape < 3; shape++ {
+					args := append([]string{"COMMAND", "GETKEYS"}, name...)
+					for i := len(name); i < arity+extra; i++ {
+						a := "k" + strconv.Itoa(i)
+						if shape > 0 && i == len(name)+shape-1 {
+							a = "2"
+						}
+						args = append(args, a)
+					}
+					r, err1 := c.ref.Do(args...)
+					l, err2 := c.cand.Do(args...)
+					if err1 != nil || err2 != nil {
+						t.Fatal(err1, err2)
+					}
+					if !bytes.Equal(r, l) {
+						t.Errorf("%q:\n redis:   %q\n limitdb: %q", args[2:], r, l)
+					}
+					n++
+				}
+			}
+		}
+	}
+	t.Logf("%d GETKEYS compared", n)
 }

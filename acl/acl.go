@@ -202,8 +202,8 @@ func (u *User) Flags() []string {
 // Passwords returns the user's password hashes.
 func (u *User) Passwords() []string { return u.passwords }
 
-// Selectors returns the number of selectors besides the root one.
-func (u *User) Selectors() int { return len(u.selectors) - 1 }
+// NumSelectors returns the number of selectors besides the root one.
+func (u *User) NumSelectors() int { return len(u.selectors) - 1 }
 
 // HashPassword is the stored form of a password: SHA-256, lower-case hex.
 func HashPassword(p []byte) string {

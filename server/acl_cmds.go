@@ -115,8 +115,8 @@ func cmdACLGetuser(s *Server, cl *client, argv [][]byte) {
 	}
 	writeSelector(cl, u.Selector(0))
 	cl.w.BulkString("selectors")
-	cl.w.Array(u.Selectors())
-	for i := 1; i <= u.Selectors(); i++ {
+	cl.w.Array(u.NumSelectors())
+	for i := 1; i <= u.NumSelectors(); i++ {
 		cl.w.Map(3)
 		writeSelector(cl, u.Selector(i))
 	}

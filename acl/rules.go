@@ -122,6 +122,9 @@ func validHash(h string) bool {
 // allchannels/&*, resetchannels, &p, allcommands/+@all, nocommands/-@all,
 // +cmd, -cmd, +cmd|sub, +cmd|firstarg, +@cat, -@cat.
 func (s *Selector) apply(op string) error {
+	if op == "" {
+		return errSyntax // an empty word inside (…), e.g. from "(\"\")"
+	}
 	switch {
 	case strings.EqualFold(op, "allkeys") || op == "~*":
 		s.allKeys, s.keys = true, nil
@@ -163,7 +166,9 @@ func (s *Selector) apply(op string) error {
 			}
 		}
 		pat := op[min(off, len(op)):]
-		if hasSpace(pat) {
+		// %~p (no permission) is a syntax error in redis-server 7.0.15
+		// (checked by experiment: the pattern could not be described)
+		if perm == 0 || hasSpace(pat) {
 			return errSyntax
 		}
 		for i := range s.keys {

@@ -36,6 +36,7 @@ type KeySpec struct {
 	LastKey, KeyStep, Limit int
 	KeyNum                  bool
 	KeyNumIdx, FirstKey     int
+	Notes                   string // Redis's note, shown by COMMAND INFO
 	// Unsupported: the spec starts at a keyword or is "unknown" in
 	// Redis's JSON; no limitdb command may have one (attachMeta panics).
 	Unsupported bool

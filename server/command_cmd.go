@@ -42,18 +42,50 @@ func writeCommandInfo(cl *client, cmd *engine.Command) {
 		w.Status("@" + c)
 	}
 	w.Set(0) // tips
-	if cmd.FirstKey > 0 {
-		w.Set(1)
-		w.Map(3)
-		w.BulkString("flags")
-		if cmd.Has(engine.FlagWrite) {
-			w.Set(2)
-			w.Status("RW")
-			w.Status("update")
+	writeKeySpecs(cl, cmd.KeySpecs)
+	if len(cmd.Subs) == 0 {
+		w.Set(0)
+		return
+	}
+	w.Array(len(cmd.Subs))
+	for _, s := range cmd.Subs {
+		writeCommandInfo(cl, s)
+	}
+}
+
+var keyFlagNames = []struct {
+	f    engine.KeyFlag
+	name string
+}{{engine.KeyRO, "RO"}, {engine.KeyRW, "RW"}, {engine.KeyOW, "OW"}, {engine.KeyRM, "RM"},
+	{engine.KeyAccess, "access"}, {engine.KeyUpdate, "update"}, {engine.KeyInsert, "insert"},
+	{engine.KeyDelete, "delete"}, {engine.KeyNotKey, "not_key"}, {engine.KeyIncomplete, "incomplete"},
+	{engine.KeyVariableFlags, "variable_flags"}}
+
+// writeKeySpecs writes a command's key specs as Redis 7.0's COMMAND INFO
+// does: a set of maps of notes (when any), flags, begin_search, find_keys.
+func writeKeySpecs(cl *client, specs []engine.KeySpec) {
+	w := &cl.w
+	w.Set(len(specs))
+	for _, ks := range specs {
+		n := 3
+		if ks.Notes != "" {
+			n++
+			w.Map(n)
+			w.BulkString("notes")
+			w.BulkString(ks.Notes)
 		} else {
-			w.Set(2)
-			w.Status("RO")
-			w.Status("access")
+			w.Map(n)
+		}
+		w.BulkString("flags")
+		var names []string
+		for _, f := range keyFlagNames {
+			if ks.Flags&f.f != 0 {
+				names = append(names, f.name)
+			}
+		}
+		w.Set(len(names))
+		for _, name := range names {
+			w.Status(name)
 		}
 		w.BulkString("begin_search")
 		w.Map(2)
@@ -62,33 +94,31 @@ func writeCommandInfo(cl *client, cmd *engine.Command) {
 		w.BulkString("spec")
 		w.Map(1)
 		w.BulkString("index")
-		w.Int(int64(cmd.FirstKey))
+		w.Int(int64(ks.BeginIndex))
 		w.BulkString("find_keys")
 		w.Map(2)
 		w.BulkString("type")
-		w.BulkString("range")
-		w.BulkString("spec")
-		w.Map(3)
-		last := int64(cmd.LastKey)
-		if last >= 0 {
-			last -= int64(cmd.FirstKey)
+		if ks.KeyNum {
+			w.BulkString("keynum")
+			w.BulkString("spec")
+			w.Map(3)
+			w.BulkString("keynumidx")
+			w.Int(int64(ks.KeyNumIdx))
+			w.BulkString("firstkey")
+			w.Int(int64(ks.FirstKey))
+			w.BulkString("keystep")
+			w.Int(int64(ks.KeyStep))
+		} else {
+			w.BulkString("range")
+			w.BulkString("spec")
+			w.Map(3)
+			w.BulkString("lastkey")
+			w.Int(int64(ks.LastKey))
+			w.BulkString("keystep")
+			w.Int(int64(ks.KeyStep))
+			w.BulkString("limit")
+			w.Int(int64(ks.Limit))
 		}
-		w.BulkString("lastkey")
-		w.Int(last)
-		w.BulkString("keystep")
-		w.Int(int64(max(cmd.Step, 1)))
-		w.BulkString("limit")
-		w.Int(0)
-	} else {
-		w.Set(0)
-	}
-	if len(cmd.Subs) == 0 {
-		w.Set(0)
-		return
-	}
-	w.Array(len(cmd.Subs))
-	for _, s := range cmd.Subs {
-		writeCommandInfo(cl, s)
 	}
 }
 

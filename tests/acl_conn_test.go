@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -403,4 +404,36 @@ func TestKeySpecsMatchRedis(t *testing.T) {
 		}
 	}
 	t.Logf("%d GETKEYS compared", n)
+}
+
+// TestCommandInfoKeySpecsMatchRedis: COMMAND INFO's key specs (notes,
+// flags, begin_search, find_keys) and ACL categories are Redis's for every
+// command both servers have.
+func TestCommandInfoKeySpecsMatchRedis(t *testing.T) {
+	ctx := context.Background()
+	rc := redis.NewClient(&redis.Options{Addr: redisAddr, Protocol: 2})
+	lc := redis.NewClient(&redis.Options{Addr: limitAddr, Protocol: 2})
+	defer rc.Close()
+	defer lc.Close()
+	n := 0
+	for _, cmd := range engine.Commands() {
+		for _, x := range append([]*engine.Command{cmd}, cmd.Subs...) {
+			ri, err := rc.Do(ctx, "COMMAND", "INFO", x.Name).Slice()
+			if err != nil || len(ri) != 1 || ri[0] == nil {
+				continue // not a Redis command
+			}
+			li, err := lc.Do(ctx, "COMMAND", "INFO", x.Name).Slice()
+			if err != nil || len(li) != 1 {
+				t.Fatalf("%s: %v %v", x.Name, li, err)
+			}
+			r, l := ri[0].([]any), li[0].([]any)
+			for _, field := range []int{6, 8} { // categories, key specs
+				if !reflect.DeepEqual(r[field], l[field]) {
+					t.Errorf("%s field %d:\n redis:   %v\n limitdb: %v", x.Name, field, r[field], l[field])
+				}
+				n++
+			}
+		}
+	}
+	t.Logf("%d fields compared", n)
 }

@@ -17,6 +17,7 @@ import (
 )
 
 type keySpec struct {
+	Notes       string   `json:"notes"`
 	Flags       []string `json:"flags"`
 	BeginSearch map[string]struct {
 		Pos int `json:"pos"`
@@ -145,6 +146,9 @@ func main() {
 				fl = append(fl, keyFlagNames[f])
 			}
 			parts := []string{"Flags: " + join(fl)}
+			if ks.Notes != "" {
+				parts = append(parts, fmt.Sprintf("Notes: %q", ks.Notes))
+			}
 			idx, ok := ks.BeginSearch["index"]
 			if ok { // else a keyword or unknown begin_search
 				parts = append(parts, fmt.Sprintf("BeginIndex: %d", idx.Pos))

@@ -28,6 +28,9 @@ type authState struct {
 	// connection that has not authenticated may run only no_auth
 	// commands. Atomic: the request reader reads it outside the lock.
 	needAuth atomic.Bool
+	// defaultNoPass: the default user has the nopass flag (on or off),
+	// what protected mode asks; atomic for the accept loop.
+	defaultNoPass atomic.Bool
 	log      aclLog
 	file     string // aclfile, "" when none
 	// confUsers: names defined by config file "user" lines (each once)
@@ -45,11 +48,13 @@ func (s *Server) initAuth() {
 func (s *Server) syncAuth() {
 	d := s.auth.acl.Default()
 	s.auth.needAuth.Store(!d.NoPass() || !d.Enabled())
+	s.auth.defaultNoPass.Store(d.NoPass())
 }
 
-// defaultUserNoPass reports whether the default user needs no password
-// (and is on): protected mode refuses non-local connections then.
-func (s *Server) defaultUserNoPass() bool { return !s.auth.needAuth.Load() }
+// defaultUserNoPass reports whether the default user has the nopass flag
+// (Redis 7.0's protected-mode test, networking.c: it looks at nopass
+// only, not at on/off). Safe without the engine lock.
+func (s *Server) defaultUserNoPass() bool { return s.auth.defaultNoPass.Load() }
 
 // authRequired reports whether cl may run only no_auth commands.
 func (s *Server) authRequired(cl *client) bool {

@@ -52,8 +52,8 @@ func TestApplyUserDirective(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.syncAuth()
-	if s.defaultUserNoPass() {
-		t.Fatal("a disabled default user needs authentication")
+	if !s.defaultUserNoPass() || !s.auth.needAuth.Load() {
+		t.Fatal("a disabled nopass default user: still nopass (protected mode), but connections must authenticate")
 	}
 }
 

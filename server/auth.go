@@ -31,8 +31,8 @@ type authState struct {
 	// defaultNoPass: the default user has the nopass flag (on or off),
 	// what protected mode asks; atomic for the accept loop.
 	defaultNoPass atomic.Bool
-	log      aclLog
-	file     string // aclfile, "" when none
+	log           aclLog
+	file          string // aclfile, "" when none
 	// confUsers: names defined by config file "user" lines (each once)
 	confUsers map[string]bool
 }

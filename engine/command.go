@@ -104,6 +104,10 @@ type Command struct {
 
 	F    Flag
 	subs map[string]*Command
+	// Cats is the command's ACL category set (bits of CategoryNames) and
+	// KeySpecs where its keys are and how it uses them (categories.go).
+	Cats     uint64
+	KeySpecs []KeySpec
 	// ID is a small dense index (0, 1, 2 … in registration order,
 	// subcommands included) so per-command data such as the server's
 	// statistics can live in a slice instead of a map keyed by name.
@@ -141,6 +145,7 @@ func Register(cmds ...*Command) {
 
 func prepare(cmd *Command) {
 	cmd.F = ParseFlags(cmd.Flags)
+	attachMeta(cmd)
 	cmd.ID = nextCommandID
 	nextCommandID++
 	if len(cmd.Subs) > 0 {

@@ -154,6 +154,17 @@ type Ctx struct {
 
 	// Deleted collects the keys the active expiry removed, when set.
 	Deleted *[]string
+	// ACL checks the commands a script calls against the caller's user
+	// (set by the server; nil: everything allowed).
+	ACL ScriptACL
+}
+
+// ScriptACL is the caller's permission check for commands run by a
+// script: it returns "" when allowed, else the error to raise.
+type ScriptACL interface {
+	ScriptCheck(cmd *Command, argv [][]byte) string
+	// ScriptAllowed answers redis.acl_check_cmd (no log entry).
+	ScriptAllowed(cmd *Command, argv [][]byte) bool
 }
 
 // bstr views b as a string without copying, for lookups only: the result

@@ -102,7 +102,7 @@ func newVM(st *State) *vm {
 	r.RawSetString("replicate_commands", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
 	r.RawSetString("breakpoint", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }))
 	r.RawSetString("debug", L.NewFunction(func(L *lua.LState) int { return 0 }))
-	r.RawSetString("acl_check_cmd", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
+	r.RawSetString("acl_check_cmd", L.NewFunction(v.aclCheck))
 	for k, n := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
 		"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
 		r.RawSetString(k, lua.LNumber(n))

@@ -277,18 +277,11 @@ func (v *vm) raise(L *lua.LState, msg string, raise bool) int {
 	return 1
 }
 
-// call is redis.call (raise=true) and redis.pcall (raise=false).
-func (v *vm) call(L *lua.LState, raise bool) int {
-	n := L.GetTop()
-	if n == 0 {
-		return v.raise(L, errNoArgs, raise)
-	}
-	if v.c == nil {
-		return v.raise(L, "ERR redis.call is only allowed inside a script", raise)
-	}
+// luaArgv converts the n Lua arguments to argv (strings as they are,
+// numbers as %.17g), laid in one reused arena; false for another type.
+func (v *vm) luaArgv(L *lua.LState, n int) ([][]byte, bool) {
 	argv := v.argv[:0]
 	arena := v.arena[:0]
-	// lay all arguments in one arena, then slice it
 	var ends [64]int
 	endsS := ends[:0]
 	for i := 1; i <= n; i++ {
@@ -298,7 +291,7 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		case lua.LNumber:
 			arena = resp.AppendG17(arena, float64(a))
 		default:
-			return v.raise(L, errArgType, raise)
+			return nil, false
 		}
 		endsS = append(endsS, len(arena))
 	}
@@ -308,6 +301,48 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		start = e
 	}
 	v.argv, v.arena = argv, arena
+	return argv, true
+}
+
+// aclCheck is redis.acl_check_cmd(cmd, arg…): whether the script's
+// caller may run that command with those arguments (no arity check, no
+// ACL LOG entry, as Redis).
+func (v *vm) aclCheck(L *lua.LState) int {
+	if v.c == nil {
+		return v.raise(L, "ERR redis.acl_check_cmd can only be called inside a script invocation", true)
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return v.raise(L, errNoArgs, true)
+	}
+	argv, ok := v.luaArgv(L, n)
+	if !ok {
+		return v.raise(L, errArgType, true)
+	}
+	cmd := engine.Lookup(argv[0])
+	if cmd != nil && len(cmd.Subs) > 0 && len(argv) >= 2 {
+		cmd = cmd.Sub(argv[1])
+	}
+	if cmd == nil {
+		return v.raise(L, "ERR Invalid command passed to redis.acl_check_cmd()", true)
+	}
+	L.Push(lua.LBool(v.c.ACL == nil || v.c.ACL.ScriptAllowed(cmd, argv)))
+	return 1
+}
+
+// call is redis.call (raise=true) and redis.pcall (raise=false).
+func (v *vm) call(L *lua.LState, raise bool) int {
+	n := L.GetTop()
+	if n == 0 {
+		return v.raise(L, errNoArgs, raise)
+	}
+	if v.c == nil {
+		return v.raise(L, "ERR redis.call is only allowed inside a script", raise)
+	}
+	argv, ok := v.luaArgv(L, n)
+	if !ok {
+		return v.raise(L, errArgType, raise)
+	}
 	c := v.c
 	if engine.EqualFold(argv[0], "time") {
 		L.Push(v.timeReply(L))
@@ -327,6 +362,11 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	}
 	if cmd.Has(engine.FlagNoScript) {
 		return v.raise(L, errNotAllowed, raise)
+	}
+	if c.ACL != nil {
+		if msg := c.ACL.ScriptCheck(cmd, argv); msg != "" {
+			return v.raise(L, msg, raise)
+		}
 	}
 	isWrite := cmd.Has(engine.FlagWrite)
 	if isWrite && v.ro {

@@ -38,6 +38,9 @@ type Reader struct {
 	// connections, so CONFIG SET applies at once); nil means Redis's
 	// defaults.
 	Limits *Limits
+	// Unauth applies Redis's limits for a connection that has not
+	// authenticated: at most 10 arguments, bulks of at most 16384 bytes.
+	Unauth bool
 
 	rd  io.Reader
 	buf []byte
@@ -181,6 +184,9 @@ func (r *Reader) Next() ([][]byte, error) {
 			if !ok || n > maxMultibulk {
 				return nil, &ProtocolError{"invalid multibulk length"}
 			}
+			if n > 10 && r.Unauth {
+				return nil, &ProtocolError{"unauthenticated multibulk length"}
+			}
 			// Redis skips the header's "\r\n" without checking the '\n'.
 			if r.r+nl+2 > r.w {
 				return nil, nil
@@ -213,6 +219,9 @@ func (r *Reader) Next() ([][]byte, error) {
 			n, ok := ParseInt(r.buf[p+1 : p+nl])
 			if !ok || n < 0 || n > r.Limits.maxBulk() {
 				return nil, &ProtocolError{"invalid bulk length"}
+			}
+			if n > 16384 && r.Unauth {
+				return nil, &ProtocolError{"unauthenticated bulk length"}
 			}
 			end := p + nl + 2 + int(n) + 2
 			if end > r.w {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"limitdb/acl"
 	"limitdb/engine"
 	"limitdb/resp"
 )
@@ -36,6 +37,9 @@ type client struct {
 	noTouch   bool
 	locked    bool
 	batchCmds int
+
+	user   *acl.User // the ACL user; checked on every command (auth.go)
+	authed bool      // authenticated (or the default user needed no password)
 }
 
 func (s *Server) newClient(nc net.Conn) *client {
@@ -48,8 +52,11 @@ func (s *Server) newClient(nc net.Conn) *client {
 	}
 	cl.w.Proto = 2
 	cl.rd.Limits = &s.limits
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl}
 	cl.last = cl.born
+	s.eng.Mu.Lock() // the users are guarded by the engine lock
+	s.setDefaultAuth(cl)
+	s.eng.Mu.Unlock()
 	s.mu.Lock()
 	s.clients[cl.id] = cl
 	s.mu.Unlock()
@@ -94,6 +101,8 @@ func (s *Server) serveClient(cl *client) {
 			return
 		}
 		for {
+			// unauthenticated connections get Redis's small request limits
+			cl.rd.Unauth = !cl.authed && s.auth.needAuth.Load()
 			argv, err := cl.rd.Next()
 			if err != nil {
 				var pe *resp.ProtocolError
@@ -222,6 +231,21 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		s.countRejected(argv)
 		return nil
 	}
+	// Redis's processCommand order: authentication, ACL, then memory
+	if !cl.authed && s.auth.needAuth.Load() && !cmd.Has(engine.FlagNoAuth) {
+		s.reject(cl, cmd, errNoAuth)
+		return nil
+	}
+	// the default user (all commands, keys, channels) costs this one field
+	// read; a user with key patterns ~30 ns and no allocation (auth.go)
+	if !cl.user.Free() {
+		if msg, ok := s.permitted(cl, cmd, argv); !ok {
+			if msg != "" {
+				s.reject(cl, cmd, msg)
+			}
+			return nil
+		}
+	}
 	if s.mem.limit != 0 {
 		if s.rejectOOM(cl, cmd, argv) {
 			return nil
@@ -271,6 +295,17 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 		s.countError(cl.w.B[before+1:])
 	}
 	return st
+}
+
+// reject answers err to a command refused before it runs (NOAUTH,
+// NOPERM): it aborts a MULTI in progress and counts as a rejected call.
+func (s *Server) reject(cl *client, cmd *engine.Command, err string) {
+	cl.w.Error(err)
+	if cl.multi {
+		cl.multiErr = true
+	}
+	s.statOf(cmd).rejected++
+	s.countError([]byte(err))
 }
 
 func (s *Server) countRejected(argv [][]byte) {

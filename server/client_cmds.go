@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"limitdb/acl"
 	"limitdb/engine"
 )
 
@@ -247,7 +248,7 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 		cmd = "NULL"
 	}
 	str("cmd", cmd)
-	str("user", "default")
+	str("user", c.user.Name)
 	num("redir", -1)
 	num("resp", int64(c.w.Proto))
 	str("lib-name", c.lib)
@@ -290,10 +291,11 @@ func cmdClientKill(s *Server, cl *client, argv [][]byte) {
 		return
 	}
 	var (
-		id                int64
-		addr, laddr, user string
-		typ               = ""
-		skipme            = true
+		id          int64
+		addr, laddr string
+		user        *acl.User
+		typ         = ""
+		skipme      = true
 	)
 	for i := 2; i < len(argv); i += 2 {
 		if i+1 >= len(argv) {
@@ -320,11 +322,12 @@ func cmdClientKill(s *Server, cl *client, argv [][]byte) {
 		case "laddr":
 			laddr = string(v)
 		case "user":
-			if string(v) != "default" {
+			u := s.auth.acl.User(string(v))
+			if u == nil {
 				cl.w.Error("ERR No such user '" + string(v) + "'")
 				return
 			}
-			user = string(v)
+			user = u
 		case "skipme":
 			switch strings.ToLower(string(v)) {
 			case "yes":
@@ -340,10 +343,12 @@ func cmdClientKill(s *Server, cl *client, argv [][]byte) {
 			return
 		}
 	}
-	_ = user
 	killed := int64(0)
 	for _, c := range s.sortedClients() {
 		if id != 0 && c.id != id {
+			continue
+		}
+		if user != nil && c.user != user {
 			continue
 		}
 		if addr != "" && c.nc.RemoteAddr().String() != addr {

@@ -15,54 +15,9 @@ func init() {
 		sub("info", -2, "Returns information about one, multiple or all commands.", cmdCommandInfo),
 		sub("docs", -2, "Returns documentary information about one, multiple or all commands.", cmdCommandDocs),
 		sub("list", -2, "Returns a list of command names.", cmdCommandList),
-		sub("getkeys", -3, "Extracts the key names from an arbitrary command.", cmdCommandGetkeys),
+		sub("getkeys", -4, "Extracts the key names from an arbitrary command.", cmdCommandGetkeys),
 		sub("help", 2, "Returns helpful text about the different subcommands.", cmdCommandHelp),
 	)
-}
-
-// aclCategories derives a command's ACL categories the way Redis does
-// (its implicit categories plus the data-type category of its group), in
-// the order of Redis's category table.
-func aclCategories(cmd *engine.Command) []string {
-	has := map[string]bool{}
-	switch cmd.Group {
-	case "generic":
-		has["keyspace"] = true
-	case "string", "list", "hash", "set", "stream", "bitmap", "hyperloglog", "geo", "pubsub", "connection", "scripting":
-		has[cmd.Group] = true
-	case "sorted_set", "sortedset", "zset":
-		has["sortedset"] = true
-	case "transactions":
-		has["transaction"] = true
-	}
-	if cmd.Has(engine.FlagWrite) {
-		has["write"] = true
-	}
-	if cmd.Has(engine.FlagReadOnly) {
-		has["read"] = true
-	}
-	if cmd.Has(engine.FlagAdmin) {
-		has["admin"] = true
-		has["dangerous"] = true
-	}
-	if cmd.Has(engine.FlagPubSub) {
-		has["pubsub"] = true
-	}
-	if cmd.Has(engine.FlagFast) {
-		has["fast"] = true
-	} else {
-		has["slow"] = true
-	}
-	if cmd.Has(engine.FlagBlocking) {
-		has["blocking"] = true
-	}
-	var out []string
-	for _, c := range []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction", "scripting"} {
-		if has[c] {
-			out = append(out, "@"+c)
-		}
-	}
-	return out
 }
 
 // writeCommandInfo writes one COMMAND INFO entry: name, arity, flags,
@@ -81,24 +36,56 @@ func writeCommandInfo(cl *client, cmd *engine.Command) {
 	w.Int(int64(cmd.FirstKey))
 	w.Int(int64(cmd.LastKey))
 	w.Int(int64(cmd.Step))
-	cats := aclCategories(cmd)
+	cats := cmd.CategoryList()
 	w.Set(len(cats))
 	for _, c := range cats {
-		w.Status(c)
+		w.Status("@" + c)
 	}
 	w.Set(0) // tips
-	if cmd.FirstKey > 0 {
-		w.Set(1)
-		w.Map(3)
-		w.BulkString("flags")
-		if cmd.Has(engine.FlagWrite) {
-			w.Set(2)
-			w.Status("RW")
-			w.Status("update")
+	writeKeySpecs(cl, cmd.KeySpecs)
+	if len(cmd.Subs) == 0 {
+		w.Set(0)
+		return
+	}
+	w.Array(len(cmd.Subs))
+	for _, s := range cmd.Subs {
+		writeCommandInfo(cl, s)
+	}
+}
+
+var keyFlagNames = []struct {
+	f    engine.KeyFlag
+	name string
+}{{engine.KeyRO, "RO"}, {engine.KeyRW, "RW"}, {engine.KeyOW, "OW"}, {engine.KeyRM, "RM"},
+	{engine.KeyAccess, "access"}, {engine.KeyUpdate, "update"}, {engine.KeyInsert, "insert"},
+	{engine.KeyDelete, "delete"}, {engine.KeyNotKey, "not_key"}, {engine.KeyIncomplete, "incomplete"},
+	{engine.KeyVariableFlags, "variable_flags"}}
+
+// writeKeySpecs writes a command's key specs as Redis 7.0's COMMAND INFO
+// does: a set of maps of notes (when any), flags, begin_search, find_keys.
+func writeKeySpecs(cl *client, specs []engine.KeySpec) {
+	w := &cl.w
+	w.Set(len(specs))
+	for _, ks := range specs {
+		n := 3
+		if ks.Notes != "" {
+			n++
+			w.Map(n)
+			w.BulkString("notes")
+			w.BulkString(ks.Notes)
 		} else {
-			w.Set(2)
-			w.Status("RO")
-			w.Status("access")
+			w.Map(n)
+		}
+		w.BulkString("flags")
+		var names []string
+		for _, f := range keyFlagNames {
+			if ks.Flags&f.f != 0 {
+				names = append(names, f.name)
+			}
+		}
+		w.Set(len(names))
+		for _, name := range names {
+			w.Status(name)
 		}
 		w.BulkString("begin_search")
 		w.Map(2)
@@ -107,33 +94,31 @@ func writeCommandInfo(cl *client, cmd *engine.Command) {
 		w.BulkString("spec")
 		w.Map(1)
 		w.BulkString("index")
-		w.Int(int64(cmd.FirstKey))
+		w.Int(int64(ks.BeginIndex))
 		w.BulkString("find_keys")
 		w.Map(2)
 		w.BulkString("type")
-		w.BulkString("range")
-		w.BulkString("spec")
-		w.Map(3)
-		last := int64(cmd.LastKey)
-		if last >= 0 {
-			last -= int64(cmd.FirstKey)
+		if ks.KeyNum {
+			w.BulkString("keynum")
+			w.BulkString("spec")
+			w.Map(3)
+			w.BulkString("keynumidx")
+			w.Int(int64(ks.KeyNumIdx))
+			w.BulkString("firstkey")
+			w.Int(int64(ks.FirstKey))
+			w.BulkString("keystep")
+			w.Int(int64(ks.KeyStep))
+		} else {
+			w.BulkString("range")
+			w.BulkString("spec")
+			w.Map(3)
+			w.BulkString("lastkey")
+			w.Int(int64(ks.LastKey))
+			w.BulkString("keystep")
+			w.Int(int64(ks.KeyStep))
+			w.BulkString("limit")
+			w.Int(int64(ks.Limit))
 		}
-		w.BulkString("lastkey")
-		w.Int(last)
-		w.BulkString("keystep")
-		w.Int(int64(max(cmd.Step, 1)))
-		w.BulkString("limit")
-		w.Int(0)
-	} else {
-		w.Set(0)
-	}
-	if len(cmd.Subs) == 0 {
-		w.Set(0)
-		return
-	}
-	w.Array(len(cmd.Subs))
-	for _, s := range cmd.Subs {
-		writeCommandInfo(cl, s)
 	}
 }
 
@@ -245,12 +230,7 @@ func cmdCommandList(s *Server, cl *client, argv [][]byte) {
 			filter = func(*engine.Command) bool { return false }
 		case "aclcat":
 			filter = func(c *engine.Command) bool {
-				for _, x := range aclCategories(c) {
-					if strings.EqualFold(x[1:], v) {
-						return true
-					}
-				}
-				return false
+				return c.Cats&engine.CategoryByName(v) != 0
 			}
 		case "pattern":
 			filter = func(c *engine.Command) bool { return engine.Match(v, c.Name, true) }
@@ -274,9 +254,11 @@ func cmdCommandList(s *Server, cl *client, argv [][]byte) {
 }
 
 // cmdCommandGetkeys: COMMAND GETKEYS command [arg …] — the key arguments
-// of the command, from its key positions. Errors: "Invalid command
-// specified", "Invalid number of arguments specified for command", "The
-// command has no key arguments".
+// of the command, from its key specs (the positions the ACL check uses).
+// Errors, in Redis's order: "Invalid command specified", "The command has
+// no key arguments", "Invalid number of arguments specified for command",
+// "Invalid arguments specified for command" (no key found, unless the
+// command may have none, like EVAL).
 func cmdCommandGetkeys(s *Server, cl *client, argv [][]byte) {
 	args := argv[2:]
 	cmd := engine.Lookup(args[0])
@@ -287,22 +269,27 @@ func cmdCommandGetkeys(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error("ERR Invalid command specified")
 		return
 	}
+	if len(cmd.KeySpecs) == 0 {
+		cl.w.Error("ERR The command has no key arguments")
+		return
+	}
 	if !engine.ArityOK(cmd.Arity, len(args)) {
 		cl.w.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	if cmd.FirstKey <= 0 {
-		cl.w.Error("ERR The command has no key arguments")
-		return
-	}
-	last := cmd.LastKey
-	if last < 0 {
-		last = len(args) + last
-	}
-	step := max(cmd.Step, 1)
+	// the key specs, as the ACL check reads them
 	var keys [][]byte
-	for i := cmd.FirstKey; i <= last && i < len(args); i += step {
-		keys = append(keys, args[i])
+	it := cmd.Keys(args)
+	for {
+		p, _, ok := it.Next()
+		if !ok {
+			break
+		}
+		keys = append(keys, args[p])
+	}
+	if len(keys) == 0 && !cmd.Has(engine.FlagNoMandatoryKeys) {
+		cl.w.Error("ERR Invalid arguments specified for command")
+		return
 	}
 	cl.w.Array(len(keys))
 	for _, k := range keys {

@@ -69,7 +69,6 @@ var params = []*param{
 	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
-	{name: "requirepass", kind: pString, def: ""},
 	{name: "protected-mode", kind: pBool, def: "yes"},
 	{name: "unixsocket", kind: pString, def: "", immutable: true},
 	{name: "unixsocketperm", kind: pOctal, def: "0", min: 0, max: 0o777, immutable: true},
@@ -80,6 +79,77 @@ var params = []*param{
 	{name: "tls-ca-cert-dir", kind: pString, def: ""},
 	{name: "tls-auth-clients", kind: pEnum, def: "yes", enum: []string{"no", "yes", "optional"}},
 	{name: "tls-protocols", kind: pString, def: ""},
+	{name: "requirepass", kind: pString, def: ""},
+	{name: "aclfile", kind: pString, def: "", immutable: true},
+	{name: "acllog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
+}
+
+// applyFn is what CONFIG SET runs after storing a new value, before
+// answering; a failure restores every value of the command (Redis's apply
+// functions). Parameters sharing one applyFn run it once.
+type applyFn struct {
+	volatile bool // run even when the value did not change (reload files)
+	// atLoad: also run as a config file sets the value, in file order (the
+	// listeners are opened later, by Listen, so the network ones are not)
+	atLoad bool
+	run    func(s *Server) string
+}
+
+// paramApply names the parameters whose new value needs more than
+// applyConfig (which re-reads every value into the fields running code
+// reads) to take effect.
+var paramApply = map[string]*applyFn{
+	"port":             applyPort,
+	"bind":             applyBind,
+	"tls-port":         applyTLSPort,
+	"tls-cert-file":    applyTLSCfg,
+	"tls-key-file":     applyTLSCfg,
+	"tls-ca-cert-file": applyTLSCfg,
+	"tls-ca-cert-dir":  applyTLSCfg,
+	"tls-protocols":    applyTLSSet,
+	"tls-auth-clients": applyTLSSet,
+	"requirepass":      applyRequirePass,
+	"acllog-max-len":   applyACLLogMax,
+}
+
+// setParams stores CONFIG SET's values and runs their apply functions. If
+// one fails, every value is put back and the apply functions run again
+// (Redis's restoreBackupConfig); it returns the failing parameter's name
+// and the reason. The engine lock is held.
+func (s *Server) setParams(ps []*param, vals []string) (string, string) {
+	old := make([]string, len(ps))
+	var fns []*applyFn
+	var owner []*param
+	for i, p := range ps {
+		old[i] = s.conf.params[p.name]
+		s.conf.params[p.name] = vals[i]
+		fn := paramApply[p.name]
+		if fn == nil || old[i] == vals[i] && !fn.volatile {
+			continue
+		}
+		dup := false
+		for _, f := range fns {
+			dup = dup || f == fn
+		}
+		if !dup {
+			fns = append(fns, fn)
+			owner = append(owner, p)
+		}
+	}
+	for i, fn := range fns {
+		if why := fn.run(s); why != "" {
+			s.log.Warn("Failed applying new configuration. Possibly related to new " + owner[i].name + " setting. Restoring previous settings.")
+			for j, p := range ps {
+				s.conf.params[p.name] = old[j]
+			}
+			for _, f := range fns {
+				f.run(s)
+			}
+			s.applyConfig()
+			return owner[i].name, why
+		}
+	}
+	return "", ""
 }
 
 // runtimeConfig holds the CONFIG GET/SET values. Guarded by the engine lock.
@@ -454,6 +524,10 @@ func (s *Server) initConfig() {
 	}
 	if s.cfg.Dir != "" {
 		s.conf.params["dir"] = s.cfg.Dir
+	}
+	if s.cfg.RequirePass != "" {
+		s.conf.params["requirepass"] = s.cfg.RequirePass
+		s.setRequirePass(s.cfg.RequirePass)
 	}
 	s.applyConfig()
 }

@@ -15,7 +15,9 @@ import (
 // (without its name, at least one, as Redis requires for `user`); a
 // returned error is the fatal reason. `include` is handled by the loader
 // itself.
-var fileDirectives = map[string]func(s *Server, args []string) error{}
+var fileDirectives = map[string]func(s *Server, args []string) error{
+	"user": applyUserDirective,
+}
 
 // ConfigError is a fatal start-up configuration error. Error() is Redis
 // 7.0's report for it (printed to stderr before exiting with status 1).
@@ -98,6 +100,13 @@ func (s *Server) LoadConfig(path, options string) error {
 	defer s.eng.Mu.Unlock()
 	if err := ld.load(text); err != nil {
 		return err
+	}
+	// users of the aclfile load after the whole configuration, as Redis's
+	// ACLLoadUsersAtStartup does, which aborts the start on any error
+	if f := s.conf.params["aclfile"]; f != "" {
+		if err := s.LoadACLFile(f); err != nil {
+			return &ConfigError{Raw: true, Reason: "Aborting Redis startup because of ACL errors: " + err.Error()}
+		}
 	}
 	s.applyConfig()
 	return nil
@@ -243,6 +252,9 @@ func (ld *loader) set(p *param, args []string) string {
 		return why
 	}
 	ld.s.conf.params[p.name] = nv
+	if fn := paramApply[p.name]; fn != nil && fn.atLoad {
+		fn.run(ld.s)
+	}
 	return ""
 }
 

@@ -111,7 +111,7 @@ func cmdExec(s *Server, cl *client, argv [][]byte) {
 	for _, q := range queue {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		cmd := cl.ctx.Resolve(q)
-		if cmd == nil {
+		if cmd == nil || !s.execPermitted(cl, cmd, q) {
 			continue
 		}
 		s.call(cl, cmd, q)

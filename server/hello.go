@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 
+	"limitdb/acl"
 	"limitdb/engine"
 )
 
@@ -50,7 +51,7 @@ func cmdHello(s *Server, cl *client, argv [][]byte) {
 		opt := argv[j]
 		switch {
 		case strings.EqualFold(string(opt), "auth") && more >= 2:
-			if !authOK(argv[j+1], argv[j+2]) {
+			if !s.authenticate(cl, argv[0], argv[j+1], argv[j+2]) {
 				cl.w.Error(errWrongPass)
 				return
 			}
@@ -66,6 +67,10 @@ func cmdHello(s *Server, cl *client, argv [][]byte) {
 			cl.w.Error("ERR Syntax error in HELLO option '" + string(opt) + "'")
 			return
 		}
+	}
+	if !cl.authed {
+		cl.w.Error(errHelloNoAuth)
+		return
 	}
 	cl.w.Proto = int(ver)
 	cl.w.Map(7)
@@ -85,26 +90,28 @@ func cmdHello(s *Server, cl *client, argv [][]byte) {
 	cl.w.EmptyArray()
 }
 
-// authOK: no password is configured, so the only user is "default" with
-// nopass: any password authenticates it, any other user name fails.
-func authOK(user, pass []byte) bool { return string(user) == "default" }
-
-// cmdAuth: AUTH [username] password. With no password configured (the
-// only mode limitdb has), AUTH password is Redis's "called without any
-// password configured" error, AUTH default <anything> is OK, and any other
-// user is WRONGPASS. More than two arguments is a syntax error.
+// cmdAuth: AUTH [username] password. The one-argument form logs in as
+// the default user and is Redis's "called without any password
+// configured" error while that user is nopass. More than two arguments is
+// a syntax error; a wrong pair (or a user that is off) is WRONGPASS.
 func cmdAuth(s *Server, cl *client, argv [][]byte) {
+	user, pass := []byte(acl.DefaultName), argv[len(argv)-1]
 	switch len(argv) {
 	case 2:
-		cl.w.Error(errAuthNoPassword)
-	case 3:
-		if authOK(argv[1], argv[2]) {
-			cl.w.OK()
-		} else {
-			cl.w.Error(errWrongPass)
+		if s.auth.acl.Default().NoPass() {
+			cl.w.Error(errAuthNoPassword)
+			return
 		}
+	case 3:
+		user = argv[1]
 	default:
 		cl.w.Error(engine.ErrSyntax)
+		return
+	}
+	if s.authenticate(cl, argv[0], user, pass) {
+		cl.w.OK()
+	} else {
+		cl.w.Error(errWrongPass)
 	}
 }
 
@@ -120,6 +127,7 @@ func cmdReset(s *Server, cl *client, argv [][]byte) {
 	cl.name = ""
 	cl.noEvict = false
 	cl.noTouch = false
+	s.setDefaultAuth(cl)
 	cl.w.Status("RESET")
 	cl.w.Proto = 2
 }

@@ -42,13 +42,14 @@ func pipeline(n int, cmd func(i int) []string) []byte {
 // unlock, reset the reply buffer) without the network, 16 commands a batch.
 func benchBatch(b *testing.B, cmd func(i int) []string) { benchBatchWith(b, nil, cmd) }
 
-// benchBatchWith is benchBatch on a server that setup has configured.
-func benchBatchWith(b *testing.B, setup func(*Server), cmd func(i int) []string) {
+// benchBatchWith is benchBatch with setup run on the server and its client
+// first (maxmemory set, the client logged in as an ACL user…).
+func benchBatchWith(b *testing.B, setup func(s *Server, cl *client), cmd func(i int) []string) {
 	s := New(Config{}, nil)
-	if setup != nil {
-		setup(s)
-	}
 	cl := s.newClient(nopConn{})
+	if setup != nil {
+		setup(s, cl)
+	}
 	cl.rd = resp.NewReader(&loopReader{pipeline(16, cmd)})
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -25,7 +25,6 @@ type netState struct {
 
 	tlsConf   atomic.Pointer[tls.Config] // nil until TLS is configured
 	protected atomic.Bool                // protected-mode
-	noPass    atomic.Bool                // requirepass is empty
 	keepalive atomic.Int64               // tcp-keepalive, seconds
 	pending   atomic.Int64               // accepted, not yet clients (TLS handshake)
 	level     slog.LevelVar              // loglevel
@@ -334,14 +333,6 @@ func (s *Server) setKeepalive(nc net.Conn) {
 	tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: time.Duration(n) * time.Second, Interval: time.Duration(intvl) * time.Second, Count: 3})
 }
 
-// applyFn is what CONFIG SET runs after storing a new value, before
-// answering; a failure restores every value of the command (Redis's apply
-// functions). Parameters sharing one applyFn run it once.
-type applyFn struct {
-	volatile bool // run even when the value did not change (reload files)
-	run      func(s *Server) string
-}
-
 var (
 	applyPort = &applyFn{run: func(s *Server) string {
 		return s.relistenWhy(true, false, "Unable to listen on this port. Check server logs.")
@@ -357,18 +348,6 @@ var (
 	applyTLSSet = &applyFn{run: (*Server).configureTLS}
 )
 
-var paramApply = map[string]*applyFn{
-	"port":             applyPort,
-	"bind":             applyBind,
-	"tls-port":         applyTLSPort,
-	"tls-cert-file":    applyTLSCfg,
-	"tls-key-file":     applyTLSCfg,
-	"tls-ca-cert-file": applyTLSCfg,
-	"tls-ca-cert-dir":  applyTLSCfg,
-	"tls-protocols":    applyTLSSet,
-	"tls-auth-clients": applyTLSSet,
-}
-
 func (s *Server) relistenWhy(plain, secure bool, why string) string {
 	if err := s.relisten(plain, secure); err != nil {
 		return why
@@ -376,51 +355,10 @@ func (s *Server) relistenWhy(plain, secure bool, why string) string {
 	return ""
 }
 
-// setParams stores CONFIG SET's values and runs their apply functions. If
-// one fails, every value is put back and the apply functions run again
-// (Redis's restoreBackupConfig); it returns the failing parameter's name
-// and the reason. The engine lock is held.
-func (s *Server) setParams(ps []*param, vals []string) (string, string) {
-	old := make([]string, len(ps))
-	var fns []*applyFn
-	var owner []*param
-	for i, p := range ps {
-		old[i] = s.conf.params[p.name]
-		s.conf.params[p.name] = vals[i]
-		fn := paramApply[p.name]
-		if fn == nil || old[i] == vals[i] && !fn.volatile {
-			continue
-		}
-		dup := false
-		for _, f := range fns {
-			dup = dup || f == fn
-		}
-		if !dup {
-			fns = append(fns, fn)
-			owner = append(owner, p)
-		}
-	}
-	for i, fn := range fns {
-		if why := fn.run(s); why != "" {
-			s.log.Warn("Failed applying new configuration. Possibly related to new " + owner[i].name + " setting. Restoring previous settings.")
-			for j, p := range ps {
-				s.conf.params[p.name] = old[j]
-			}
-			for _, f := range fns {
-				f.run(s)
-			}
-			s.applyConfig()
-			return owner[i].name, why
-		}
-	}
-	return "", ""
-}
-
 // applyNet pushes the network parameters that connections read without
 // the engine lock (called by applyConfig).
 func (s *Server) applyNet() {
 	s.net.protected.Store(s.conf.params["protected-mode"] == "yes")
-	s.net.noPass.Store(s.conf.params["requirepass"] == "")
 	if n, err := strconv.ParseInt(s.conf.params["tcp-keepalive"], 10, 64); err == nil {
 		s.net.keepalive.Store(n)
 	}

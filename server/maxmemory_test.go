@@ -14,7 +14,7 @@ import (
 // per-command check (a heap sample at most once per ms, the comparison)
 // is on the path; nothing is evicted.
 func benchMaxmemory(b *testing.B, cmd func(i int) []string) {
-	benchBatchWith(b, func(s *Server) {
+	benchBatchWith(b, func(s *Server, _ *client) {
 		s.conf.params["maxmemory"] = strconv.Itoa(1 << 30)
 		s.conf.params["maxmemory-policy"] = "allkeys-lru"
 		s.applyMaxmemory()

@@ -29,9 +29,9 @@ const errProtected = "-DENIED Redis is running in protected mode because protect
 	"the server to start accepting connections from the outside.\r\n"
 
 // protectedNoPassword reports whether the default user can log in without
-// a password, the condition for protected mode to refuse outsiders.
-// (With ACLs this becomes the default user's nopass flag.)
-func (s *Server) protectedNoPassword() bool { return s.net.noPass.Load() }
+// a password (its nopass flag, as Redis 7.0 tests it), the condition for
+// protected mode to refuse outsiders.
+func (s *Server) protectedNoPassword() bool { return s.defaultUserNoPass() }
 
 // isLocalAddr is Redis 7.0's islocalClient: unix-socket clients and, over
 // TCP, only 127.0.0.1 and ::1 count as local (not the rest of 127.0.0.0/8).

@@ -33,6 +33,8 @@ type Config struct {
 	// QueryBufferLimit overrides client-query-buffer-limit (bytes) when > 0;
 	// tests use a small one.
 	QueryBufferLimit int64
+	// RequirePass is requirepass at start-up (the default user's password).
+	RequirePass string
 }
 
 // Server serves the Redis protocol over TCP.
@@ -62,6 +64,7 @@ type Server struct {
 	peakMem    atomic.Uint64
 	mem        memGauge   // used_memory and maxmemory (maxmemory.go); guarded by eng.Mu
 	ops        opsSampler // touched by cron only (mean is atomic)
+	auth       authState  // users, ACL LOG (auth.go)
 	runID      string
 }
 
@@ -103,6 +106,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()
+	s.initAuth()
 	s.initConfig()
 	s.runID = newRunID()
 	return s

@@ -48,8 +48,15 @@ func TestMain(m *testing.M) {
 //	@shape CMD …        compare only the reply's type and, for
 //	                    aggregates, its length
 //	@nocompare CMD …    send to both, compare nothing
+//	@acllog CMD …       compare with the values of ACL LOG's age-seconds
+//	                    and client-info fields masked (clock, ports, ids)
+//	@words CMD …        compare with the space-separated words of every
+//	                    bulk string sorted (ACL rule descriptions, whose
+//	                    single-command order is Redis's hash table order)
 //	@sleep MS           pause
 //	@conn NAME          continue on connection NAME (opened on first use)
+//	@aclfile FILE       (file level, acl_scenarios/ only) both servers start
+//	                    with a copy of FILE as their aclfile
 func TestScenarios(t *testing.T) {
 	for _, f := range scenarioFiles(t, "scenarios") {
 		lines := readScenario(t, f)
@@ -96,11 +103,15 @@ func readScenario(t *testing.T, path string) []scenarioLine {
 type pair struct{ ref, cand *Conn }
 
 func dialPair(t *testing.T, proto int) *pair {
-	r, err := Dial(redisAddr)
+	return dialPairOn(t, redisAddr, limitAddr, proto)
+}
+
+func dialPairOn(t *testing.T, refAddr, candAddr string, proto int) *pair {
+	r, err := Dial(refAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Dial(limitAddr)
+	l, err := Dial(candAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +127,12 @@ func dialPair(t *testing.T, proto int) *pair {
 }
 
 func runScenario(t *testing.T, file string, lines []scenarioLine, proto int) {
+	runScenarioOn(t, redisAddr, limitAddr, file, lines, proto)
+}
+
+// runScenarioOn runs a scenario against the given pair of servers.
+func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenarioLine, proto int) {
+	dialPair := func(t *testing.T, proto int) *pair { return dialPairOn(t, refAddr, candAddr, proto) }
 	conns := map[string]*pair{}
 	defer func() {
 		for _, p := range conns {
@@ -136,7 +153,7 @@ func runScenario(t *testing.T, file string, lines []scenarioLine, proto int) {
 		if strings.HasPrefix(text, "@") {
 			word, rest, _ := strings.Cut(text, " ")
 			switch word {
-			case "@proto":
+			case "@proto", "@aclfile":
 				continue
 			case "@sleep":
 				ms, _ := strconv.Atoi(strings.TrimSpace(rest))
@@ -149,7 +166,7 @@ func runScenario(t *testing.T, file string, lines []scenarioLine, proto int) {
 				}
 				cur = conns[name]
 				continue
-			case "@sort", "@shape", "@nocompare":
+			case "@sort", "@shape", "@nocompare", "@words", "@acllog":
 				mode = word[1:]
 				text = rest
 			case "@tol":
@@ -192,6 +209,14 @@ func compareReplies(mode string, tol int64, ref, cand []byte) string {
 		a, b := sortedElements(ref), sortedElements(cand)
 		if !bytes.Equal(a, b) {
 			return "replies differ as multisets"
+		}
+	case "acllog":
+		if maskACLLog(ref) != maskACLLog(cand) {
+			return "replies differ (age-seconds and client-info masked)"
+		}
+	case "words":
+		if wordsSorted(ref) != wordsSorted(cand) {
+			return "replies differ (words of each bulk string as a multiset)"
 		}
 	case "shape":
 		if len(ref) == 0 || len(cand) == 0 || ref[0] != cand[0] {
@@ -272,4 +297,36 @@ func sortedElements(b []byte) []byte {
 	}
 	sort.Strings(elems)
 	return append(hdr.Bytes(), strings.Join(elems, "")...)
+}
+
+// wordsSorted rewrites a reply with the words of each bulk string sorted
+// (bulk lengths are kept: the words are the same bytes).
+func wordsSorted(b []byte) string {
+	lines := strings.Split(string(b), "\r\n")
+	for i := 1; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i-1], "$") {
+			w := strings.Fields(lines[i])
+			sort.Strings(w)
+			lines[i] = strings.Join(w, " ")
+		}
+	}
+	return strings.Join(lines, "\r\n")
+}
+
+// maskACLLog replaces the values that follow "age-seconds" and
+// "client-info" in an ACL LOG reply by "?".
+func maskACLLog(b []byte) string {
+	lines := strings.Split(string(b), "\r\n")
+	for i := 1; i+1 < len(lines); i++ {
+		if lines[i] != "age-seconds" && lines[i] != "client-info" {
+			continue
+		}
+		j := i + 1
+		if strings.HasPrefix(lines[j], "$") && j+1 < len(lines) {
+			lines[j], lines[j+1] = "?", "?"
+		} else {
+			lines[j] = "?"
+		}
+	}
+	return strings.Join(lines, "\r\n")
 }

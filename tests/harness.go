@@ -29,7 +29,7 @@ type Redis struct {
 }
 
 // StartRedis starts redis-server from PATH on a free loopback port.
-func StartRedis() (*Redis, error) {
+func StartRedis(extra ...string) (*Redis, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not in PATH (the README's test command installs it): %w", err)
@@ -45,6 +45,7 @@ func StartRedis() (*Redis, error) {
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
 		"--enable-debug-command", "yes")
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Stdout = nil
 	cmd.Stderr = nil
 	if err := cmd.Start(); err != nil {

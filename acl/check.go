@@ -1,0 +1,110 @@
+package acl
+
+import (
+	"unsafe"
+
+	"limitdb/engine"
+)
+
+// Result is the outcome of a permission check, ordered as Redis orders
+// them when several selectors deny (a later reason wins).
+type Result int
+
+const (
+	OK Result = iota
+	DeniedCmd
+	DeniedKey
+	DeniedChannel
+	DeniedAuth // used by the log only
+)
+
+// Check tells whether u may run cmd with argv (argv[0] is the command
+// name; cmd is the resolved command or subcommand). On denial pos is the
+// index in argv of the key or channel that no selector allows. It does not
+// allocate.
+func (u *User) Check(cmd *engine.Command, argv [][]byte) (res Result, pos int) {
+	if u.free {
+		return OK, 0
+	}
+	res = DeniedCmd
+	if u.gone {
+		return res, 0
+	}
+	for _, s := range u.selectors {
+		r, p := s.check(cmd, argv)
+		if r == OK {
+			return OK, 0
+		}
+		if r > res || (r == res && p > pos) {
+			res, pos = r, p
+		}
+	}
+	return res, pos
+}
+
+func (s *Selector) check(cmd *engine.Command, argv [][]byte) (Result, int) {
+	if !s.allCommands && !cmd.Has(engine.FlagNoAuth) && !s.bit(cmd.ID) {
+		if !s.firstArgAllowed(cmd, argv) {
+			return DeniedCmd, 0
+		}
+	}
+	if !s.allKeys && len(cmd.KeySpecs) > 0 {
+		it := cmd.Keys(argv)
+		for {
+			p, f, ok := it.Next()
+			if !ok {
+				break
+			}
+			if !s.keyAllowed(argv[p], f) {
+				return DeniedKey, p
+			}
+		}
+	}
+	// limitdb has no Pub/Sub commands: no command names a channel, so
+	// channel patterns never deny (they are kept and described).
+	return OK, 0
+}
+
+func (s *Selector) firstArgAllowed(cmd *engine.Command, argv [][]byte) bool {
+	if len(argv) < 2 || cmd.ID >= len(s.firstArgs) {
+		return false
+	}
+	for _, a := range s.firstArgs[cmd.ID] {
+		if engine.EqualFoldStr(bstr(argv[1]), a) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyAllowed is Redis's ACLSelectorCheckKey: a pattern must grant every
+// permission the key's use needs (read for ACCESS, write for INSERT,
+// DELETE, UPDATE) and match the key.
+func (s *Selector) keyAllowed(key []byte, f engine.KeyFlag) bool {
+	var need uint8
+	if f.Reads() {
+		need |= permRead
+	}
+	if f.Writes() {
+		need |= permWrite
+	}
+	k := bstr(key)
+	for i := range s.keys {
+		p := &s.keys[i]
+		if p.Perm&need != need {
+			continue
+		}
+		if p.matches(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// bstr views b as a string for matching only (no copy, never stored).
+func bstr(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}

@@ -350,7 +350,15 @@ func (c *Ctx) expireKey(db *DB, e *entry) {
 	key := e.keyStr()
 	db.removeEntry(e)
 	c.E.Stats.ExpiredKeys++
-	c.signal(db, key)
+	c.E.Stats.Dirty++
+	// A WATCH taken while the key was already past its deadline sees no
+	// change when the key is reclaimed (Redis 7.0's touchWatchedKey skips
+	// watches flagged expired); one taken while it was alive does.
+	for _, w := range db.watched[key] {
+		if w.WasAlive {
+			w.Dirty = true
+		}
+	}
 	if c.Deleted != nil {
 		*c.Deleted = append(*c.Deleted, key)
 	}

@@ -227,3 +227,27 @@ func TestTimeAndFlush(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchExpiredAtWatchTime: reclaiming a key that was already past its
+// deadline when WATCH was taken is no change (Redis 7.0's touchWatchedKey);
+// reclaiming one that was alive at WATCH time is.
+func TestWatchExpiredAtWatchTime(t *testing.T) {
+	e := New()
+	c := &Ctx{E: e, DB: e.DBs[0], W: &resp.Writer{Proto: 2}, Now: 1000}
+	run(c, "SET", "dead", "v", "PX", "10")
+	run(c, "SET", "alive", "v", "PX", "100")
+	c.Now = 1050
+	dead, alive := c.AddWatch(c.DB, "dead"), c.AddWatch(c.DB, "alive")
+	c.Now = 1200
+	for c.ActiveExpire(c.DB, 64) > 0 {
+	}
+	if c.DB.Len() != 0 {
+		t.Fatalf("%d keys left", c.DB.Len())
+	}
+	if c.WatchChanged(dead) {
+		t.Error("key expired before WATCH: EXEC would abort")
+	}
+	if !c.WatchChanged(alive) {
+		t.Error("key alive at WATCH then expired: EXEC would run")
+	}
+}

@@ -197,6 +197,7 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 	lPort, _ := freePort()
 	startLimitdbFile(t, lp, "--port", strconv.Itoa(lPort))
 	lc, _ := Dial(fmt.Sprintf("127.0.0.1:%d", lPort))
+	mustDo(t, lc, "AUTH", "old pass") // the file's requirepass
 	if info := mustDo(t, lc, "INFO", "server"); !bytes.Contains(info, []byte("config_file:"+lp+"\r\n")) {
 		t.Fatalf("INFO config_file: %q", info)
 	}

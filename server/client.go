@@ -36,6 +36,8 @@ type client struct {
 	noTouch   bool
 	locked    bool
 	batchCmds int
+	queueSize int64    // bytes of argv in queue (multiLimit)
+	out       outQueue // replies the kernel has not accepted yet (output.go)
 }
 
 func (s *Server) newClient(nc net.Conn) *client {
@@ -50,6 +52,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 	cl.rd.Limits = &s.limits
 	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w}
 	cl.last = cl.born
+	cl.initOutput()
 	s.mu.Lock()
 	s.clients[cl.id] = cl
 	s.mu.Unlock()
@@ -143,22 +146,9 @@ func (s *Server) serveClient(cl *client) {
 	}
 }
 
-func (cl *client) flush() bool {
-	if len(cl.w.B) == 0 {
-		return true
-	}
-	n, err := cl.nc.Write(cl.w.B)
-	cl.s.stats.netOutput.Add(int64(n))
-	if cap(cl.w.B) > 1<<20 {
-		cl.w.B = nil
-	} else {
-		cl.w.B = cl.w.B[:0]
-	}
-	return err == nil
-}
-
 func (s *Server) dropClient(cl *client) {
 	cl.nc.Close()
+	cl.stopOutput()
 	if len(cl.watches) > 0 {
 		s.eng.Mu.Lock()
 		cl.unwatchAll()
@@ -228,6 +218,9 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 			q[i] = append([]byte(nil), a...)
 		}
 		cl.queue = append(cl.queue, q)
+		if !cl.queued(q) {
+			return nil
+		}
 		cl.w.Status("QUEUED")
 		return nil
 	}
@@ -249,6 +242,7 @@ func isTxnControl(name string) bool {
 func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	before := len(cl.w.B)
 	cl.lastC = cmd.Name
+	defer s.containPanic(cl, cmd, before)
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		connHandlers[cmd.Name](s, cl, argv)

@@ -235,10 +235,15 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	num("rbs", 0)
 	num("rbp", 0)
 	num("obl", obl)
-	num("oll", 0)
-	num("omem", 0)
-	num("tot-mem", qbuf+omem)
-	str("events", "r")
+	oll, pending := c.outputStats()
+	num("oll", oll)
+	num("omem", pending)
+	num("tot-mem", qbuf+omem+pending)
+	if pending > 0 {
+		str("events", "rw")
+	} else {
+		str("events", "r")
+	}
 	cmd := c.lastC
 	if cmd == "" {
 		cmd = "NULL"

@@ -22,6 +22,7 @@ const (
 	pString
 	pSave
 	pEvents
+	pObuf // client-output-buffer-limit: classes with hard, soft, seconds
 )
 
 // param is one CONFIG parameter, with Redis 7.0's name, default, checks
@@ -70,6 +71,8 @@ var params = []*param{
 	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "requirepass", kind: pString, def: ""},
+	{name: "client-output-buffer-limit", kind: pObuf, def: obufDefault},
+	{name: "client-output-pause-size", kind: pMem, def: "67108864", min: 16384, max: 9223372036854775807},
 }
 
 // runtimeConfig holds the CONFIG GET/SET values. Guarded by the engine lock.
@@ -202,6 +205,9 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			return
 		}
 		v, why := p.check(string(argv[i+1]))
+		if p.kind == pObuf && why == "" {
+			v, why = parseObuf(s.conf.params[p.name], v)
+		}
 		if why != "" {
 			cl.w.Error(setFailed(name, why))
 			return
@@ -223,11 +229,13 @@ func (s *Server) applyConfig() {
 		"proto-max-bulk-len":        &s.limits.MaxBulk,
 		"maxclients":                &s.maxClients,
 		"timeout":                   &s.idleLimit,
+		"client-output-pause-size":  &s.outPause,
 	} {
 		if n, err := strconv.ParseInt(s.conf.params[name], 10, 64); err == nil {
 			dst.Store(n)
 		}
 	}
+	s.applyObuf(s.conf.params["client-output-buffer-limit"])
 	for _, p := range params {
 		if n, err := strconv.ParseInt(s.conf.params[p.name], 10, 64); err == nil {
 			s.eng.SetEncodingLimit(p.name, n) // ignored unless an encoding threshold

@@ -53,9 +53,11 @@ type Server struct {
 	stats   serverStats
 	stop    chan struct{}
 
-	limits     resp.Limits  // client-query-buffer-limit, proto-max-bulk-len
-	maxClients atomic.Int64 // maxclients
-	idleLimit  atomic.Int64 // timeout, seconds (0 = never)
+	limits     resp.Limits               // client-query-buffer-limit, proto-max-bulk-len
+	maxClients atomic.Int64              // maxclients
+	idleLimit  atomic.Int64              // timeout, seconds (0 = never)
+	obufNormal atomic.Pointer[obufLimit] // client-output-buffer-limit, normal class
+	outPause   atomic.Int64              // client-output-pause-size
 	peakMem    atomic.Uint64
 	ops        opsSampler // touched by cron only (mean is atomic)
 	runID      string

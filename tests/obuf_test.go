@@ -1,0 +1,105 @@
+package tests
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOutputBufferLimitDiff: a client that pipelines GETs of a 100 KB value
+// (200 MB of replies) and never reads is disconnected by both servers under
+// client-output-buffer-limit normal 1mb 0 0, and by neither with the
+// default (normal 0 0 0); meanwhile other clients are served. CONFIG GET
+// shows the limits in Redis's form.
+func TestOutputBufferLimitDiff(t *testing.T) {
+	for _, srv := range []struct{ name, addr string }{{"redis", redisAddr}, {"limitdb", limitAddr}} {
+		t.Run(srv.name, func(t *testing.T) {
+			c, err := Dial(srv.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			defer c.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+			expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
+			expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0")
+			expectDo(t, c, "*2\r\n$26\r\nclient-output-buffer-limit\r\n$73\r\nnormal 1048576 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60\r\n",
+				"CONFIG", "GET", "client-output-buffer-limit")
+			if !nonReaderClosed(t, srv.addr, c, time.Second) {
+				t.Fatal("client past the 1mb hard limit was not disconnected")
+			}
+			expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+			if nonReaderClosed(t, srv.addr, c, time.Second) {
+				t.Fatal("client disconnected with the limits off")
+			}
+		})
+	}
+}
+
+func expectDo(t *testing.T, c *Conn, want string, args ...string) {
+	t.Helper()
+	r, err := c.Do(args...)
+	if err != nil || string(r) != want {
+		t.Fatalf("%q: %q %v, want %q", args, r, err, want)
+	}
+}
+
+// nonReaderClosed sends 2000 GET obuf:big on a new connection without
+// reading for wait, checks that other clients are served meanwhile,
+// then reads: true when the server closed the connection before sending
+// every reply.
+func nonReaderClosed(t *testing.T, addr string, other *Conn, wait time.Duration) bool {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	go func() {
+		req := []byte(strings.Repeat(string(Encode("GET", "obuf:big")), 2000))
+		nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		nc.Write(req)
+	}()
+	time.Sleep(wait)
+	expectDo(t, other, "+PONG\r\n", "PING")
+	nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+	want := 2000 * int64(len("$102400\r\n")+100<<10+2)
+	var got int64
+	buf := make([]byte, 1<<20)
+	for got < want {
+		n, err := nc.Read(buf)
+		got += int64(n)
+		if err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOutputPauseSoftLimit (limitdb only: Redis has no pause): a client
+// that stops reading is paused at client-output-pause-size, and a paused
+// client that stays over the soft output limit longer than its seconds is
+// still disconnected, as Redis disconnects one that keeps sending.
+func TestOutputPauseSoftLimit(t *testing.T) {
+	srv, err := StartLimitdb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr := srv.Addr().String()
+	c, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
+	expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "client-output-pause-size", "1mb", "client-output-buffer-limit", "normal 0 512kb 1")
+	if !nonReaderClosed(t, addr, c, 3*time.Second) {
+		t.Fatal("paused client over the soft limit was not disconnected")
+	}
+	// with no limit a paused client stays connected, and gets every reply
+	// once it reads
+	expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+	if nonReaderClosed(t, addr, c, 3*time.Second) {
+		t.Fatal("paused client disconnected with the limits off")
+	}
+}

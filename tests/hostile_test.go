@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"limitdb/engine"
 )
 
 // hostileCase is one entry of the hostile-input corpus: an attack sent on
@@ -108,6 +110,21 @@ var hostileCases = []hostileCase{
 		repeat: 1_000_000,
 		post:   cmd("DEL", "hostile:"),
 		hold:   time.Second,
+	},
+	{
+		name: "SRANDMEMBER with a count of -10^12",
+		pre:  append(cmd("SADD", "hostile:s", "a"), cmd("SRANDMEMBER", "hostile:s", "-1000000000000")...),
+		want: ":1\r\n-" + engine.ErrRandReplyTooLarge + "\r\n",
+	},
+	{
+		name: "HRANDFIELD with a count of -10^12",
+		pre:  append(cmd("HSET", "hostile:h", "a", "b"), cmd("HRANDFIELD", "hostile:h", "-1000000000000", "WITHVALUES")...),
+		want: ":1\r\n-" + engine.ErrRandReplyTooLarge + "\r\n",
+	},
+	{
+		name: "ZRANDMEMBER with a count of -10^12",
+		pre:  append(cmd("ZADD", "hostile:z", "1", "a"), cmd("ZRANDMEMBER", "hostile:z", "-1000000000000")...),
+		want: ":1\r\n-" + engine.ErrRandReplyTooLarge + "\r\n",
 	},
 	{
 		name:  "many connections each with half a request",
@@ -253,12 +270,12 @@ func runHostile(t *testing.T, addr string, c hostileCase) {
 	during := rawRSS(t)
 	if c.want != "" || c.closed {
 		nc := conns[0]
-		wait := 20 * time.Second
-		if !c.closed {
-			wait = time.Second
+		nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+		stopAt := len(c.want)
+		if c.closed {
+			stopAt = -1
 		}
-		nc.SetReadDeadline(time.Now().Add(wait))
-		got, err := readUntilEOF(nc, 1<<16)
+		got, err := readUntilEOF(nc, 1<<16, stopAt)
 		if c.closed && err != nil {
 			t.Fatalf("hostile connection was not closed: %v", err)
 		}
@@ -285,15 +302,19 @@ func runHostile(t *testing.T, addr string, c hostileCase) {
 	}
 }
 
-// readUntilEOF reads until the peer closes (nil error) and keeps the first
-// keep bytes; a read error other than EOF/reset (a timeout) is returned.
-func readUntilEOF(nc net.Conn, keep int) ([]byte, error) {
+// readUntilEOF reads until the peer closes (nil error), or until stopAt
+// bytes were read when stopAt >= 0, and keeps the first keep bytes; a read
+// error other than EOF/reset (a timeout) is returned.
+func readUntilEOF(nc net.Conn, keep, stopAt int) ([]byte, error) {
 	var head []byte
 	buf := make([]byte, 1<<20)
 	for {
 		n, err := nc.Read(buf)
 		if len(head) < keep {
 			head = append(head, buf[:min(n, keep-len(head))]...)
+		}
+		if stopAt >= 0 && len(head) >= stopAt {
+			return head, nil
 		}
 		if err == io.EOF || (err != nil && strings.Contains(err.Error(), "reset")) {
 			return head, nil

@@ -243,12 +243,19 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	before := len(cl.w.B)
 	cl.lastC = cmd.Name
 	defer s.containPanic(cl, cmd, before)
+	var t0 int64
+	if s.slowTimed(cmd) {
+		t0 = nanotime()
+	}
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		connHandlers[cmd.Name](s, cl, argv)
 	} else {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		cl.ctx.Call(cmd, argv)
+	}
+	if t0 != 0 {
+		s.slowlogPush(cl, argv, nanotime()-t0)
 	}
 	st := s.statOf(cmd)
 	st.calls++

@@ -80,17 +80,7 @@ func nonReaderClosed(t *testing.T, addr string, other *Conn, wait time.Duration)
 // client that stays over the soft output limit longer than its seconds is
 // still disconnected, as Redis disconnects one that keeps sending.
 func TestOutputPauseSoftLimit(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	addr := srv.Addr().String()
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	addr, c := ownLimitdb(t)
 	expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
 	expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "client-output-pause-size", "1mb", "client-output-buffer-limit", "normal 0 512kb 1")
 	if !nonReaderClosed(t, addr, c, 3*time.Second) {
@@ -102,4 +92,22 @@ func TestOutputPauseSoftLimit(t *testing.T) {
 	if nonReaderClosed(t, addr, c, 3*time.Second) {
 		t.Fatal("paused client disconnected with the limits off")
 	}
+}
+
+// ownLimitdb starts an in-process limitdb for one test (stopped by
+// t.Cleanup) and returns its address and a connection to it.
+func ownLimitdb(t *testing.T) (string, *Conn) {
+	t.Helper()
+	srv, err := StartLimitdb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	addr := srv.Addr().String()
+	c, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return addr, c
 }

@@ -19,44 +19,33 @@ type effectTest func(t *testing.T, c *Conn, addr, name string)
 // configEffects is the registry: one entry per name CONFIG GET * lists.
 // commands.md's "Configuration parameters" table mirrors it.
 var configEffects = map[string]effectTest{
-	"hz":                        effectHz,
-	"slowlog-log-slower-than":   effectSlowlogSlower,
-	"slowlog-max-len":           effectSlowlogMaxLen,
-	"proto-max-bulk-len":        effectProtoMaxBulk,
-	"client-query-buffer-limit": effectQueryBufferLimit,
-	"maxclients":                effectMaxclients,
-	"databases":                 effectDatabases,
-	"dir":                       refusedWith("/tmp", "can't set protected config"),
-	"hash-max-listpack-entries": encodingEffect("2", "512", "hashtable", "listpack", "HSET", "f1", "1", "f2", "2", "f3", "3"),
-	"hash-max-ziplist-entries":  encodingEffect("2", "512", "hashtable", "listpack", "HSET", "f1", "1", "f2", "2", "f3", "3"),
-	"hash-max-listpack-value":   encodingEffect("4", "64", "hashtable", "listpack", "HSET", "f", "12345"),
-	"hash-max-ziplist-value":    encodingEffect("4", "64", "hashtable", "listpack", "HSET", "f", "12345"),
-	"set-max-intset-entries":    encodingEffect("2", "512", "hashtable", "intset", "SADD", "1", "2", "3"),
-	"zset-max-listpack-entries": encodingEffect("2", "128", "skiplist", "listpack", "ZADD", "1", "a", "2", "b", "3", "c"),
-	"zset-max-ziplist-entries":  encodingEffect("2", "128", "skiplist", "listpack", "ZADD", "1", "a", "2", "b", "3", "c"),
-	"zset-max-listpack-value":   encodingEffect("2", "64", "skiplist", "listpack", "ZADD", "1", "abc"),
-	"zset-max-ziplist-value":    encodingEffect("2", "64", "skiplist", "listpack", "ZADD", "1", "abc"),
-	"list-max-listpack-size":    refusedWith("4", "limitdb lists are not made of listpack nodes", "-2"),
-	"list-max-ziplist-size":     refusedWith("4", "limitdb lists are not made of listpack nodes", "-2"),
-	"list-compress-depth":       refusedWith("1", "limitdb does not compress lists", "0"),
-	"lazyfree-lazy-user-del":    refusedWith("yes", "limitdb does not free values lazily", "no"),
-	"appendonly":                refusedWith("yes", "limitdb has no append-only file", "no"),
-	"appendfsync":               refusedWith("always", "limitdb has no append-only file", "everysec"),
-	"save":                      refusedWith("900 1", "limitdb does not save snapshots", ""),
-	"notify-keyspace-events":    refusedWith("KEA", "limitdb has no Pub/Sub yet", ""),
-	"client-output-buffer-limit": func(t *testing.T, c *Conn, addr, name string) {
-		expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
-		expectDo(t, c, "+OK\r\n", "CONFIG", "SET", name, "normal 1mb 0 0")
-		defer expectDo(t, c, "+OK\r\n", "CONFIG", "SET", name, "normal 0 0 0")
-		if !nonReaderClosed(t, addr, c, time.Second) {
-			t.Fatal("not disconnected past the hard limit")
-		}
-		expectDo(t, c, "+OK\r\n", "CONFIG", "SET", name, "normal 0 0 0")
-		if nonReaderClosed(t, addr, c, time.Second) {
-			t.Fatal("disconnected with no limit")
-		}
-	},
-	"client-output-pause-size": effectOutputPause,
+	"hz":                         effectHz,
+	"slowlog-log-slower-than":    effectSlowlogSlower,
+	"slowlog-max-len":            effectSlowlogMaxLen,
+	"proto-max-bulk-len":         effectProtoMaxBulk,
+	"client-query-buffer-limit":  effectQueryBufferLimit,
+	"maxclients":                 effectMaxclients,
+	"databases":                  effectDatabases,
+	"dir":                        refusedWith("/tmp", "can't set protected config"),
+	"hash-max-listpack-entries":  encodingEffect("2", "512", "hashtable", "listpack", "HSET", "f1", "1", "f2", "2", "f3", "3"),
+	"hash-max-ziplist-entries":   encodingEffect("2", "512", "hashtable", "listpack", "HSET", "f1", "1", "f2", "2", "f3", "3"),
+	"hash-max-listpack-value":    encodingEffect("4", "64", "hashtable", "listpack", "HSET", "f", "12345"),
+	"hash-max-ziplist-value":     encodingEffect("4", "64", "hashtable", "listpack", "HSET", "f", "12345"),
+	"set-max-intset-entries":     encodingEffect("2", "512", "hashtable", "intset", "SADD", "1", "2", "3"),
+	"zset-max-listpack-entries":  encodingEffect("2", "128", "skiplist", "listpack", "ZADD", "1", "a", "2", "b", "3", "c"),
+	"zset-max-ziplist-entries":   encodingEffect("2", "128", "skiplist", "listpack", "ZADD", "1", "a", "2", "b", "3", "c"),
+	"zset-max-listpack-value":    encodingEffect("2", "64", "skiplist", "listpack", "ZADD", "1", "abc"),
+	"zset-max-ziplist-value":     encodingEffect("2", "64", "skiplist", "listpack", "ZADD", "1", "abc"),
+	"list-max-listpack-size":     refusedWith("4", "limitdb lists are not made of listpack nodes", "-2"),
+	"list-max-ziplist-size":      refusedWith("4", "limitdb lists are not made of listpack nodes", "-2"),
+	"list-compress-depth":        refusedWith("1", "limitdb does not compress lists", "0"),
+	"lazyfree-lazy-user-del":     refusedWith("yes", "limitdb does not free values lazily", "no"),
+	"appendonly":                 refusedWith("yes", "limitdb has no append-only file", "no"),
+	"appendfsync":                refusedWith("always", "limitdb has no append-only file", "everysec"),
+	"save":                       refusedWith("900 1", "limitdb does not save snapshots", ""),
+	"notify-keyspace-events":     refusedWith("KEA", "limitdb has no Pub/Sub yet", ""),
+	"client-output-buffer-limit": effectObuf,
+	"client-output-pause-size":   effectOutputPause,
 }
 
 // ownedElsewhere lists parameters whose effect tests belong to another part
@@ -336,5 +325,20 @@ func effectOutputPause(t *testing.T, c *Conn, addr, name string) {
 	configSet(t, c, name, "64mb")
 	if p := pending(); p < 8<<20 {
 		t.Fatalf("%s 64mb: only %d bytes pending", name, p)
+	}
+}
+
+// effectObuf: a client that does not read is disconnected under
+// normal 1mb 0 0, not under normal 0 0 0.
+func effectObuf(t *testing.T, c *Conn, addr, name string) {
+	expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
+	expectDo(t, c, "+OK\r\n", "CONFIG", "SET", name, "normal 1mb 0 0")
+	defer expectDo(t, c, "+OK\r\n", "CONFIG", "SET", name, "normal 0 0 0")
+	if !nonReaderClosed(t, addr, c, time.Second) {
+		t.Fatal("not disconnected past the hard limit")
+	}
+	expectDo(t, c, "+OK\r\n", "CONFIG", "SET", name, "normal 0 0 0")
+	if nonReaderClosed(t, addr, c, time.Second) {
+		t.Fatal("disconnected with no limit")
 	}
 }

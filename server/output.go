@@ -338,3 +338,46 @@ func (c *client) outputStats() (oll, omem int64) {
 	c.out.mu.Unlock()
 	return oll, c.out.pending.Load()
 }
+
+// outPeaks keeps INFO's client_recent_max_output_buffer as Redis does:
+// the largest client output buffer (pending bytes) seen in each of the
+// last 8 seconds, sampled by cron. Touched by cron and INFO (mu).
+type outPeaks struct {
+	mu   sync.Mutex
+	peak [8]int64
+	sec  [8]int64 // the unix second each slot belongs to
+}
+
+// trackOutputPeaks records the largest pending output among the clients.
+func (s *Server) trackOutputPeaks() {
+	var m int64
+	s.mu.Lock()
+	for _, c := range s.clients { // a maximum: the order does not matter
+		m = max(m, c.out.pending.Load())
+	}
+	s.mu.Unlock()
+	now := time.Now().Unix()
+	p := &s.peaks
+	p.mu.Lock()
+	i := now % int64(len(p.peak))
+	if p.sec[i] != now {
+		p.sec[i], p.peak[i] = now, 0
+	}
+	p.peak[i] = max(p.peak[i], m)
+	p.mu.Unlock()
+}
+
+// recentMaxOutput is client_recent_max_output_buffer.
+func (s *Server) recentMaxOutput() int64 {
+	now := time.Now().Unix()
+	p := &s.peaks
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var m int64
+	for i := range p.peak {
+		if now-p.sec[i] < int64(len(p.peak)) {
+			m = max(m, p.peak[i])
+		}
+	}
+	return m
+}

@@ -60,6 +60,7 @@ type Server struct {
 	outPause   atomic.Int64              // client-output-pause-size
 	slow       slowlog                   // SLOWLOG entries; guarded by eng.Mu
 	hz         atomic.Int64              // hz: cron ticks per second
+	peaks      outPeaks                  // client_recent_max_output_buffer
 	peakMem    atomic.Uint64
 	ops        opsSampler // touched by cron only (mean is atomic)
 	runID      string
@@ -220,6 +221,7 @@ func (s *Server) cron() {
 			s.sampleOps()
 		}
 		s.closeIdleClients()
+		s.trackOutputPeaks()
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {
 			s.eng.Mu.Lock()

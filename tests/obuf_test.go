@@ -2,6 +2,7 @@ package tests
 
 import (
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,11 @@ func TestOutputBufferLimitDiff(t *testing.T) {
 			expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
 			if nonReaderClosed(t, srv.addr, c, time.Second) {
 				t.Fatal("client disconnected with the limits off")
+			}
+			// INFO keeps the largest output buffer of the last seconds
+			info := parseInfo(t, mustDo(t, c, "INFO", "clients"))
+			if n, _ := strconv.ParseInt(info["clients"]["client_recent_max_output_buffer"], 10, 64); n < 1<<20 {
+				t.Fatalf("client_recent_max_output_buffer %d after a non-reading client", n)
 			}
 		})
 	}

@@ -135,7 +135,11 @@ func (s *Server) serveClient(cl *client) {
 		if cl.locked {
 			release()
 		}
-		if !cl.flush() || cl.closeNow {
+		if !cl.flush() {
+			return
+		}
+		if cl.closeNow {
+			cl.drain(10 * time.Second)
 			return
 		}
 		// Let every other ready connection have its turn before reading

@@ -119,7 +119,11 @@ func FuzzCommandArgs(f *testing.F) {
 		if flags&2 != 0 {
 			run([]byte("MULTI"))
 		}
+		start := time.Now()
 		out := run(argv...)
+		if d := time.Since(start); d > 5*time.Second { // a hang, not a big reply (64 MB takes < 1 s)
+			t.Fatalf("%q held the engine lock for %v", argv, d)
+		}
 		checkOneReply(t, argv, out)
 		if flags&2 != 0 {
 			checkOneReply(t, argv, run([]byte("EXEC")))

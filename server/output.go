@@ -130,6 +130,9 @@ func clampInt64(u uint64) int64 {
 }
 
 // initOutput prepares the non-blocking write path when nc is a socket.
+// Other connections (TLS, pipes) have no non-blocking write: all their
+// output goes through the writer goroutine, so that the limits and the
+// pause apply to them too.
 func (cl *client) initOutput() {
 	if sc, ok := cl.nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
@@ -160,9 +163,6 @@ func (cl *client) rawWrite(fd uintptr) bool {
 
 // tryWrite writes what the kernel accepts of b now, without blocking.
 func (cl *client) tryWrite(b []byte) (int, error) {
-	if cl.out.raw == nil {
-		return cl.nc.Write(b)
-	}
 	cl.out.wbuf = b
 	err := cl.out.raw.Write(cl.out.writeFn)
 	cl.out.wbuf = nil
@@ -183,7 +183,7 @@ func (cl *client) flush() bool {
 		return !cl.out.dead.Load()
 	}
 	b := cl.w.B
-	if cl.out.pending.Load() == 0 {
+	if cl.out.raw != nil && cl.out.pending.Load() == 0 {
 		n, err := cl.tryWrite(b)
 		cl.s.stats.netOutput.Add(int64(n))
 		if err != nil {
@@ -257,6 +257,26 @@ func (cl *client) writeLoop() {
 		default:
 		}
 		if q.dead.Load() {
+			return
+		}
+	}
+}
+
+// drain waits, at most limit, until the writer has sent everything queued:
+// a client closed after its replies (QUIT, a protocol error) gets them,
+// as Redis's CLIENT_CLOSE_AFTER_REPLY does. A client over an output limit
+// is closed without this, its replies discarded, as in Redis.
+func (cl *client) drain(limit time.Duration) {
+	q := &cl.out
+	if !q.started {
+		return
+	}
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for q.pending.Load() > 0 && !q.dead.Load() {
+		select {
+		case <-q.drained:
+		case <-t.C:
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -116,4 +117,47 @@ func ownLimitdb(t *testing.T) (string, *Conn) {
 	}
 	t.Cleanup(func() { c.Close() })
 	return addr, c
+}
+
+// TestQuitAfterPendingReplies: QUIT after a pipeline whose replies the
+// client has not read yet still delivers every reply, then +OK, then the
+// connection closes (Redis's close-after-reply), on both servers.
+func TestQuitAfterPendingReplies(t *testing.T) {
+	for _, addr := range []string{redisAddr, limitAddr} {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
+		c.Close()
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.SetDeadline(time.Now().Add(20 * time.Second))
+		go nc.Write([]byte(strings.Repeat(string(Encode("GET", "obuf:big")), 300) + string(Encode("QUIT"))))
+		time.Sleep(500 * time.Millisecond)
+		all, err := readAll(nc)
+		nc.Close()
+		want := strings.Repeat("$102400\r\n"+strings.Repeat("x", 100<<10)+"\r\n", 300) + "+OK\r\n"
+		if err != nil || string(all) != want {
+			t.Fatalf("%s: read %d bytes (%v), want %d then EOF", addr, len(all), err, len(want))
+		}
+	}
+}
+
+// readAll reads until EOF.
+func readAll(nc net.Conn) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := nc.Read(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"hash/fnv"
 	"net"
 	"strconv"
 	"strings"
@@ -34,16 +35,16 @@ var fuzzSkip = map[string]bool{
 	"config|set": true, "__testpanic": true, "__testpanichalf": true,
 }
 
-// fuzzTargets lists every command and subcommand of the table as the argv
-// prefix that names it, in table order.
-func fuzzTargets() [][][]byte {
-	var out [][][]byte
+// fuzzTargets lists every command and subcommand of the table by name
+// ("get", "config|get") with the argv prefix that calls it, in table order.
+func fuzzTargets() (names []string, argvs [][][]byte) {
 	for _, c := range engine.Commands() {
 		if fuzzSkip[c.Name] {
 			continue
 		}
 		if len(c.Subs) == 0 {
-			out = append(out, [][]byte{[]byte(c.Name)})
+			names = append(names, c.Name)
+			argvs = append(argvs, [][]byte{[]byte(c.Name)})
 			continue
 		}
 		for _, sc := range c.Subs {
@@ -51,10 +52,11 @@ func fuzzTargets() [][][]byte {
 				continue
 			}
 			_, sub, _ := strings.Cut(sc.Name, "|")
-			out = append(out, [][]byte{[]byte(c.Name), []byte(sub)})
+			names = append(names, sc.Name)
+			argvs = append(argvs, [][]byte{[]byte(c.Name), []byte(sub)})
 		}
 	}
-	return out
+	return names, argvs
 }
 
 // fuzzSetup gives every type a key, so random arguments find data.
@@ -71,10 +73,17 @@ var fuzzSetup = [][]string{
 // table (subcommands included) on a fresh data set: no command may panic
 // (containPanic would turn a panic into an error reply, so the reply is
 // checked for it), and the reply must be exactly one well-formed RESP
-// value. The input is (command index, arguments separated by NUL bytes,
-// flags: bit 0 RESP3, bit 1 inside MULTI).
+// value. The input is (command name as in fuzzTargets — any other string
+// picks a command by its hash, so the fuzzer's mutations still reach a
+// command while saved inputs keep naming theirs when the table grows —,
+// arguments separated by NUL bytes, flags: bit 0 RESP3, bit 1 inside
+// MULTI).
 func FuzzCommandArgs(f *testing.F) {
-	targets := fuzzTargets()
+	names, targets := fuzzTargets()
+	byName := map[string]int{}
+	for i, n := range names {
+		byName[n] = i
+	}
 	s := New(Config{}, nil)
 	seeds := []string{"", "s", "l\x000\x00-1", "z\x001\x00a", "t\x00-3", "h\x00f\x00v",
 		"x\x00y\x00z", "str\x002\x00-1", "rl\x005\x0010\x0060\x002", "0\x00MATCH\x00*\x00COUNT\x0010"}
@@ -83,11 +92,17 @@ func FuzzCommandArgs(f *testing.F) {
 	for i := range targets {
 		for k := 0; k < 3; k++ {
 			j := (i + 4*k) % len(seeds)
-			f.Add(uint16(i), []byte(seeds[j]), uint8((i+k)%4))
+			f.Add(names[i], []byte(seeds[j]), uint8((i+k)%4))
 		}
 	}
-	f.Fuzz(func(t *testing.T, which uint16, raw []byte, flags uint8) {
-		prefix := targets[int(which)%len(targets)]
+	f.Fuzz(func(t *testing.T, name string, raw []byte, flags uint8) {
+		i, ok := byName[name]
+		if !ok {
+			h := fnv.New32a()
+			h.Write([]byte(name))
+			i = int(h.Sum32() % uint32(len(targets)))
+		}
+		prefix := targets[i]
 		argv := append([][]byte(nil), prefix...)
 		if len(raw) > 0 {
 			argv = append(argv, bytes.Split(raw, []byte{0})...)

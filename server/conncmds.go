@@ -114,7 +114,7 @@ func cmdExec(s *Server, cl *client, argv [][]byte) {
 		if cmd == nil {
 			continue
 		}
-		s.call(cl, cmd, q)
+		s.callContained(cl, cmd, q)
 	}
 	cl.ctx.InMulti = false
 	cl.resetQueue()

@@ -180,7 +180,8 @@ func cmdClientInfo(s *Server, cl *client, argv [][]byte) {
 // (plus 7.2's lib-name and lib-ver at the end). Memory fields are what
 // limitdb can tell: query buffer bytes and output buffer bytes, for the
 // calling client only (self): another client's buffers belong to its own
-// goroutine, which touches them outside the engine lock.
+// goroutine, which touches them outside the engine lock; unsent replies
+// (oll, omem) for any client, from its output queue (output.go).
 func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	str := func(k, v string) {
 		b = append(b, k...)

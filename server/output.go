@@ -29,6 +29,7 @@ type outQueue struct {
 
 	mu      sync.Mutex
 	chunks  [][]byte // guarded by mu
+	closed  bool     // guarded by mu: the writer has exited, chunks are dropped
 	pending atomic.Int64
 	wake    chan struct{} // cap 1: chunks were queued
 	drained chan struct{} // cap 1: the writer wrote something (or died)
@@ -216,8 +217,11 @@ func (cl *client) enqueue(b []byte) {
 		go cl.writeLoop()
 	}
 	q.mu.Lock()
-	q.chunks = append(q.chunks, b)
-	q.pending.Add(int64(len(b)))
+	if !q.closed {
+		q.chunks = append(q.chunks, b)
+		q.pending.Add(int64(len(b)))
+		cl.s.outTotal.Add(int64(len(b)))
+	}
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
@@ -229,6 +233,18 @@ func (cl *client) enqueue(b []byte) {
 // the connection ends.
 func (cl *client) writeLoop() {
 	q := &cl.out
+	defer func() {
+		// what was never written leaves the server-wide total
+		q.mu.Lock()
+		q.closed = true
+		q.chunks = nil
+		cl.s.outTotal.Add(-q.pending.Swap(0))
+		q.mu.Unlock()
+		select {
+		case q.drained <- struct{}{}:
+		default:
+		}
+	}()
 	for {
 		q.mu.Lock()
 		chunks := q.chunks
@@ -246,6 +262,7 @@ func (cl *client) writeLoop() {
 			n, err := cl.nc.Write(c)
 			cl.s.stats.netOutput.Add(int64(n))
 			q.pending.Add(-int64(len(c)))
+			cl.s.outTotal.Add(-int64(len(c)))
 			if err != nil {
 				q.dead.Store(true)
 				cl.nc.Close()
@@ -311,7 +328,7 @@ func (cl *client) checkOutput() bool {
 				" scheduled to be closed ASAP for overcoming of output buffer limits.")
 			return false
 		}
-		if used <= cl.s.outPause.Load() {
+		if !cl.s.shouldPause(used) {
 			if tick != nil {
 				tick.Stop()
 			}
@@ -327,6 +344,24 @@ func (cl *client) checkOutput() bool {
 		case <-tick.C:
 		}
 	}
+}
+
+// pauseMin and pauseTotalFactor: besides its own bound, a connection with
+// at least pauseMin unsent bytes is paused while all connections together
+// hold more than pauseTotalFactor × client-output-pause-size (256 MB by
+// default), so that many non-reading clients cannot multiply the bound.
+// A client that reads drains under pauseMin and is not held back by the
+// others; 1 MB is several times what one batch leaves in a kernel socket
+// buffer of a reading client (TestHostileInputs, many pipelines case).
+const (
+	pauseMin         = 1 << 20
+	pauseTotalFactor = 4
+)
+
+// shouldPause says whether a client with used unsent bytes stops reading.
+func (s *Server) shouldPause(used int64) bool {
+	bound := s.outPause.Load()
+	return used > bound || (used >= pauseMin && s.outTotal.Load() > pauseTotalFactor*bound)
 }
 
 // overObufLimit is checkClientOutputBufferLimits for the normal class.

@@ -58,6 +58,7 @@ type Server struct {
 	idleLimit  atomic.Int64              // timeout, seconds (0 = never)
 	obufNormal atomic.Pointer[obufLimit] // client-output-buffer-limit, normal class
 	outPause   atomic.Int64              // client-output-pause-size
+	outTotal   atomic.Int64              // unsent reply bytes of all connections
 	slow       slowlog                   // SLOWLOG entries; guarded by eng.Mu
 	hz         atomic.Int64              // hz: cron ticks per second
 	peaks      outPeaks                  // client_recent_max_output_buffer

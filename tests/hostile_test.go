@@ -40,6 +40,9 @@ type hostileCase struct {
 	want string
 	// closed: the server must close the first hostile connection.
 	closed bool
+	// maxGrowth, when set, bounds the RSS growth while the attack is on
+	// (for attacks whose memory limitdb bounds, not just releases).
+	maxGrowth int64
 }
 
 // cmd encodes one command (helper for building cases).
@@ -47,11 +50,21 @@ func cmd(args ...string) []byte { return Encode(args...) }
 
 var hostileCases = []hostileCase{
 	{
-		name:   "pipeline of big GETs, never read (paused at client-output-pause-size)",
-		setup:  [][]string{{"SET", "hostile:big", strings.Repeat("x", 1<<20)}},
-		send:   cmd("GET", "hostile:big"),
-		repeat: 2000, // 2 GB of replies
-		hold:   2 * time.Second,
+		name:      "pipeline of big GETs, never read (paused at client-output-pause-size)",
+		setup:     [][]string{{"SET", "hostile:big", strings.Repeat("x", 1<<20)}},
+		send:      cmd("GET", "hostile:big"),
+		repeat:    2000, // 2 GB of replies
+		hold:      2 * time.Second,
+		maxGrowth: 256 << 20,
+	},
+	{
+		name:      "50 pipelines of big GETs, never read (paused by the server-wide bound)",
+		setup:     [][]string{{"SET", "hostile:big", strings.Repeat("x", 1<<20)}},
+		send:      cmd("GET", "hostile:big"),
+		repeat:    300, // 50 × 300 MB of replies
+		conns:     50,
+		hold:      3 * time.Second,
+		maxGrowth: 512 << 20,
 	},
 	{
 		name:   "pipeline of big GETs, never read, hard output limit",
@@ -268,6 +281,9 @@ func runHostile(t *testing.T, addr string, c hostileCase) {
 	}
 	checkPing(t, addr)
 	during := rawRSS(t)
+	if c.maxGrowth > 0 && during > base+c.maxGrowth {
+		t.Fatalf("RSS %d MB during the attack, %d MB before: more than %d MB growth", during>>20, base>>20, c.maxGrowth>>20)
+	}
 	if c.want != "" || c.closed {
 		nc := conns[0]
 		nc.SetReadDeadline(time.Now().Add(20 * time.Second))

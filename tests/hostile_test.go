@@ -105,6 +105,17 @@ var hostileCases = []hostileCase{
 		want: "-ERR Protocol error: invalid bulk length\r\n",
 	},
 	{
+		name: "inline request past 64 KB without a newline",
+		pre:  bytes.Repeat([]byte("a"), 70<<10),
+		want: "-ERR Protocol error: too big inline request\r\n",
+	},
+	{
+		name:   "inline request of 60 KB of tiny arguments, repeated",
+		send:   append(bytes.Repeat([]byte("a "), 30<<10), "\r\n"...),
+		repeat: 1000,
+		hold:   time.Second,
+	},
+	{
 		name: "multibulk count over INT_MAX",
 		pre:  []byte("*2147483648\r\n"),
 		want: "-ERR Protocol error: invalid multibulk length\r\n",

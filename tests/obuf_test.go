@@ -34,6 +34,7 @@ func TestOutputBufferLimitDiff(t *testing.T) {
 			if nonReaderClosed(t, srv.addr, c, time.Second) {
 				t.Fatal("client disconnected with the limits off")
 			}
+			checkNonReaderLine(t, srv.addr, c)
 			// INFO keeps the largest output buffer of the last seconds
 			info := parseInfo(t, mustDo(t, c, "INFO", "clients"))
 			if n, _ := strconv.ParseInt(info["clients"]["client_recent_max_output_buffer"], 10, 64); n < 1<<20 {
@@ -160,4 +161,35 @@ func readAll(nc net.Conn) ([]byte, error) {
 			return out, err
 		}
 	}
+}
+
+// checkNonReaderLine: while a client has unread replies, its CLIENT LIST
+// line shows them as Redis does: omem (bytes) and oll (chunks) above 0,
+// events=rw, cmd=get.
+func checkNonReaderLine(t *testing.T, addr string, other *Conn) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	go nc.Write([]byte(string(Encode("CLIENT", "SETNAME", "nonreader")) + strings.Repeat(string(Encode("GET", "obuf:big")), 200)))
+	time.Sleep(500 * time.Millisecond)
+	for _, l := range strings.Split(string(mustDo(t, other, "CLIENT", "LIST")), "\n") {
+		if !strings.Contains(l, " name=nonreader ") {
+			continue
+		}
+		f := map[string]string{}
+		for _, kv := range strings.Fields(l) {
+			k, v, _ := strings.Cut(kv, "=")
+			f[k] = v
+		}
+		omem, _ := strconv.ParseInt(f["omem"], 10, 64)
+		oll, _ := strconv.ParseInt(f["oll"], 10, 64)
+		if omem < 1<<20 || oll < 1 || f["events"] != "rw" || f["cmd"] != "get" {
+			t.Fatalf("non-reading client: %s", l)
+		}
+		return
+	}
+	t.Fatal("non-reading client not in CLIENT LIST")
 }

@@ -36,6 +36,7 @@ type outQueue struct {
 	done    chan struct{} // closed when the connection ends
 	started bool          // connection goroutine only
 	dead    atomic.Bool   // a write failed: the connection is gone
+	wrote   atomic.Int64  // unix ns of the writer's last successful write
 
 	softSince int64 // unix s when the soft limit was first reached (0 = under it)
 }
@@ -263,6 +264,9 @@ func (cl *client) writeLoop() {
 			cl.s.stats.netOutput.Add(int64(n))
 			q.pending.Add(-int64(len(c)))
 			cl.s.outTotal.Add(-int64(len(c)))
+			if n > 0 {
+				q.wrote.Store(time.Now().UnixNano())
+			}
 			if err != nil {
 				q.dead.Store(true)
 				cl.nc.Close()
@@ -297,6 +301,16 @@ func (cl *client) drain(limit time.Duration) {
 			return
 		}
 	}
+}
+
+// lastInteraction is when the client last sent a command or took some of
+// its replies (Redis's lastinteraction, which writes update too): a client
+// slowly reading a long reply is not idle for the timeout parameter.
+func (c *client) lastInteraction() time.Time {
+	if w := c.out.wrote.Load(); w > c.last.UnixNano() {
+		return time.Unix(0, w)
+	}
+	return c.last
 }
 
 // stopOutput ends the writer goroutine (the connection is closing).

@@ -193,3 +193,45 @@ func checkNonReaderLine(t *testing.T, addr string, other *Conn) {
 	}
 	t.Fatal("non-reading client not in CLIENT LIST")
 }
+
+// TestSlowReaderNotIdle: with timeout 1, a client that sent its pipeline
+// once and then reads the 10 MB of replies slowly (4 s) is not closed as
+// idle: taking replies counts as interaction, on both servers.
+func TestSlowReaderNotIdle(t *testing.T) {
+	for _, addr := range []string{redisAddr, limitAddr} {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
+		expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "timeout", "1")
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.SetDeadline(time.Now().Add(20 * time.Second))
+		nc.Write([]byte(strings.Repeat(string(Encode("GET", "obuf:big")), 100)))
+		want := 100 * (len("$102400\r\n") + 100<<10 + 2)
+		got := 0
+		buf := make([]byte, 256<<10)
+		for got < want {
+			time.Sleep(100 * time.Millisecond)
+			n, err := io.ReadAtLeast(nc, buf, min(len(buf), want-got))
+			got += n
+			if err != nil {
+				break
+			}
+		}
+		nc.Close()
+		c2, err := Dial(addr) // c itself was idle past the timeout
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectDo(t, c2, "+OK\r\n", "CONFIG", "SET", "timeout", "0")
+		c2.Close()
+		if got != want {
+			t.Fatalf("%s: slow reader closed after %d of %d bytes", addr, got, want)
+		}
+	}
+}

@@ -228,8 +228,11 @@ func effectProtoMaxBulk(t *testing.T, c *Conn, addr, name string) {
 	if r, _ := x.ReadReply(); string(r) != "-ERR Protocol error: invalid bulk length\r\n" {
 		t.Fatalf("%s 1mb: %q", name, r)
 	}
+	expectDo(t, c, "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n", "SETRANGE", "pmbl", "1048576", "x")
 	configSet(t, c, name, "512mb")
 	checkBigGet(t, addr)
+	expectDo(t, c, ":1048577\r\n", "SETRANGE", "pmbl", "1048576", "x")
+	mustDo(t, c, "DEL", "pmbl")
 }
 
 // checkBigGet sends a GET with a 2 MB key and expects its nil reply.

@@ -27,9 +27,8 @@ func (c *streamConn) Write(b []byte) (int, error) {
 }
 
 // fuzzConnSkip are words whose commands FuzzConnection leaves out, as
-// FuzzCommandArgs does (scripts, CONFIG, the test-only panics) plus the
-// commands that may build half-gigabyte strings from a short request.
-var fuzzConnSkip = []string{"eval", "script", "config", "__test", "setrange", "setbit", "bitfield"}
+// FuzzCommandArgs does (scripts, CONFIG, the test-only panics).
+var fuzzConnSkip = []string{"eval", "script", "config", "__test"}
 
 // FuzzConnection sends a random byte stream through the whole connection
 // path (reader, pipelining, MULTI, dispatch, output queue): no panic may
@@ -58,7 +57,7 @@ func FuzzConnection(f *testing.F) {
 				return
 			}
 		}
-		s := New(Config{}, nil) // a fresh data set for each input
+		s := newFuzzServer() // a fresh data set for each input
 		nc := &streamConn{in: bytes.NewReader(in)}
 		cl := s.newClient(nc)
 		var b batchState

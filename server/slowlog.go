@@ -82,7 +82,7 @@ func (s *Server) slowlogPush(cl *client, argv [][]byte, ns int64) {
 // slowlogArgv copies argv as Redis stores it: at most 32 arguments (the
 // last one then says how many more there were), each cut at 128 bytes,
 // and secrets replaced by "(redacted)" as Redis redacts them (AUTH, HELLO
-// … AUTH, CONFIG SET requirepass).
+// … AUTH, ACL SETUSER, CONFIG SET of its sensitive parameters).
 func slowlogArgv(argv [][]byte) []string {
 	n := min(len(argv), slowlogMaxArgc)
 	out := make([]string, n)
@@ -102,25 +102,35 @@ func slowlogArgv(argv [][]byte) []string {
 			out[i] = "(redacted)"
 		}
 	}
-	switch strings.ToLower(string(argv[0])) {
-	case "auth":
-		for i := 1; i < len(argv); i++ {
-			redact(i)
+	is := func(i int, word string) bool { return i < len(argv) && strings.EqualFold(string(argv[i]), word) }
+	switch {
+	case is(0, "auth") && len(argv) <= 3: // more arguments: a syntax error, not redacted
+		redact(1)
+		if len(argv) == 3 {
+			redact(2)
 		}
-	case "hello":
-		for i := 2; i+2 < len(argv); i++ {
-			if strings.EqualFold(string(argv[i]), "auth") {
+	case is(0, "hello"):
+		// options in order; Redis stops at the first one it rejects
+		for i := 2; i < len(argv); i++ {
+			switch {
+			case is(i, "auth") && i+2 < len(argv):
 				redact(i + 1)
 				redact(i + 2)
 				i += 2
+			case is(i, "setname") && i+1 < len(argv):
+				i++
+			default:
+				i = len(argv)
 			}
 		}
-	case "config":
-		if len(argv) > 1 && strings.EqualFold(string(argv[1]), "set") {
-			for i := 2; i+1 < len(argv); i += 2 {
-				if strings.EqualFold(string(argv[i]), "requirepass") {
-					redact(i + 1)
-				}
+	case is(0, "acl") && is(1, "setuser"):
+		for i := 2; i < len(argv); i++ {
+			redact(i)
+		}
+	case is(0, "config") && is(1, "set"):
+		for i := 2; i+1 < len(argv); i += 2 {
+			if is(i, "requirepass") || is(i, "masterauth") || is(i, "masteruser") {
+				redact(i + 1)
 			}
 		}
 	}

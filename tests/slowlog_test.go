@@ -27,6 +27,10 @@ func TestSlowlogEntriesDiff(t *testing.T) {
 		}
 		mustDo(t, c, args...)
 		mustDo(t, c, "CONFIG", "SET", "requirepass", "")
+		mustDo(t, c, "AUTH", "a", "b", "c")
+		mustDo(t, c, "AUTH", "default", "nopass")
+		mustDo(t, c, "HELLO", "2", "SETNAME", "slowpoke", "AUTH", "default", "pw")
+		mustDo(t, c, "HELLO", "2", "FOO", "AUTH", "default", "pw")
 		mustDo(t, c, "MULTI")
 		mustDo(t, c, "INCR", "n")
 		mustDo(t, c, "EXEC")

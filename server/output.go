@@ -21,7 +21,7 @@ import (
 // (stop reading until the client drains: memory stays bounded even with
 // the limits off, which Redis does not do).
 type outQueue struct {
-	raw     syscall.RawConn // nil when the conn is not a socket (tests)
+	raw     syscall.RawConn // nil when the conn is not a socket (TLS, pipes): all output is queued
 	wbuf    []byte          // argument of rawWrite
 	wn      int
 	werr    error

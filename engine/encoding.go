@@ -14,6 +14,9 @@ type EncodingLimits struct {
 	SetMaxIntsetEntries    int64
 	ZsetMaxListpackEntries int64
 	ZsetMaxListpackValue   int64
+	// ProtoMaxBulkLen (proto-max-bulk-len) is also the largest string value
+	// and SETBIT/BITFIELD offset, as in Redis (checkStringLength).
+	ProtoMaxBulkLen int64
 }
 
 // defaultLimits are Redis 7.0's defaults.
@@ -23,10 +26,12 @@ var defaultLimits = EncodingLimits{
 	SetMaxIntsetEntries:    512,
 	ZsetMaxListpackEntries: 128,
 	ZsetMaxListpackValue:   64,
+	ProtoMaxBulkLen:        512 << 20,
 }
 
 // SetEncodingLimit sets the threshold named by its CONFIG parameter name
-// (the ziplist aliases included) and reports whether name is one of them.
+// (the ziplist aliases included, and proto-max-bulk-len) and reports
+// whether name is one of them.
 func (e *Engine) SetEncodingLimit(name string, v int64) bool {
 	switch name {
 	case "hash-max-listpack-entries", "hash-max-ziplist-entries":
@@ -39,6 +44,8 @@ func (e *Engine) SetEncodingLimit(name string, v int64) bool {
 		e.Enc.ZsetMaxListpackEntries = v
 	case "zset-max-listpack-value", "zset-max-ziplist-value":
 		e.Enc.ZsetMaxListpackValue = v
+	case "proto-max-bulk-len":
+		e.Enc.ProtoMaxBulkLen = v
 	default:
 		return false
 	}

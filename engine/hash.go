@@ -748,8 +748,12 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 	}
 	switch {
 	case count < 0:
+		start := len(c.W.B)
 		header(int(-count))
 		for k := int64(0); k < -count; k++ {
+			if k&1023 == 1023 && c.randReplyTooLarge(start) {
+				return
+			}
 			write(c.rng().Intn(n))
 		}
 	case count >= int64(n):

@@ -450,8 +450,12 @@ func cmdSRandMember(c *Ctx, argv [][]byte) {
 	s := e.set()
 	n := s.Len()
 	if count < 0 {
+		start := len(c.W.B)
 		c.W.Array(int(-count))
 		for k := int64(0); k < -count; k++ {
+			if k&1023 == 1023 && c.randReplyTooLarge(start) {
+				return
+			}
 			s.writeAt(c, c.rng().Intn(n))
 		}
 		return

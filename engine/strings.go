@@ -8,9 +8,6 @@ import (
 	"unsafe"
 )
 
-// maxStringLen is proto-max-bulk-len (512MB), the largest string value.
-const maxStringLen = 512 * 1024 * 1024
-
 func init() {
 	Register(
 		&Command{Name: "get", Arity: 2, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns the string value of a key.", Run: cmdGet},
@@ -496,7 +493,7 @@ func cmdIncrByFloat(c *Ctx, argv [][]byte) {
 // checkStringLength writes Redis's error and returns false when a string
 // of size+add bytes would exceed proto-max-bulk-len.
 func (c *Ctx) checkStringLength(size, add int64) bool {
-	if size+add > maxStringLen || size+add < 0 {
+	if size+add > c.E.Enc.ProtoMaxBulkLen || size+add < 0 {
 		c.W.Error(ErrStringTooLong)
 		return false
 	}

@@ -26,7 +26,7 @@ func init() {
 // non-negative integer whose byte index is below proto-max-bulk-len.
 func parseBitOffset(c *Ctx, b []byte) (int64, bool) {
 	off, ok := ParseIntB(b)
-	if !ok || off < 0 || off>>3 >= maxStringLen {
+	if !ok || off < 0 || off>>3 >= c.E.Enc.ProtoMaxBulkLen {
 		c.W.Error(ErrBitNotInt)
 		return 0, false
 	}

@@ -504,8 +504,12 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 	}
 	if l < 0 { // with repetitions
 		n := -l
+		start := len(c.W.B)
 		c.W.Array(int(n) * per)
 		for ; n > 0; n-- {
+			if n&1023 == 0 && c.randReplyTooLarge(start) {
+				return
+			}
 			emit(z.byRank(1 + c.rng().Intn(size)))
 		}
 		return

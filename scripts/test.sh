@@ -22,3 +22,9 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go test -count=1 -timeout 20m ./... "$@"
+
+# fuzz targets: each runs briefly (the seed corpus and the crashers kept
+# under <package>/testdata/fuzz/<Target>/ also run in the plain go test).
+go test -run '^$' -fuzz '^FuzzCommandArgs$' -fuzztime 12s ./server
+go test -run '^$' -fuzz '^FuzzConnection$' -fuzztime 8s ./server
+go test -run '^$' -fuzz '^FuzzReader$' -fuzztime 8s ./resp

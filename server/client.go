@@ -38,8 +38,12 @@ type client struct {
 	locked    bool
 	batchCmds int
 
-	user   *acl.User // the ACL user; checked on every command (auth.go)
-	authed bool      // authenticated (or the default user needed no password)
+	user      *acl.User       // the ACL user; checked on every command (auth.go)
+	authed    bool            // authenticated (or the default user needed no password)
+	queueSize int64           // bytes of argv in queue (multiLimit)
+	out       outQueue        // replies the kernel has not accepted yet (output.go)
+	cur       *engine.Command // the command running (containPanic), else nil
+	curBefore int             // len(w.B) when it started
 }
 
 func (s *Server) newClient(nc net.Conn) *client {
@@ -57,6 +61,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 	s.eng.Mu.Lock() // the users are guarded by the engine lock
 	s.setDefaultAuth(cl)
 	s.eng.Mu.Unlock()
+	cl.initOutput()
 	s.mu.Lock()
 	s.clients[cl.id] = cl
 	s.mu.Unlock()
@@ -79,27 +84,51 @@ func (s *Server) serveClient(cl *client) {
 		}
 		s.dropClient(cl)
 	}()
-	// pend holds the stats of the commands run under the current lock
-	// acquisition; the batch's time is shared among them when the lock is
-	// released (two clock reads per batch instead of two per command).
-	var pend []*cmdStat
-	var t0 int64
+	var b batchState
+	for s.serveLoop(cl, &b) {
+	}
+}
+
+// batchState is the state of serveLoop that outlives a contained panic.
+// pend holds the stats of the commands run under the current lock
+// acquisition; the batch's time is shared among them when the lock is
+// released (two clock reads per batch instead of two per command).
+type batchState struct {
+	pend   []*cmdStat
+	t0     int64
+	resume bool // a command panicked: go on with the requests already read
+}
+
+// serveLoop is serveClient's loop. It returns false when the connection
+// is to end, and true after containing a panic in a command (panic.go);
+// serveClient then calls it again, which goes on with the requests
+// already buffered, under the same lock acquisition.
+func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
+	defer func() {
+		if cl.cur != nil { // a command was running: contain its panic
+			again = s.containPanic(cl, recover())
+			b.resume = again
+		}
+	}()
 	release := func() {
-		s.chargeBatch(pend, t0)
-		pend = pend[:0]
+		s.chargeBatch(b.pend, b.t0)
+		b.pend = b.pend[:0]
 		s.eng.Mu.Unlock()
 		cl.locked = false
 	}
 	for {
-		inBefore := cl.rd.Buffered()
-		err := cl.rd.Fill()
-		s.stats.netInput.Add(int64(cl.rd.Buffered() - inBefore))
-		if err != nil {
-			if errors.Is(err, resp.ErrQueryBufferLimit) {
-				s.log.Warn("closing client that reached max query buffer length", "client", cl.id)
+		if !b.resume {
+			inBefore := cl.rd.Buffered()
+			err := cl.rd.Fill()
+			s.stats.netInput.Add(int64(cl.rd.Buffered() - inBefore))
+			if err != nil {
+				if errors.Is(err, resp.ErrQueryBufferLimit) {
+					s.log.Warn("closing client that reached max query buffer length", "client", cl.id)
+				}
+				return false
 			}
-			return
 		}
+		b.resume = false
 		for {
 			// unauthenticated connections get Redis's small request limits
 			cl.rd.Unauth = !cl.authed && s.auth.needAuth.Load()
@@ -122,11 +151,11 @@ func (s *Server) serveClient(cl *client) {
 				cl.locked = true
 				// one clock read per batch: every command that runs
 				// under this acquisition of the lock shares its time
-				cl.ctx.Now, t0 = s.batchClock()
+				cl.ctx.Now, b.t0 = s.batchClock()
 				cl.last = time.UnixMilli(cl.ctx.Now)
 			}
 			if st := s.dispatch(cl, argv); st != nil {
-				pend = append(pend, st)
+				b.pend = append(b.pend, st)
 			}
 			if cl.closeNow {
 				break
@@ -134,15 +163,19 @@ func (s *Server) serveClient(cl *client) {
 			if len(cl.w.B) >= flushAt {
 				release()
 				if !cl.flush() {
-					return
+					return false
 				}
 			}
 		}
 		if cl.locked {
 			release()
 		}
-		if !cl.flush() || cl.closeNow {
-			return
+		if !cl.flush() {
+			return false
+		}
+		if cl.closeNow {
+			cl.drain(10 * time.Second)
+			return false
 		}
 		// Let every other ready connection have its turn before reading
 		// again, as Redis's event loop serves each readable client once per
@@ -152,22 +185,9 @@ func (s *Server) serveClient(cl *client) {
 	}
 }
 
-func (cl *client) flush() bool {
-	if len(cl.w.B) == 0 {
-		return true
-	}
-	n, err := cl.nc.Write(cl.w.B)
-	cl.s.stats.netOutput.Add(int64(n))
-	if cap(cl.w.B) > 1<<20 {
-		cl.w.B = nil
-	} else {
-		cl.w.B = cl.w.B[:0]
-	}
-	return err == nil
-}
-
 func (s *Server) dropClient(cl *client) {
 	cl.nc.Close()
+	cl.stopOutput()
 	if len(cl.watches) > 0 {
 		s.eng.Mu.Lock()
 		cl.unwatchAll()
@@ -259,6 +279,9 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 			q[i] = append([]byte(nil), a...)
 		}
 		cl.queue = append(cl.queue, q)
+		if !cl.queued(q) {
+			return nil
+		}
 		cl.w.Status("QUEUED")
 		return nil
 	}
@@ -280,6 +303,11 @@ func isTxnControl(name string) bool {
 func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	before := len(cl.w.B)
 	cl.lastC = cmd.Name
+	cl.cur, cl.curBefore = cmd, before // for containPanic
+	var t0 int64
+	if s.slowTimed(cmd) {
+		t0 = nanotime()
+	}
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		connHandlers[cmd.Name](s, cl, argv)
@@ -287,6 +315,10 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		cl.ctx.Call(cmd, argv)
 	}
+	if t0 != 0 {
+		s.slowlogPush(cl, argv, nanotime()-t0)
+	}
+	cl.cur = nil
 	st := s.statOf(cmd)
 	st.calls++
 	s.stats.commands.Add(1)

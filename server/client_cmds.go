@@ -181,7 +181,8 @@ func cmdClientInfo(s *Server, cl *client, argv [][]byte) {
 // (plus 7.2's lib-name and lib-ver at the end). Memory fields are what
 // limitdb can tell: query buffer bytes and output buffer bytes, for the
 // calling client only (self): another client's buffers belong to its own
-// goroutine, which touches them outside the engine lock.
+// goroutine, which touches them outside the engine lock; unsent replies
+// (oll, omem) for any client, from its output queue (output.go).
 func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	str := func(k, v string) {
 		b = append(b, k...)
@@ -239,10 +240,15 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	num("rbs", 0)
 	num("rbp", 0)
 	num("obl", obl)
-	num("oll", 0)
-	num("omem", 0)
-	num("tot-mem", qbuf+omem)
-	str("events", "r")
+	oll, pending := c.outputStats()
+	num("oll", oll)
+	num("omem", pending)
+	num("tot-mem", qbuf+omem+pending)
+	if pending > 0 {
+		str("events", "rw")
+	} else {
+		str("events", "r")
+	}
 	cmd := c.lastC
 	if cmd == "" {
 		cmd = "NULL"

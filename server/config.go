@@ -22,6 +22,7 @@ const (
 	pSave
 	pEvents
 	pOctal // an integer written in octal (unixsocketperm)
+	pObuf  // client-output-buffer-limit: classes with hard, soft, seconds
 )
 
 // param is one CONFIG parameter, with Redis 7.0's name, default, checks
@@ -37,14 +38,17 @@ type param struct {
 	enum      []string
 	immutable bool
 	protected bool
+	// cannot, when set, returns why limitdb refuses a valid value it
+	// cannot honour (see capabilities.go); "" when it can.
+	cannot func(v string) string
 }
 
 var params = []*param{
 	{name: "maxmemory", kind: pMem, def: "0"},
 	{name: "maxmemory-policy", kind: pEnum, def: "noeviction", enum: []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}},
 	{name: "databases", kind: pInt, def: "16", immutable: true},
-	{name: "appendonly", kind: pBool, def: "no"},
-	{name: "save", kind: pSave, def: ""},
+	{name: "appendonly", kind: pBool, def: "no", cannot: only("no", errNoAOF)},
+	{name: "save", kind: pSave, def: "", cannot: only("", errNoRDB)},
 	{name: "timeout", kind: pInt, def: "0", min: 0, max: 2147483647},
 	{name: "maxclients", kind: pInt, def: "10000", min: 1, max: 4294967295},
 	{name: "busy-reply-threshold", alias: "lua-time-limit", kind: pInt, def: "5000", min: 0, max: 9223372036854775807},
@@ -55,14 +59,14 @@ var params = []*param{
 	{name: "bind", kind: pString, def: "* -::*"},
 	{name: "dir", kind: pString, def: ".", protected: true},
 	{name: "loglevel", kind: pEnum, def: "notice", enum: []string{"debug", "verbose", "notice", "warning"}},
-	{name: "notify-keyspace-events", kind: pEvents, def: ""},
+	{name: "notify-keyspace-events", kind: pEvents, def: "", cannot: only("", errNoNotify)},
 	{name: "slowlog-log-slower-than", kind: pInt, def: "10000", min: -1, max: 9223372036854775807},
 	{name: "slowlog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 64},
-	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no"},
-	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}},
-	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647},
-	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: 2147483647},
+	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no", cannot: only("no", errNoLazyfree)},
+	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}, cannot: only("everysec", errNoAOF)},
+	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647, cannot: only("-2", errListNodes)},
+	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: 2147483647, cannot: only("0", errListCompress)},
 	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
 	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "set-max-intset-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
@@ -82,6 +86,8 @@ var params = []*param{
 	{name: "requirepass", kind: pString, def: ""},
 	{name: "aclfile", kind: pString, def: "", immutable: true},
 	{name: "acllog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
+	{name: "client-output-buffer-limit", kind: pObuf, def: obufDefault},
+	{name: "client-output-pause-size", kind: pMem, def: "67108864", min: 16384, max: 9223372036854775807},
 }
 
 // applyFn is what CONFIG SET runs after storing a new value, before
@@ -279,6 +285,12 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			return
 		}
 		v, why := p.check(string(argv[i+1]))
+		if p.kind == pObuf && why == "" {
+			v, why = parseObuf(s.conf.params[p.name], v)
+		}
+		if why == "" && p.cannot != nil {
+			why = p.cannot(v)
+		}
 		if why != "" {
 			cl.w.Error(setFailed(name, why))
 			return
@@ -302,11 +314,17 @@ func (s *Server) applyConfig() {
 		"proto-max-bulk-len":        &s.limits.MaxBulk,
 		"maxclients":                &s.maxClients,
 		"timeout":                   &s.idleLimit,
+		"client-output-pause-size":  &s.outPause,
 	} {
 		if n, err := strconv.ParseInt(s.conf.params[name], 10, 64); err == nil {
 			dst.Store(n)
 		}
 	}
+	s.applyObuf(s.conf.params["client-output-buffer-limit"])
+	s.slow.slower, _ = strconv.ParseInt(s.conf.params["slowlog-log-slower-than"], 10, 64)
+	s.slow.maxLen, _ = strconv.ParseInt(s.conf.params["slowlog-max-len"], 10, 64)
+	hz, _ := strconv.ParseInt(s.conf.params["hz"], 10, 64)
+	s.hz.Store(hz)
 	for _, p := range params {
 		if n, err := strconv.ParseInt(s.conf.params[p.name], 10, 64); err == nil {
 			s.eng.SetEncodingLimit(p.name, n) // ignored unless an encoding threshold

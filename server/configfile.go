@@ -248,6 +248,9 @@ func (ld *loader) set(p *param, args []string) string {
 		v = strings.Join(ld.savePairs, " ")
 	}
 	nv, why := p.check(v)
+	if why == "" && p.cannot != nil {
+		why = p.cannot(nv) // a file may not ask for what CONFIG SET refuses
+	}
 	if why != "" {
 		return why
 	}

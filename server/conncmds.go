@@ -61,7 +61,7 @@ func cmdMulti(s *Server, cl *client, argv [][]byte) {
 	}
 	cl.multi = true
 	cl.multiErr = false
-	cl.queue = cl.queue[:0]
+	cl.resetQueue()
 	cl.w.OK()
 }
 
@@ -78,7 +78,7 @@ func cmdDiscard(s *Server, cl *client, argv [][]byte) {
 func (cl *client) endMulti() {
 	cl.multi = false
 	cl.multiErr = false
-	cl.queue = cl.queue[:0]
+	cl.resetQueue()
 	cl.unwatchAll()
 }
 
@@ -114,10 +114,10 @@ func cmdExec(s *Server, cl *client, argv [][]byte) {
 		if cmd == nil || !s.execPermitted(cl, cmd, q) {
 			continue
 		}
-		s.call(cl, cmd, q)
+		s.callContained(cl, cmd, q)
 	}
 	cl.ctx.InMulti = false
-	cl.queue = queue[:0]
+	cl.resetQueue()
 }
 
 // cmdWatch: WATCH key [key …] — EXEC will fail if any of these keys

@@ -36,7 +36,7 @@ func (s *Server) closeIdleClients() {
 	now := time.Now()
 	s.eng.Mu.Lock()
 	for _, c := range s.sortedClients() {
-		if now.Sub(c.last) > time.Duration(limit)*time.Second {
+		if now.Sub(c.lastInteraction()) > time.Duration(limit)*time.Second {
 			c.nc.Close()
 		}
 	}

@@ -10,26 +10,36 @@ import (
 )
 
 func init() {
-	// a test-only command that panics while the engine lock is held
+	// test-only commands (registered only in the test binary): one panics
+	// before writing anything, one after writing part of its reply
 	registerConn(&engine.Command{Name: "__testpanic", Arity: 1, Flags: "fast", Group: "server", Since: "0.0.0", Summary: "Panics (tests only)."},
 		func(s *Server, cl *client, argv [][]byte) { panic("test panic") })
+	registerConn(&engine.Command{Name: "__testpanichalf", Arity: 1, Flags: "fast", Group: "server", Since: "0.0.0", Summary: "Writes half a reply, then panics (tests only)."},
+		func(s *Server, cl *client, argv [][]byte) {
+			cl.w.Array(3)
+			cl.w.BulkString("a")
+			panic("test panic after partial reply")
+		})
 }
 
-func exchange(t *testing.T, addr, req string) (string, error) {
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
+// readN reads n CRLF-terminated lines.
+func readN(t *testing.T, br *bufio.Reader, n int) string {
+	t.Helper()
+	out := ""
+	for i := 0; i < n; i++ {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %q: %v", out, err)
+		}
+		out += l
 	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := nc.Write([]byte(req)); err != nil {
-		return "", err
-	}
-	return bufio.NewReader(nc).ReadString('\n')
+	return out
 }
 
-// TestPanicContained: a panicking command closes only its connection and
-// releases the engine lock; other clients keep being served.
+// TestPanicContained: a panicking command gets an error reply (its partial
+// reply dropped), the engine lock is released at the end of the batch, the
+// same connection and other connections keep being served, and inside EXEC
+// only the panicking element is an error.
 func TestPanicContained(t *testing.T) {
 	s := New(Config{Addr: "127.0.0.1:0"}, nil)
 	if err := s.Listen(); err != nil {
@@ -37,14 +47,32 @@ func TestPanicContained(t *testing.T) {
 	}
 	go s.Serve()
 	defer s.Close()
-	addr := s.Addr().String()
-	if r, err := exchange(t, addr, "__TESTPANIC\r\n"); err == nil {
-		t.Fatalf("panicking connection answered %q", r)
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := 0; i < 3; i++ {
-		r, err := exchange(t, addr, "PING\r\n")
-		if err != nil || r != "+PONG\r\n" {
-			t.Fatalf("PING after panic: %q %v", r, err)
-		}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(nc)
+	nc.Write([]byte("SET k v\r\n__TESTPANIC\r\n__TESTPANICHALF\r\nGET k\r\n"))
+	want := "+OK\r\n-" + errPanicked("__testpanic") + "\r\n-" + errPanicked("__testpanichalf") + "\r\n$1\r\nv\r\n"
+	if got := readN(t, br, 5); got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	nc.Write([]byte("MULTI\r\nINCR n\r\n__TESTPANICHALF\r\nINCR n\r\nEXEC\r\n"))
+	want = "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:1\r\n-" + errPanicked("__testpanichalf") + "\r\n:2\r\n"
+	if got := readN(t, br, 8); got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	// another connection gets the engine lock
+	other, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetDeadline(time.Now().Add(2 * time.Second))
+	other.Write([]byte("PING\r\n"))
+	if got := readN(t, bufio.NewReader(other), 1); got != "+PONG\r\n" {
+		t.Fatalf("PING on another connection: %q", got)
 	}
 }

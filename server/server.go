@@ -58,9 +58,15 @@ type Server struct {
 	stats   serverStats
 	stop    chan struct{}
 
-	limits     resp.Limits  // client-query-buffer-limit, proto-max-bulk-len
-	maxClients atomic.Int64 // maxclients
-	idleLimit  atomic.Int64 // timeout, seconds (0 = never)
+	limits     resp.Limits               // client-query-buffer-limit, proto-max-bulk-len
+	maxClients atomic.Int64              // maxclients
+	idleLimit  atomic.Int64              // timeout, seconds (0 = never)
+	obufNormal atomic.Pointer[obufLimit] // client-output-buffer-limit, normal class
+	outPause   atomic.Int64              // client-output-pause-size
+	outTotal   atomic.Int64              // unsent reply bytes of all connections
+	slow       slowlog                   // SLOWLOG entries; guarded by eng.Mu
+	hz         atomic.Int64              // hz: cron ticks per second
+	peaks      outPeaks                  // client_recent_max_output_buffer
 	peakMem    atomic.Uint64
 	mem        memGauge   // used_memory and maxmemory (maxmemory.go); guarded by eng.Mu
 	ops        opsSampler // touched by cron only (mean is atomic)
@@ -167,22 +173,33 @@ func (s *Server) now() int64 {
 	}
 }
 
-// cron runs the active expiry cycle, like Redis's serverCron at hz 10:
-// every 100 ms each database gets a bounded walk of its table, repeated
-// while the walk keeps finding many expired keys (at most ~25% of the time).
+// cron runs the active expiry cycle like Redis's serverCron: hz times a
+// second (the hz parameter, read at every tick so CONFIG SET applies at
+// once) each database gets a bounded walk of its table, repeated while the
+// walk keeps finding many expired keys, for at most 25% of the tick's
+// period (Redis's ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC). Idle clients are
+// checked every tick; the ops/sec sample is taken every 100 ms whatever
+// hz is (Redis's run_with_period(100)).
 func (s *Server) cron() {
 	defer s.wg.Done()
-	t := time.NewTicker(100 * time.Millisecond)
+	t := time.NewTimer(s.cronPeriod())
 	defer t.Stop()
+	lastSample := time.Now()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
 		}
-		s.sampleOps()
+		period := s.cronPeriod()
+		t.Reset(period)
+		if time.Since(lastSample) >= 100*time.Millisecond {
+			lastSample = time.Now()
+			s.sampleOps()
+		}
 		s.closeIdleClients()
-		deadline := time.Now().Add(25 * time.Millisecond)
+		s.trackOutputPeaks()
+		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {
 			s.eng.Mu.Lock()
 			ctx := engine.Ctx{E: s.eng, Now: s.now()}
@@ -197,4 +214,9 @@ func (s *Server) cron() {
 			}
 		}
 	}
+}
+
+// cronPeriod is 1 s / hz (hz is kept within 1..500 by CONFIG SET).
+func (s *Server) cronPeriod() time.Duration {
+	return time.Second / time.Duration(max(s.hz.Load(), 1))
 }

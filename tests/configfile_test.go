@@ -163,8 +163,8 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 	}, "\n")
 	sets := [][]string{
 		{"CONFIG", "SET", "maxmemory", "1gb", "timeout", "30", "maxmemory-policy", "allkeys-lru",
-			"hz", "12", "busy-reply-threshold", "5000", "notify-keyspace-events", "Ex",
-			"tcp-keepalive", "300", "save", "900 1 300 10", "protected-mode", "no", "maxmemory-samples", "7"},
+			"hz", "12", "busy-reply-threshold", "5000", "tcp-keepalive", "300", "save", "",
+			"protected-mode", "no", "maxmemory-samples", "7"},
 		{"CONFIG", "SET", "requirepass", ""},
 	}
 	rewrite := func(addr, path string) string {

@@ -1,0 +1,26 @@
+package engine
+
+// maxRandReply bounds the reply of SRANDMEMBER, HRANDFIELD and ZRANDMEMBER
+// with a negative count (repetitions allowed): the only replies whose size
+// is not bounded by the data set's, so that `SRANDMEMBER k -1000000000000`
+// cannot make the server allocate without bound (Redis 7.0 would fill its
+// output buffer until the process runs out of memory). The reply is built
+// under the engine lock, so the bound is also a bound on how long others
+// wait: 64 MB of one-byte members (9.6 M elements) took 0.3–0.5 s here,
+// where 512 MB starved PING for over a second (TestHostileInputs).
+const maxRandReply = 64 << 20
+
+// ErrRandReplyTooLarge is limitdb's own error for such a count.
+const ErrRandReplyTooLarge = "ERR count too large: the reply would exceed 64 MB"
+
+// randReplyTooLarge is checked every 1024 elements by the with-repetition
+// loops: past maxRandReply the reply started at start is dropped and
+// replaced by the error.
+func (c *Ctx) randReplyTooLarge(start int) bool {
+	if len(c.W.B)-start <= maxRandReply {
+		return false
+	}
+	c.W.B = c.W.B[:start]
+	c.W.Error(ErrRandReplyTooLarge)
+	return true
+}

@@ -1,0 +1,26 @@
+package server
+
+// Reasons CONFIG SET gives for valid values that would need behaviour
+// limitdb does not have (yet). Redis's error form is kept:
+// "ERR CONFIG SET failed (possibly related to argument '<name>') - <why>".
+// Each parameter still accepts the value that describes what limitdb
+// does, which is also Redis's default.
+const (
+	errNoAOF        = "limitdb has no append-only file (no persistence yet)"
+	errNoRDB        = "limitdb does not save snapshots (no persistence yet)"
+	errNoNotify     = "limitdb has no Pub/Sub yet, so no keyspace notifications"
+	errNoLazyfree   = "limitdb does not free values lazily in Redis's sense (no lazyfreed_objects; Go's garbage collector frees them)"
+	errListNodes    = "limitdb lists are not made of listpack nodes"
+	errListCompress = "limitdb does not compress lists"
+)
+
+// only returns a cannot check that accepts the one value limitdb honours
+// (compared after normalisation by param.check).
+func only(ok, why string) func(string) string {
+	return func(v string) string {
+		if v == ok {
+			return ""
+		}
+		return why
+	}
+}

@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The expectations below were recorded from Redis 7.0.15's KEYS against a
 // database holding matchStrings (KEYS "*" lists "" through its all-keys
@@ -92,5 +95,21 @@ func TestMatchNoCase(t *testing.T) {
 		if got := Match(tc.pat, tc.s, true); got != tc.want {
 			t.Errorf("Match(%q, %q, nocase) = %v, want %v", tc.pat, tc.s, got, tc.want)
 		}
+	}
+}
+
+// The Redis suite's "Regression for pattern matching long nested loops":
+// without skipLongerMatches this takes exponential time.
+func TestMatchNestedStarsLinear(t *testing.T) {
+	s := strings.Repeat("a", 40)
+	p := strings.Repeat("a*", 20) + "b"
+	if Match(p, s, false) {
+		t.Fatal("should not match")
+	}
+	if !Match(strings.Repeat("a*", 20), s, false) {
+		t.Fatal("should match")
+	}
+	if !Match("*a*b*c", "xxaxxbxxc", false) || Match("*a*b*c", "xxaxxbxx", false) {
+		t.Fatal("basic star matching broken")
 	}
 }

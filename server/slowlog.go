@@ -44,7 +44,7 @@ func init() {
 
 // slowTimed says whether call measures cmd on its own. Redis times every
 // command; limitdb runs a pipeline's commands under one clock read
-// (hotpath.go), so it reads the clock around a command only when the
+// (cmdstats.go), so it reads the clock around a command only when the
 // command could qualify: commands not flagged fast always (scripts,
 // O(N) commands), fast ones only when the threshold is under 1 ms (a
 // fast command does not take 1 ms). With the default threshold (10 ms)

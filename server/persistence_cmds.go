@@ -2,7 +2,7 @@ package server
 
 import "limitdb/engine"
 
-// Small server commands Redis's own test suite relies on.
+// Persistence commands (Redis 7.0 rdb.c).
 
 func init() {
 	registerConn(&engine.Command{Name: "lastsave", Arity: 1, Flags: "loading stale fast", Group: "server", Since: "1.0.0",

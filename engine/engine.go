@@ -203,21 +203,6 @@ func (e *entry) strLen() int {
 	return int(e.n)
 }
 
-// setStr stores s (which the entry now owns) as a string value, using the
-// integer encoding when s is an integer in canonical form, as Redis does.
-func (e *entry) setStr(s string) {
-	e.kind = KindString
-	if len(s) <= 20 {
-		if n, ok := ParseInt(s); ok {
-			e.setInt(n)
-			return
-		}
-	}
-	e.enc = encRaw
-	e.p = unsafe.Pointer(unsafe.StringData(s))
-	e.n = int64(len(s))
-}
-
 // setInt stores an integer string value.
 func (e *entry) setInt(n int64) {
 	e.kind = KindString
@@ -466,15 +451,6 @@ func (c *Ctx) WatchChanged(w *Watch) bool {
 		}
 	}
 	return false
-}
-
-// touchAll dirties every watch on db (FLUSHDB, SWAPDB).
-func touchAll(db *DB) {
-	for _, ws := range db.watched {
-		for _, w := range ws {
-			w.Dirty = true
-		}
-	}
 }
 
 // KindOps are the per-type operations that generic key commands need

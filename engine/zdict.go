@@ -43,20 +43,6 @@ func (d *zdict) insert(n *zslNode) {
 	d.count++
 }
 
-// replace swaps old for n (same member) in its chain.
-func (d *zdict) replace(old, n *zslNode) {
-	if old == n {
-		return
-	}
-	p := &d.buckets[zhash(n.member)&uint64(len(d.buckets)-1)]
-	for *p != old {
-		p = &(*p).hnext
-	}
-	n.hnext = old.hnext
-	*p = n
-	old.hnext = nil
-}
-
 // remove unlinks member's node and returns it (nil when absent).
 func (d *zdict) remove(member string) *zslNode {
 	if d.count == 0 {

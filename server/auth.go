@@ -56,11 +56,6 @@ func (s *Server) syncAuth() {
 // only, not at on/off). Safe without the engine lock.
 func (s *Server) defaultUserNoPass() bool { return s.auth.defaultNoPass.Load() }
 
-// authRequired reports whether cl may run only no_auth commands.
-func (s *Server) authRequired(cl *client) bool {
-	return !cl.authed && s.auth.needAuth.Load()
-}
-
 // setDefaultAuth makes cl the default user, authenticated when that user
 // needs no password (a new connection, RESET).
 func (s *Server) setDefaultAuth(cl *client) {

@@ -28,15 +28,14 @@ type client struct {
 	last  time.Time
 	lastC string
 
-	multi     bool
-	multiErr  bool // a queued command was rejected: EXEC aborts
-	queue     [][][]byte
-	watches   []*engine.Watch
-	closeNow  bool // close after the replies written so far
-	noEvict   bool
-	noTouch   bool
-	locked    bool
-	batchCmds int
+	multi    bool
+	multiErr bool // a queued command was rejected: EXEC aborts
+	queue    [][][]byte
+	watches  []*engine.Watch
+	closeNow bool // close after the replies written so far
+	noEvict  bool
+	noTouch  bool
+	locked   bool
 
 	user      *acl.User       // the ACL user; checked on every command (auth.go)
 	authed    bool            // authenticated (or the default user needed no password)

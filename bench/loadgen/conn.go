@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -110,8 +109,6 @@ func appendBulkKey(b []byte, prefix string, n int64) []byte {
 func appendBulkInt(b []byte, n int64) []byte { return appendBulkKey(b, "", n) }
 
 // --- reply skipping ---
-
-var errIncomplete = errors.New("incomplete")
 
 // skip returns the offset after the reply starting at p in b, or -1 when
 // the reply is not complete yet.

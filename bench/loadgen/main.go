@@ -234,11 +234,10 @@ func (h *hist) quantile(q float64) float64 {
 // --- measurement -----------------------------------------------------------
 
 type worker struct {
-	c    *conn
-	h    hist
-	ops  int64
-	errs int64
-	err  error
+	c   *conn
+	h   hist
+	ops int64
+	err error
 }
 
 // runSlice drives every connection of s with workload w at pipeline depth

@@ -59,9 +59,8 @@ func load(c *conn, s *side, n int, perOp int, b func(b []byte, i int) []byte) {
 }
 
 type memRow struct {
-	what            string
-	refB, candB     float64
-	refNote, skipNo string
+	what        string
+	refB, candB float64
 }
 
 func memoryMode(ref, cand *side) {

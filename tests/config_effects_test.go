@@ -51,9 +51,6 @@ var configEffects = map[string]effectTest{
 // ownedElsewhere lists parameters whose effect tests belong to another part
 // of issue 8 (and to its helper's branch); the lead empties it at merge.
 var ownedElsewhere = map[string]string{
-	"maxmemory":            "memory helper",
-	"maxmemory-policy":     "memory helper",
-	"maxmemory-samples":    "memory helper",
 	"requirepass":          "ACL helper",
 	"port":                 "network helper",
 	"bind":                 "network helper",

@@ -51,7 +51,6 @@ var configEffects = map[string]effectTest{
 // ownedElsewhere lists parameters whose effect tests belong to another part
 // of issue 8 (and to its helper's branch); the lead empties it at merge.
 var ownedElsewhere = map[string]string{
-	"requirepass":          "ACL helper",
 	"port":                 "network helper",
 	"bind":                 "network helper",
 	"timeout":              "network helper",
@@ -59,8 +58,6 @@ var ownedElsewhere = map[string]string{
 	"loglevel":             "network helper",
 	"busy-reply-threshold": "Lua helper",
 	"lua-time-limit":       "Lua helper",
-	"aclfile":              "ACL helper",
-	"acllog-max-len":       "ACL helper",
 	"protected-mode":       "network helper",
 	"tls-auth-clients":     "network helper",
 	"tls-ca-cert-dir":      "network helper",

@@ -10,13 +10,10 @@ import (
 
 // Effect tests of the access-control parameters.
 
-func init() {
-	configEffects["requirepass"] = effectRequirepass
-	configEffects["aclfile"] = effectACLFile
-	configEffects["acllog-max-len"] = effectACLLogMaxLen
-}
-
-const noauthReply = "-NOAUTH Authentication required.\r\n"
+const (
+	noauthReply    = "-NOAUTH Authentication required.\r\n"
+	wrongpassReply = "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+)
 
 // effectRequirepass: with a password, a new connection gets -NOAUTH until
 // AUTH with it (a wrong one gets -WRONGPASS); open connections stay
@@ -27,7 +24,7 @@ func effectRequirepass(t *testing.T, c *Conn, addr, name string) {
 	x := dialT(t, addr)
 	expectDo(t, x, noauthReply, "PING")
 	expectDo(t, x, noauthReply, "GET", "k")
-	expectDo(t, x, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", "AUTH", "nope")
+	expectDo(t, x, wrongpassReply, "AUTH", "nope")
 	expectDo(t, x, "+OK\r\n", "AUTH", "s3cret")
 	expectDo(t, x, "+PONG\r\n", "PING")
 	expectDo(t, c, "+PONG\r\n", "PING")
@@ -55,7 +52,7 @@ func effectACLFile(t *testing.T, c *Conn, addr, name string) {
 	}
 	srv := startLimitdbFile(t, conf)
 	a := dialT(t, srv.Addr().String())
-	expectDo(t, a, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", "AUTH", "alice", "nope")
+	expectDo(t, a, wrongpassReply, "AUTH", "alice", "nope")
 	expectDo(t, a, "+OK\r\n", "AUTH", "alice", "wonder")
 	expectDo(t, a, "$5\r\nalice\r\n", "ACL", "WHOAMI")
 	expectDo(t, a, "+OK\r\n", "ACL", "SETUSER", "bob", "on", ">builder", "+get")
@@ -80,7 +77,7 @@ func effectACLLogMaxLen(t *testing.T, c *Conn, addr, name string) {
 		configSet(t, c, name, strconv.Itoa(max))
 		expectDo(t, c, "+OK\r\n", "ACL", "LOG", "RESET")
 		for i := 0; i < 5; i++ {
-			expectDo(t, x, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", "AUTH", "nobody"+strconv.Itoa(i), "pw")
+			expectDo(t, x, wrongpassReply, "AUTH", "nobody"+strconv.Itoa(i), "pw")
 		}
 		if n := len(mustDoValue(t, c, "ACL", "LOG").([]any)); n != min(max, 5) {
 			t.Fatalf("%s %d: ACL LOG has %d entries after 5 failed AUTHs", name, max, n)

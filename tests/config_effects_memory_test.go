@@ -13,12 +13,6 @@ import (
 // in-process limitdb: used_memory is this process's Go heap, so each
 // measurement follows a runtime.GC() to leave only live data in it.
 
-func init() {
-	configEffects["maxmemory"] = effectMaxmemory
-	configEffects["maxmemory-policy"] = effectMaxmemoryPolicy
-	configEffects["maxmemory-samples"] = effectMaxmemorySamples
-}
-
 const oomReply = "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 
 // pipelineDo sends every command in one write and reads as many replies,

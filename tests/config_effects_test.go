@@ -38,6 +38,13 @@ var configEffects = map[string]effectTest{
 	"tls-ca-cert-dir":            effectTLSCADir,
 	"tls-auth-clients":           effectTLSAuthClients,
 	"tls-protocols":              effectTLSProtocols,
+	"port":                       effectPort,
+	"bind":                       effectBind,
+	"timeout":                    effectTimeout,
+	"loglevel":                   effectLoglevel,
+	"protected-mode":             effectProtectedMode,
+	"unixsocket":                 effectUnixSocket,
+	"unixsocketperm":             effectUnixSocketPerm,
 	"databases":                  effectDatabases,
 	"dir":                        refusedWith("/tmp", "can't set protected config"),
 	"hash-max-listpack-entries":  encodingEffect("2", "512", "hashtable", "listpack", "HSET", "f1", "1", "f2", "2", "f3", "3"),
@@ -64,16 +71,8 @@ var configEffects = map[string]effectTest{
 // ownedElsewhere lists parameters whose effect tests belong to another part
 // of issue 8 (and to its helper's branch); the lead empties it at merge.
 var ownedElsewhere = map[string]string{
-	"port":                 "network helper",
-	"bind":                 "network helper",
-	"timeout":              "network helper",
-	"tcp-keepalive":        "network helper",
-	"loglevel":             "network helper",
 	"busy-reply-threshold": "Lua helper",
 	"lua-time-limit":       "Lua helper",
-	"protected-mode":       "network helper",
-	"unixsocket":           "network helper",
-	"unixsocketperm":       "network helper",
 }
 
 // TestConfigEffects walks CONFIG GET * and runs each parameter's effect

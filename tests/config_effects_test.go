@@ -16,8 +16,10 @@ import (
 // their own name. Each test restores the default it changed.
 type effectTest func(t *testing.T, c *Conn, addr, name string)
 
-// configEffects is the registry: one entry per name CONFIG GET * lists.
-// commands.md's "Configuration parameters" table mirrors it.
+// configEffects is the registry: one entry per name CONFIG GET * lists
+// (tcp-keepalive's test reads Linux socket options: its file,
+// config_effects_keepalive_linux_test.go, adds it). commands.md's
+// "Configuration parameters" table mirrors it.
 var configEffects = map[string]effectTest{
 	"hz":                         effectHz,
 	"slowlog-log-slower-than":    effectSlowlogSlower,

@@ -164,11 +164,12 @@ func (l *logCapture) take() string {
 	return s
 }
 
-// effectLoglevel, on a limitdb logging to a capture: each accepted
-// connection is logged ("Accepted 127.0.0.1:<port>", Redis's verbose line)
-// at debug and verbose, not at notice and warning; a warning (a port
-// already in use) is logged at every level. limitdb logs nothing at
-// notice or debug level alone, so those two behave as warning and verbose.
+// effectLoglevel, on a limitdb logging to a capture: a record passes
+// at its level and those under it. The server's own records: each accepted
+// connection ("Accepted 127.0.0.1:<port>", Redis's verbose line) and a
+// warning (a port already in use); debug and notice records are those that
+// embedders write through Server.Logger (cmd/limitdb's "ready to accept
+// connections" is notice), as the server itself writes none.
 func effectLoglevel(t *testing.T, _ *Conn, _, name string) {
 	logs := &logCapture{}
 	srv := startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0", Log: slog.New(logs)}, "")
@@ -187,10 +188,20 @@ func effectLoglevel(t *testing.T, _ *Conn, _, name string) {
 		expectDo(t, x, "+PONG\r\n", "PING")
 		expectDo(t, c, "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n",
 			"CONFIG", "SET", "port", busyPort) // logged as a warning
+		srv.Logger().Debug("a debug line")
+		srv.Logger().Info("a notice line")
 		got := logs.take()
-		accepted := strings.Contains(got, "Accepted "+x.nc.LocalAddr().String())
-		if accepted != (lv == "debug" || lv == "verbose") {
-			t.Fatalf("%s %s: accepted connection logged %v: %q", name, lv, accepted, got)
+		for _, l := range []struct {
+			line string
+			want bool
+		}{
+			{"DEBUG a debug line", lv == "debug"},
+			{"Accepted " + x.nc.LocalAddr().String(), lv == "debug" || lv == "verbose"},
+			{"INFO a notice line", lv != "warning"},
+		} {
+			if strings.Contains(got, l.line) != l.want {
+				t.Fatalf("%s %s: %q logged %v: %q", name, lv, l.line, !l.want, got)
+			}
 		}
 		if !strings.Contains(got, "WARN Warning: Could not create server TCP listening socket") {
 			t.Fatalf("%s %s: the warning was not logged: %q", name, lv, got)

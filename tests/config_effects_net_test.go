@@ -225,14 +225,11 @@ func effectProtectedMode(t *testing.T, c *Conn, addr, name string) {
 	}
 }
 
-// effectUnixSocket: immutable; at start-up a client is served over the
-// socket, which the server creates (and none without the parameter).
+// effectUnixSocket: immutable; set at start-up, the server listens on that
+// socket: a client connected over it is served, as a unix-socket client.
 func effectUnixSocket(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("/tmp/limitdb.sock", "can't set immutable config")(t, c, addr, name)
 	sock := filepath.Join(t.TempDir(), "l.sock")
-	if _, err := os.Stat(sock); err == nil {
-		t.Fatal("socket file before start-up")
-	}
 	startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--unixsocket", sock)
 	nc, err := net.DialTimeout("unix", sock, 2*time.Second)
 	if err != nil {

@@ -16,8 +16,10 @@ import (
 // their own name. Each test restores the default it changed.
 type effectTest func(t *testing.T, c *Conn, addr, name string)
 
-// configEffects is the registry: one entry per name CONFIG GET * lists.
-// commands.md's "Configuration parameters" table mirrors it.
+// configEffects is the registry: one entry per name CONFIG GET * lists
+// (tcp-keepalive's test reads Linux socket options: its file,
+// config_effects_keepalive_linux_test.go, adds it). commands.md's
+// "Configuration parameters" table mirrors it.
 var configEffects = map[string]effectTest{
 	"hz":                         effectHz,
 	"slowlog-log-slower-than":    effectSlowlogSlower,
@@ -25,6 +27,26 @@ var configEffects = map[string]effectTest{
 	"proto-max-bulk-len":         effectProtoMaxBulk,
 	"client-query-buffer-limit":  effectQueryBufferLimit,
 	"maxclients":                 effectMaxclients,
+	"maxmemory":                  effectMaxmemory,
+	"maxmemory-policy":           effectMaxmemoryPolicy,
+	"maxmemory-samples":          effectMaxmemorySamples,
+	"requirepass":                effectRequirepass,
+	"aclfile":                    effectACLFile,
+	"acllog-max-len":             effectACLLogMaxLen,
+	"tls-port":                   effectTLSPort,
+	"tls-cert-file":              effectTLSKeyPair,
+	"tls-key-file":               effectTLSKeyPair,
+	"tls-ca-cert-file":           effectTLSCAFile,
+	"tls-ca-cert-dir":            effectTLSCADir,
+	"tls-auth-clients":           effectTLSAuthClients,
+	"tls-protocols":              effectTLSProtocols,
+	"port":                       effectPort,
+	"bind":                       effectBind,
+	"timeout":                    effectTimeout,
+	"loglevel":                   effectLoglevel,
+	"protected-mode":             effectProtectedMode,
+	"unixsocket":                 effectUnixSocket,
+	"unixsocketperm":             effectUnixSocketPerm,
 	"databases":                  effectDatabases,
 	"dir":                        refusedWith("/tmp", "can't set protected config"),
 	"hash-max-listpack-entries":  encodingEffect("2", "512", "hashtable", "listpack", "HSET", "f1", "1", "f2", "2", "f3", "3"),
@@ -51,29 +73,8 @@ var configEffects = map[string]effectTest{
 // ownedElsewhere lists parameters whose effect tests belong to another part
 // of issue 8 (and to its helper's branch); the lead empties it at merge.
 var ownedElsewhere = map[string]string{
-	"maxmemory":            "memory helper",
-	"maxmemory-policy":     "memory helper",
-	"maxmemory-samples":    "memory helper",
-	"requirepass":          "ACL helper",
-	"port":                 "network helper",
-	"bind":                 "network helper",
-	"timeout":              "network helper",
-	"tcp-keepalive":        "network helper",
-	"loglevel":             "network helper",
 	"busy-reply-threshold": "Lua helper",
 	"lua-time-limit":       "Lua helper",
-	"aclfile":              "ACL helper",
-	"acllog-max-len":       "ACL helper",
-	"protected-mode":       "network helper",
-	"tls-auth-clients":     "network helper",
-	"tls-ca-cert-dir":      "network helper",
-	"tls-ca-cert-file":     "network helper",
-	"tls-cert-file":        "network helper",
-	"tls-key-file":         "network helper",
-	"tls-port":             "network helper",
-	"tls-protocols":        "network helper",
-	"unixsocket":           "network helper",
-	"unixsocketperm":       "network helper",
 }
 
 // TestConfigEffects walks CONFIG GET * and runs each parameter's effect

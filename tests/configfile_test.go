@@ -53,16 +53,7 @@ func startRedisArgs(t *testing.T, args ...string) string {
 // options, as cmd/limitdb does.
 func startLimitdbFile(t *testing.T, path string, opts ...string) *server.Server {
 	t.Helper()
-	srv := server.New(server.Config{}, nil)
-	if err := srv.LoadConfig(path, server.ArgsToOptions(opts)); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	t.Cleanup(func() { srv.Close() })
-	return srv
+	return startLimitdbWith(t, server.Config{}, path, opts...)
 }
 
 // TestConfigFileErrorsMatchRedis: for bad config files and command-line

@@ -30,6 +30,8 @@ func cjsonEncode(L *lua.LState) int {
 	}
 	var b []byte
 	b = jsonAppend(L, b, L.Get(1), 0)
+	L.ReleaseHeld(cap(b))
+	L.ChargeMem(len(b))
 	L.Push(lua.LString(b))
 	return 1
 }
@@ -50,6 +52,7 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 		}
 		return append(b, fmtNumber(f)...)
 	case lua.LString:
+		b = heldGrow(L, b, 6*len(x)+2)
 		return jsonString(b, string(x))
 	case *lua.LUserData:
 		if x == cjsonNull {

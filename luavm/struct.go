@@ -185,9 +185,15 @@ func structUnpack(L *lua.LState) int {
 	fmt := L.CheckString(1)
 	data := L.CheckString(2)
 	ld := len(data)
-	pos := L.OptInt(3, 1) - 1
-	if pos < 0 || pos > ld {
+	// luaL_optinteger into a size_t: only 0 is refused; a negative or
+	// huge position is past the end, so any read is "data string too short"
+	p64 := L.OptInteger(3, 1)
+	if p64 == 0 {
 		argError(L, 3, "unpack", "offset must be 1 or greater")
+	}
+	pos := ld + 1
+	if p64 > 0 && p64-1 <= int64(ld) {
+		pos = int(p64 - 1)
 	}
 	h := structOpts{align: 1}
 	var out []lua.LValue

@@ -70,10 +70,12 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 	}
 	v.bound = true
 	busyStart(c.E, v)
+	defer busyEnd(c.E, v)
+	defer st.contain(c, v, len(c.W.B))
+	L.SetMemLimit(c.E.Guard.MemLimit.Load())
 	top := L.GetTop()
 	L.Push(fn)
 	err := L.PCall(0, 1, v.errh)
-	busyEnd(c.E, v)
 	if err != nil {
 		var ev lua.LValue = lua.LNil
 		if ae, ok := err.(*lua.ApiError); ok {
@@ -84,6 +86,7 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 		v.writeResult(c.W, L.Get(-1), 0)
 	}
 	L.SetTop(top)
+	L.SetMemLimit(0)
 	v.c, v.script = nil, nil
 }
 
@@ -112,6 +115,12 @@ func fillArray(L *lua.LState, t *lua.LTable, a [][]byte) *lua.LTable {
 func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 	msg := "ERR unknown error"
 	line := -1
+	if s, ok := ev.(lua.LString); ok && v.L.MemExceeded() && s == lua.MemErrorText {
+		// Lua's LUA_ERRMEM skips the error handler; Redis then replies
+		// with the bare message in this form (script_lua.c).
+		w.Error("ERR Error running script f_" + v.script.SHA + ", " + lua.MemErrorText)
+		return
+	}
 	if t, ok := ev.(*lua.LTable); ok {
 		if e, ok := t.RawGetString("err").(lua.LString); ok {
 			msg = string(e)
@@ -148,6 +157,10 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 // {err='ERR '..msg} and records the line of the innermost script frame.
 func (v *vm) errHandler(L *lua.LState) int {
 	ev := L.Get(1)
+	if s, ok := ev.(lua.LString); ok && L.MemExceeded() && s == lua.MemErrorText {
+		L.Push(ev) // out of memory: no handler in Lua 5.1 (see writeError)
+		return 1
+	}
 	t, ok := ev.(*lua.LTable)
 	if v.killed() {
 		t, ok = L.NewTable(), true

@@ -70,6 +70,7 @@ var params = []*param{
 	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "requirepass", kind: pString, def: ""},
+	{name: "lua-memory-limit", kind: pMem, def: "268435456"}, // limitdb only: see commands.md
 }
 
 // runtimeConfig holds the CONFIG GET/SET values. Guarded by the engine lock.
@@ -223,6 +224,8 @@ func (s *Server) applyConfig() {
 		"proto-max-bulk-len":        &s.limits.MaxBulk,
 		"maxclients":                &s.maxClients,
 		"timeout":                   &s.idleLimit,
+		"busy-reply-threshold":      &s.eng.Guard.LimitMs,
+		"lua-memory-limit":          &s.eng.Guard.MemLimit,
 	} {
 		if n, err := strconv.ParseInt(s.conf.params[name], 10, 64); err == nil {
 			dst.Store(n)

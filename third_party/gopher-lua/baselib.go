@@ -452,18 +452,28 @@ func baseType(L *LState) int {
 	return 1
 }
 
+// baseUnpack is Lua 5.1's luaB_unpack (limitdb patch): luaL_optint range,
+// at most LUAI_MAXCSTACK results ("too many results to unpack").
 func baseUnpack(L *LState) int {
 	tb := L.CheckTable(1)
-	start := L.OptInt(2, 1)
-	end := L.OptInt(3, tb.Len())
-	for i := start; i <= end; i++ {
-		L.Push(tb.RawGetInt(i))
+	i := int32(L.OptInt(2, 1))
+	var e int32
+	if L.Get(3) == LNil {
+		e = int32(tb.Len())
+	} else {
+		e = int32(L.CheckInt(3))
 	}
-	ret := end - start + 1
-	if ret < 0 {
+	if i > e {
 		return 0
 	}
-	return ret
+	n := e - i + 1 // int arithmetic wraps as in C
+	if n <= 0 || !L.cStackRoom(int64(n)) {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := int64(i); k <= int64(e); k++ {
+		L.Push(tb.RawGetInt(int(k)))
+	}
+	return int(n)
 }
 
 func baseXPCall(L *LState) int {

@@ -1300,7 +1300,7 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in gettable")
+	ls.RaiseError("loop in gettable")
 	return nil
 }
 
@@ -1331,7 +1331,7 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in gettable")
+	ls.RaiseError("loop in gettable")
 	return nil
 }
 
@@ -1367,7 +1367,7 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in settable")
+	ls.RaiseError("loop in settable")
 }
 
 func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
@@ -1402,7 +1402,7 @@ func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in settable")
+	ls.RaiseError("loop in settable")
 }
 
 /* }}} */
@@ -1609,11 +1609,23 @@ func (ls *LState) Remove(index int) {
 
 func (ls *LState) NewTable() *LTable {
 	// limitdb patch: parts are allocated on first use (see LIMITDB-PATCH.md)
-	return newLTable(0, 0)
+	return ls.newTableMem(0, 0)
 }
 
 func (ls *LState) CreateTable(acap, hcap int) *LTable {
-	return newLTable(acap, hcap)
+	return ls.newTableMem(acap, hcap)
+}
+
+// newTableMem is newLTable charged to the script's memory budget (limitdb
+// patch): the preallocated parts are charged before they are allocated.
+func (ls *LState) newTableMem(acap, hcap int) *LTable {
+	m := &ls.G.mem
+	if m.limit > 0 {
+		ls.ChargeMem(memTable + max(acap, 0)*memSlot + max(hcap, 0)*memHashKey)
+	}
+	tb := newLTable(acap, hcap)
+	tb.mem = m
+	return tb
 }
 
 // NewThread returns a new LState that shares with the original state all global objects.

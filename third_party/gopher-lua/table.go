@@ -71,6 +71,9 @@ func (tb *LTable) Append(value LValue) {
 		tb.array = make([]LValue, 0, defaultArrayCap)
 	}
 	if len(tb.array) == 0 || tb.array[len(tb.array)-1] != LNil {
+		if len(tb.array) == cap(tb.array) {
+			tb.chargeGrowth(len(tb.array) * memSlot)
+		}
 		tb.array = append(tb.array, value)
 	} else {
 		i := len(tb.array) - 2
@@ -155,8 +158,12 @@ func (tb *LTable) RawSet(key LValue, value LValue) {
 			alen := len(tb.array)
 			switch {
 			case index == alen:
+				if alen == cap(tb.array) {
+					tb.chargeGrowth(alen * memSlot)
+				}
 				tb.array = append(tb.array, value)
 			case index > alen:
+				tb.chargeGrowth((index - alen + 1) * memSlot)
 				for i := 0; i < (index - alen); i++ {
 					tb.array = append(tb.array, LNil)
 				}
@@ -187,8 +194,12 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 	alen := len(tb.array)
 	switch {
 	case index == alen:
+		if alen == cap(tb.array) {
+			tb.chargeGrowth(alen * memSlot)
+		}
 		tb.array = append(tb.array, value)
 	case index > alen:
+		tb.chargeGrowth((index - alen + 1) * memSlot)
 		for i := 0; i < (index - alen); i++ {
 			tb.array = append(tb.array, LNil)
 		}
@@ -292,6 +303,9 @@ func (tb *LTable) keyIndex(key LValue) (int, bool) {
 
 // addKey appends key (not yet present) to the iteration order.
 func (tb *LTable) addKey(key LValue) {
+	if len(tb.keys) == cap(tb.keys) {
+		tb.chargeGrowth((len(tb.keys) + 1) * memHashKey)
+	}
 	tb.keys = append(tb.keys, key)
 	if tb.k2i != nil {
 		tb.k2i[key] = len(tb.keys) - 1

@@ -175,6 +175,7 @@ type LTable struct {
 	small   []strKV // string keys while strdict is nil (limitdb patch)
 	keys    []LValue
 	k2i     map[LValue]int
+	mem     *memBudget // the script budget its growth is charged to (limitdb patch)
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
@@ -198,6 +199,7 @@ type Global struct {
 	Registry      *LTable
 	Global        *LTable
 
+	mem        memBudget // limitdb patch: the running script's memory budget
 	builtinMts map[int]LValue
 	tempFiles  []*os.File
 	gccount    int32

@@ -20,7 +20,7 @@ var posInf = math.Inf(1)
 // bit, the redis table, Redis's math.random and tostring, and the
 // protected global environment.
 func newVM(st *State) *vm {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024 * 4, RegistryMaxSize: 1024 * 256})
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 19000, RegistrySize: 1024 * 4, RegistryMaxSize: 1024 * 256})
 	v := &vm{st: st, L: L, fns: map[*Script]*lua.LFunction{}}
 	for _, lib := range []struct {
 		name string
@@ -240,19 +240,21 @@ func (v *vm) loadString(L *lua.LState) int {
 // redisPcall is Redis 7's pcall: an error raised as a table {err=…} (by
 // redis.call and the redis.* functions) reaches the script as its err
 // string; gopher-lua messages are rewritten to PUC-Lua's.
+//
+// The original pcall runs in this function's own frame (not through
+// L.Call): like Redis's luaRedisPcall it is one nested call, which Lua 5.1's
+// C call limit (200) counts once.
 func redisPcall(L *lua.LState, orig *lua.LFunction) int {
-	top := L.GetTop()
-	L.Insert(orig, 1)
-	L.Call(top, lua.MultRet)
-	n := L.GetTop()
-	if n >= 2 && L.Get(1) == lua.LFalse {
-		switch e := L.Get(2).(type) {
+	n := orig.GFunction(L)
+	first := L.GetTop() - n + 1
+	if n >= 2 && L.Get(first) == lua.LFalse {
+		switch e := L.Get(first + 1).(type) {
 		case *lua.LTable:
 			if s, ok := e.RawGetString("err").(lua.LString); ok {
-				L.Replace(2, s)
+				L.Replace(first+1, s)
 			}
 		case lua.LString:
-			L.Replace(2, lua.LString(luaMessage(string(e))))
+			L.Replace(first+1, lua.LString(luaMessage(string(e))))
 		}
 	}
 	return n

@@ -60,3 +60,6 @@ func posrelat(pos int64, l int) int64 {
 	}
 	return 0
 }
+
+// maxCCalls is Lua 5.1's LUAI_MAXCCALLS.
+const maxCCalls = 200

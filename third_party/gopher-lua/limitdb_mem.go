@@ -38,12 +38,13 @@ type memBudget struct {
 
 // Approximate sizes on a 64-bit Go heap.
 const (
-	memSlot     = 16  // an LValue interface in an array or the registry
-	memString   = 16  // a string header besides its bytes
-	memTable    = 120 // an LTable
-	memHashKey  = 64  // a hash entry: key order slot + map/slice entry
-	memFunction = 80  // an LFunction with its upvalue slice
-	memMatch    = 96  // a pattern match kept by gsub/gmatch, with its replacement
+	memSlot     = 16   // an LValue interface in an array or the registry
+	memString   = 16   // a string header besides its bytes
+	memTable    = 120  // an LTable
+	memHashKey  = 64   // a hash entry: key order slot + map/slice entry
+	memFunction = 80   // an LFunction with its upvalue slice
+	memMatch    = 96   // a pattern match kept by gsub/gmatch, with its replacement
+	memThread   = 8192 // a coroutine: its LState, registry and first frames
 )
 
 // SetMemLimit starts a run with a budget of limit bytes (<= 0: none).
@@ -125,7 +126,7 @@ func memReachable(L *LState) int64 {
 		if !visit(unsafe.Pointer(t)) {
 			return
 		}
-		n += int64(cap(t.reg.array)) * memSlot
+		n += memThread + int64(cap(t.reg.array))*memSlot
 		work = append(work, t.reg.array[:t.reg.top]...)
 		for i := 0; i < t.stack.Sp(); i++ {
 			if f := t.stack.At(i); f != nil && f.Fn != nil {

@@ -1244,6 +1244,18 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 } // +inline-end
 
 func (ls *LState) callR(nargs, nret, rbase int) {
+	// limitdb patch: Lua 5.1's nested C call limit (luaD_call's nCcalls):
+	// every call made from Go code (pcall, metamethods, iterators, sort
+	// comparators) nests a Go-level interpreter loop.
+	ls.nCcalls++
+	defer func() { ls.nCcalls-- }()
+	if ls.nCcalls >= maxCCalls {
+		if ls.nCcalls == maxCCalls {
+			ls.RaiseError("C stack overflow")
+		} else if ls.nCcalls >= maxCCalls+maxCCalls>>3 {
+			ls.Error(LString("error in error handling"), 0)
+		}
+	}
 	base := ls.reg.Top() - nargs - 1
 	if rbase < 0 {
 		rbase = base
@@ -1631,16 +1643,25 @@ func (ls *LState) newTableMem(acap, hcap int) *LTable {
 // NewThread returns a new LState that shares with the original state all global objects.
 // If the original state has context.Context, the new state has a new child context of the original state and this function returns its cancel function.
 func (ls *LState) NewThread() (*LState, context.CancelFunc) {
-	thread := newLState(ls.Options)
+	// limitdb patch: a coroutine's call stack grows on demand (a fixed one
+	// of CallStackSize frames is megabytes per coroutine.create), it is
+	// charged to the script's memory budget, and it shares its creator's
+	// context instead of a child one: a child context stays registered in
+	// the long-lived parent until the coroutine dies, so coroutines left
+	// suspended leaked across scripts. Cancelling the parent (SCRIPT KILL)
+	// still stops them.
+	ls.ChargeMem(memThread)
+	opts := ls.Options
+	opts.MinimizeStackMemory = true
+	opts.RegistrySize = min(opts.RegistrySize, 256)
+	thread := newLState(opts)
 	thread.G = ls.G
 	thread.Env = ls.Env
-	var f context.CancelFunc = nil
 	if ls.ctx != nil {
 		thread.mainLoop = mainLoopWithContext
-		thread.ctx, f = context.WithCancel(ls.ctx)
-		thread.ctxCancelFn = f
+		thread.ctx = ls.ctx
 	}
-	return thread, f
+	return thread, nil
 }
 
 func (ls *LState) NewFunctionFromProto(proto *FunctionProto) *LFunction {

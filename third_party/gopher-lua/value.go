@@ -224,6 +224,7 @@ type LState struct {
 	mainLoop     func(*LState, *callFrame)
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
+	nCcalls      int // nested calls from Go code (limitdb patch, see callR)
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

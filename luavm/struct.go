@@ -217,8 +217,11 @@ func structUnpack(L *lua.LState) int {
 					l = l<<8 | uint64(data[pos+k])
 				}
 			}
-			if opt >= 'a' && opt <= 'z' && size*8-1 < 64 {
-				mask := ^uint64(0) << (size*8 - 1)
+			if opt >= 'a' && opt <= 'z' {
+				// C's shift by size*8-1 on x86-64 uses the count mod 64
+				// (i0 shifts by 63: fuzz crasher, Go panics on a negative
+				// shift)
+				mask := ^uint64(0) << (uint(size*8-1) & 63)
 				if l&mask != 0 {
 					l |= mask
 				}
@@ -252,11 +255,13 @@ func structUnpack(L *lua.LState) int {
 				if !ok {
 					luaErrorf(L, "format 'c0' needs a previous size")
 				}
-				size = int(n)
-				out = out[:len(out)-1]
-				if !(size <= ld && pos <= ld-size) {
+				// a size_t in C: a negative (or NaN) size is huge (fuzz
+				// crasher: "bc0" with a negative byte)
+				if !(n >= 0 && float64(n) <= float64(ld-pos)) {
 					argError(L, 2, "unpack", "data string too short")
 				}
+				size = int(n)
+				out = out[:len(out)-1]
 			}
 			out = append(out, lua.LString(data[pos:pos+size]))
 		case opt == 's':

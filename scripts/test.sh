@@ -22,3 +22,10 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go test -count=1 -timeout 20m ./... "$@"
+
+# fuzz targets: each runs for a few seconds; a crasher is written under the
+# package's testdata/fuzz/<FuzzName>/ and replayed by every plain go test.
+# luavm: Lua value conversion both ways, cjson/cmsgpack/struct decoders (~25 s)
+for f in FuzzReplyToLua FuzzScriptResult FuzzCjsonDecode FuzzCmsgpackUnpack FuzzStructUnpack; do
+  go test -run '^$' -fuzz "^${f}\$" -fuzztime 5s ./luavm
+done

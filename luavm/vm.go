@@ -430,6 +430,9 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 		if n < 0 {
 			return lua.LFalse, next, false
 		}
+		if n > strCacheMax {
+			L.ChargeMem(n) // a copy the script holds (lua-memory-limit)
+		}
 		return v.strs.get(b[next : next+n]), next + n + 2, false
 	case '+':
 		t := L.CreateTable(0, 1)

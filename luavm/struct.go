@@ -167,6 +167,7 @@ func structPack(L *lua.LState) int {
 			if len(s) < size {
 				argError(L, arg, "pack", "string too short")
 			}
+			b = heldGrow(L, b, size+1) // lua-memory-limit
 			b = append(b, s[:size]...)
 			if opt == 's' {
 				b = append(b, 0)
@@ -177,6 +178,8 @@ func structPack(L *lua.LState) int {
 		}
 		total += size
 	}
+	L.ReleaseHeld(cap(b))
+	L.ChargeMem(len(b))
 	L.Push(lua.LString(b))
 	return 1
 }

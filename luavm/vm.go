@@ -390,6 +390,14 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	sub.Call(cmd, argv)
 	sub.W, sub.DB, sub.Deleted = nil, nil, nil
 	val, _, isErr := v.parseReply(L, w.B, 0)
+	// the arena and the reply buffer are reused between calls; one huge
+	// call must not pin its size for the life of the server
+	if cap(v.arena) > reuseMax {
+		v.arena = nil
+	}
+	if cap(w.B) > reuseMax {
+		w.B = nil
+	}
 	if isErr && raise {
 		L.Error(val, 0)
 		return 0
@@ -514,6 +522,9 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 	}
 	return lua.LFalse, next, false
 }
+
+// reuseMax is the largest buffer redis.call keeps for the next call.
+const reuseMax = 1 << 20
 
 // lvOK is the boxed "OK" status text, shared by every status reply table.
 var lvOK lua.LValue = lua.LString("OK")

@@ -403,23 +403,13 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 			}
 		}
 	}
-	for _, kv := range tb.small {
-		if kv.v != LNil {
-			cb(LString(kv.k), kv.v)
-		}
-	}
-	if tb.strdict != nil {
-		for k, v := range tb.strdict {
-			if v != LNil {
-				cb(LString(k), v)
-			}
-		}
-	}
-	if tb.dict != nil {
-		for k, v := range tb.dict {
-			if v != LNil {
-				cb(k, v)
-			}
+	// limitdb patch: hash keys in insertion order (tb.keys, the order Next
+	// and pairs follow), not Go map order: cjson.encode, cmsgpack.pack and
+	// {map=}/{set=} replies reach clients and followers and must not
+	// depend on map iteration.
+	for _, k := range tb.keys {
+		if v := tb.RawGetH(k); v != LNil {
+			cb(k, v)
 		}
 	}
 }

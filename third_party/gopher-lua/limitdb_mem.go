@@ -195,6 +195,9 @@ func memReachable(L *LState) int64 {
 				continue
 			}
 			n += memFunction
+			if x.Proto != nil && visit(unsafe.Pointer(x.Proto)) {
+				n += protoSize(x.Proto)
+			}
 			if x.Env != nil {
 				work = append(work, x.Env)
 			}
@@ -218,6 +221,16 @@ func memReachable(L *LState) int64 {
 				thread(x)
 			}
 		}
+	}
+	return n
+}
+
+// protoSize approximates a compiled function's memory: code, debug line
+// info, constants and nested prototypes (loadstring can make big ones).
+func protoSize(p *FunctionProto) int64 {
+	n := int64(len(p.Code))*8 + int64(len(p.DbgSourcePositions))*8 + int64(len(p.Constants))*memSlot + int64(len(p.stringConstants))*memString
+	for _, c := range p.FunctionPrototypes {
+		n += protoSize(c)
 	}
 	return n
 }

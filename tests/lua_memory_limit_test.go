@@ -57,3 +57,35 @@ func TestLuaMemoryLimitConfig(t *testing.T) {
 		t.Fatalf("bad value: %q", r)
 	}
 }
+
+// TestLuaMemoryLimitCompile: a script body whose compilation would take
+// more than lua-memory-limit (~64 bytes per source byte) is refused, by
+// EVAL and SCRIPT LOAD alike, before the compiler runs.
+func TestLuaMemoryLimitCompile(t *testing.T) {
+	srv, err := StartLimitdb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := Dial(srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := "return 1 " + strings.Repeat("-- padding\n", 100000) // 1.1 MB
+	if r, _ := c.Do("EVAL", body, "0"); string(r) != ":1\r\n" {
+		t.Fatalf("at the default limit: %q", r)
+	}
+	c.Do("CONFIG", "SET", "lua-memory-limit", "32mb")
+	body += " "
+	const want = "-ERR Error compiling script (new function): not enough memory\r\n"
+	if r, _ := c.Do("EVAL", body, "0"); string(r) != want {
+		t.Fatalf("EVAL at 32mb: %q", r)
+	}
+	if r, _ := c.Do("SCRIPT", "LOAD", body); string(r) != want {
+		t.Fatalf("SCRIPT LOAD at 32mb: %q", r)
+	}
+	if r, _ := c.Do("EVAL", "return 2", "0"); string(r) != ":2\r\n" {
+		t.Fatalf("after: %q", r)
+	}
+}

@@ -272,7 +272,15 @@ func redisPcall(L *lua.LState, orig *lua.LFunction) int {
 // baseToString is tostring with Lua 5.1's number format (%.14g).
 func baseToString(L *lua.LState) int {
 	L.CheckAny(1)
-	L.Push(lua.LString(tostring(L.Get(1))))
+	v := L.Get(1)
+	if mm := L.GetMetaField(v, "__tostring"); mm != lua.LNil {
+		// luaL_callmeta: the metamethod's result, whatever its type
+		L.Push(mm)
+		L.Push(v)
+		L.Call(1, 1)
+		return 1
+	}
+	L.Push(lua.LString(tostring(v)))
 	return 1
 }
 

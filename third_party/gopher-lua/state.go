@@ -1251,7 +1251,11 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 	defer func() { ls.nCcalls-- }()
 	if ls.nCcalls >= maxCCalls {
 		if ls.nCcalls == maxCCalls {
-			ls.RaiseError("C stack overflow")
+			// luaG_runerror adds a position only when a Lua function runs
+			if cf := ls.currentFrame; cf != nil && cf.Fn != nil && !cf.Fn.IsG {
+				ls.RaiseError("C stack overflow")
+			}
+			ls.Error(LString("C stack overflow"), 0)
 		} else if ls.nCcalls >= maxCCalls+maxCCalls>>3 {
 			ls.Error(LString("error in error handling"), 0)
 		}

@@ -113,7 +113,7 @@ func strFind(L *LState) int {
 		return 2
 	}
 
-	mds, err := pm.Find(pattern, unsafeFastStringToReadOnlyBytes(str), init, 1)
+	mds, err := pm.FindCtl(L.matchCtl(), pattern, unsafeFastStringToReadOnlyBytes(str), init, 1)
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -150,7 +150,7 @@ func strGsub(L *LState) int {
 	// match) until the result is built, so reserve the most it may keep
 	// against the script's memory budget first.
 	L.ChargeMem(min(limit, len(str)+1) * memMatch)
-	mds, err := pm.Find(pat, unsafeFastStringToReadOnlyBytes(str), 0, limit)
+	mds, err := pm.FindCtl(L.matchCtl(), pat, unsafeFastStringToReadOnlyBytes(str), 0, limit)
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -328,7 +328,7 @@ func strGmatch(L *LState) int {
 	str := L.CheckString(1)
 	pattern := L.CheckString(2)
 	L.ChargeMem((len(str) + 1) * memMatch) // limitdb patch: see strGsub
-	mds, err := pm.Find(pattern, []byte(str), 0, -1)
+	mds, err := pm.FindCtl(L.matchCtl(), pattern, []byte(str), 0, -1)
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -357,7 +357,7 @@ func strMatch(L *LState) int {
 	pattern := L.CheckString(2)
 	offset := findInit(L, str)
 
-	mds, err := pm.Find(pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1)
+	mds, err := pm.FindCtl(L.matchCtl(), pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1)
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -464,3 +464,12 @@ func luaIndex2StringIndex(str string, i int, start bool) int {
 }
 
 //
+
+// matchCtl lets SCRIPT KILL (the state's context) stop a long pattern
+// match (limitdb patch, see pm.Control).
+func (ls *LState) matchCtl() *pm.Control {
+	if ls.pmCtl == nil {
+		ls.pmCtl = &pm.Control{Stop: func() bool { return ls.ctx != nil && ls.ctx.Err() != nil }}
+	}
+	return ls.pmCtl
+}

@@ -3,6 +3,7 @@ package lua
 import (
 	"context"
 	"fmt"
+	"github.com/yuin/gopher-lua/pm"
 	"math"
 	"os"
 	"strconv"
@@ -224,7 +225,8 @@ type LState struct {
 	mainLoop     func(*LState, *callFrame)
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
-	nCcalls      int // nested calls from Go code (limitdb patch, see callR)
+	nCcalls      int         // nested calls from Go code (limitdb patch, see callR)
+	pmCtl        *pm.Control // stops long pattern matches (limitdb patch)
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

@@ -316,7 +316,7 @@ func parseClass(sc *scanner, allowset bool) class {
 			if !allowset { // inside [...]
 				panic(newError(_UNKNOWN, "malformed pattern (missing ']')"))
 			}
-			panic(newError(_UNKNOWN, "malformed pattern (ends with '%')"))
+			panic(&Error{_UNKNOWN, "malformed pattern (ends with '%')"}) // not a format
 		}
 		return &singleClass{c}
 	case '.':

@@ -146,14 +146,8 @@ func strGsub(L *LState) int {
 		return 2
 	}
 
-	// limitdb patch: pm.Find keeps every match (and gsub a replacement per
-	// match) until the result is built, so reserve the most it may keep
-	// against the script's memory budget first.
-	L.ChargeMem(min(limit, len(str)+1) * memMatch)
-	mds, err := pm.FindCtl(L.matchCtl(), pat, unsafeFastStringToReadOnlyBytes(str), 0, limit)
-	if err != nil {
-		L.RaiseError(err.Error())
-	}
+	mds, held := findCharged(L, pat, str, limit)
+	defer L.ReleaseHeld(held)
 	if len(mds) == 0 {
 		L.SetTop(1)
 		L.Push(LNumber(0))
@@ -327,11 +321,9 @@ func strGmatchIter(L *LState) int {
 func strGmatch(L *LState) int {
 	str := L.CheckString(1)
 	pattern := L.CheckString(2)
-	L.ChargeMem((len(str) + 1) * memMatch) // limitdb patch: see strGsub
-	mds, err := pm.FindCtl(L.matchCtl(), pattern, []byte(str), 0, -1)
-	if err != nil {
-		L.RaiseError(err.Error())
-	}
+	// the matches live in the iterator until it is dropped: they stay
+	// counted until the run ends (conservative)
+	mds, _ := findCharged(L, pattern, str, len(str)+1)
 	L.Push(L.Get(UpvalueIndex(1)))
 	ud := L.NewUserData()
 	ud.Value = &strMatchData{str, 0, mds}
@@ -472,4 +464,36 @@ func (ls *LState) matchCtl() *pm.Control {
 		ls.pmCtl = &pm.Control{Stop: func() bool { return ls.ctx != nil && ls.ctx.Err() != nil }}
 	}
 	return ls.pmCtl
+}
+
+// findCharged is pm.Find for gsub and gmatch, which keep every match (gsub
+// also a replacement per match) until they are done (limitdb patch): it
+// finds them in batches and charges each batch to the script's memory
+// budget as held bytes before finding the next, so a subject with millions
+// of matches fails with "not enough memory" instead of allocating them all.
+// It returns the matches and the bytes held (the caller releases them).
+func findCharged(L *LState, pat, str string, limit int) ([]*pm.MatchData, int) {
+	const batch = 4096
+	src := unsafeFastStringToReadOnlyBytes(str)
+	anchored := len(pat) > 0 && pat[0] == '^'
+	var all []*pm.MatchData
+	held, off := 0, 0
+	for len(all) < limit && off <= len(src) {
+		n := min(limit-len(all), batch)
+		mds, err := pm.FindCtl(L.matchCtl(), pat, src, off, n)
+		if err != nil {
+			L.ReleaseHeld(held)
+			L.RaiseError(err.Error())
+		}
+		L.ChargeHeld(len(mds) * memMatch)
+		held += len(mds) * memMatch
+		all = append(all, mds...)
+		if len(mds) < n || anchored {
+			break
+		}
+		// pm.Find resumes after a match at max(start+1, end)
+		last := mds[len(mds)-1]
+		off = max(last.Capture(0)+1, last.Capture(1))
+	}
+	return all, held
 }

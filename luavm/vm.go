@@ -86,7 +86,6 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 		v.writeResult(c.W, L.Get(-1), 0)
 	}
 	L.SetTop(top)
-	L.SetMemLimit(0)
 	v.c, v.script = nil, nil
 }
 

@@ -1246,9 +1246,9 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 func (ls *LState) callR(nargs, nret, rbase int) {
 	// limitdb patch: Lua 5.1's nested C call limit (luaD_call's nCcalls):
 	// every call made from Go code (pcall, metamethods, iterators, sort
-	// comparators) nests a Go-level interpreter loop.
+	// comparators) nests a Go-level interpreter loop. An error unwinds to a
+	// PCall, which restores the count it saw (as luaD_pcall does).
 	ls.nCcalls++
-	defer func() { ls.nCcalls-- }()
 	if ls.nCcalls >= maxCCalls {
 		if ls.nCcalls == maxCCalls {
 			// luaG_runerror adds a position only when a Lua function runs
@@ -1287,6 +1287,7 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 	if nret != MultRet {
 		ls.reg.SetTop(rbase + nret)
 	}
+	ls.nCcalls-- // on an error, the PCall that catches it restores the count
 }
 
 func (ls *LState) getField(obj LValue, key LValue) LValue {
@@ -2074,6 +2075,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 	err = nil
 	sp := ls.stack.Sp()
 	base := ls.reg.Top() - nargs - 1
+	nCcalls := ls.nCcalls // limitdb patch: restored on error, as luaD_pcall
 	oldpanic := ls.Panic
 	ls.Panic = panicWithoutTraceback
 	if errfunc != nil {
@@ -2084,6 +2086,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 		ls.hasErrorFunc = false
 		rcv := recover()
 		if rcv != nil {
+			ls.nCcalls = nCcalls
 			if _, ok := rcv.(*ApiError); !ok {
 				err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
 				if ls.Options.IncludeGoStackTrace {
@@ -2101,6 +2104,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 				defer func() {
 					ls.Panic = oldpanic
 					rcv := recover()
+					ls.nCcalls = nCcalls // the handler's own call may have failed
 					if rcv != nil {
 						if _, ok := rcv.(*ApiError); !ok {
 							err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))

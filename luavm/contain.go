@@ -8,12 +8,13 @@ import (
 	"limitdb/engine"
 )
 
-// contain turns a Go panic that escaped the interpreter while a script ran
+// finish ends a run (busyEnd) and turns a Go panic that escaped the interpreter while a script ran
 // (a bug in a library or the conversions; gopher-lua's PCall already turns
 // panics inside the call into errors) into the script's error reply, and
 // drops the interpreter so that the next script gets a fresh one: a panic
 // may have left its stack or registry half-updated. The server goes on.
-func (st *State) contain(c *engine.Ctx, v *vm, mark int) {
+func (st *State) finish(c *engine.Ctx, v *vm, mark int) {
+	busyEnd(c.E, v)
 	r := recover()
 	if r == nil {
 		return

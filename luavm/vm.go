@@ -70,8 +70,7 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 	}
 	v.bound = true
 	busyStart(c.E, v)
-	defer busyEnd(c.E, v)
-	defer st.contain(c, v, len(c.W.B))
+	defer st.finish(c, v, len(c.W.B)) // busyEnd, and contains a panic
 	L.SetMemLimit(c.E.Guard.MemLimit.Load())
 	top := L.GetTop()
 	L.Push(fn)

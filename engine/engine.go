@@ -78,8 +78,11 @@ type Engine struct {
 type ScriptGuard struct {
 	StartMs atomic.Int64 // wall-clock ms the running script started; 0 when idle
 	Wrote   atomic.Bool  // the running script has called a write command
-	LimitMs atomic.Int64 // lua-time-limit in ms (CONFIG SET); <= 0 means 5000
-	kill    atomic.Value // func(): stop the running script
+	LimitMs atomic.Int64 // busy-reply-threshold (lua-time-limit) in ms (CONFIG SET)
+	// MemLimit is lua-memory-limit in bytes (CONFIG SET): the most a script
+	// may hold; 0 means no limit.
+	MemLimit atomic.Int64
+	kill     atomic.Value // func(): stop the running script
 }
 
 // SetKill installs the function that stops the running script.
@@ -92,13 +95,15 @@ func (g *ScriptGuard) Kill() {
 	}
 }
 
-// Limit is the effective lua-time-limit in ms.
-func (g *ScriptGuard) Limit() int64 {
-	if n := g.LimitMs.Load(); n > 0 {
-		return n
-	}
-	return 5000
-}
+// Limit is the effective lua-time-limit in ms (0: busy at once, as Redis).
+func (g *ScriptGuard) Limit() int64 { return g.LimitMs.Load() }
+
+// Defaults of the script limits (CONFIG busy-reply-threshold and
+// lua-memory-limit).
+const (
+	DefaultBusyMs      = 5000
+	DefaultLuaMemLimit = 256 << 20
+)
 
 // Stats are the counters INFO reports.
 type Stats struct {
@@ -112,6 +117,8 @@ type Stats struct {
 // New returns an engine with 16 empty databases.
 func New() *Engine {
 	e := &Engine{Enc: defaultLimits}
+	e.Guard.LimitMs.Store(DefaultBusyMs)
+	e.Guard.MemLimit.Store(DefaultLuaMemLimit)
 	for i := range e.DBs {
 		e.DBs[i] = &DB{ID: i}
 	}

@@ -30,6 +30,8 @@ func cjsonEncode(L *lua.LState) int {
 	}
 	var b []byte
 	b = jsonAppend(L, b, L.Get(1), 0)
+	L.ReleaseHeld(cap(b))
+	L.ChargeMem(len(b))
 	L.Push(lua.LString(b))
 	return 1
 }
@@ -50,6 +52,7 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 		}
 		return append(b, fmtNumber(f)...)
 	case lua.LString:
+		b = heldGrow(L, b, 6*len(x)+2)
 		return jsonString(b, string(x))
 	case *lua.LUserData:
 		if x == cjsonNull {
@@ -61,11 +64,16 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 			luaErrorf(L, "Cannot serialise, excessive nesting (%d)", depth)
 		}
 		// array detection as lua_cjson's lua_array_length
+		// (max is a C int: a key of 2^31 or more converts to INT_MIN on
+		// x86-64, and the table is then encoded as an object)
 		maxKey, items, isArray := 0, 0, true
 		x.ForEach(func(k, _ lua.LValue) {
 			if n, ok := k.(lua.LNumber); ok && float64(n) == math.Floor(float64(n)) && n >= 1 {
-				if int(n) > maxKey {
-					maxKey = int(n)
+				if float64(n) > float64(maxKey) {
+					maxKey = math.MinInt32
+					if n < 1<<31 {
+						maxKey = int(n)
+					}
 				}
 				items++
 				return
@@ -75,7 +83,7 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 		if items == 0 && isArray {
 			return append(b, "{}"...)
 		}
-		if isArray {
+		if isArray && maxKey > 0 {
 			if maxKey > items*2 && maxKey > 10 {
 				luaErrorf(L, "Cannot serialise table: excessively sparse array")
 			}

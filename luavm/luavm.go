@@ -128,11 +128,16 @@ func (st *State) lookupSHA(b []byte) *Script {
 }
 
 // load compiles body and caches it. On a compile error it returns Redis's
-// error text.
-func (st *State) load(body []byte) (*Script, string) {
+// error text. A body whose compilation would need more than memLimit
+// (lua-memory-limit, ~64 bytes per source byte) is refused as Lua refuses
+// a chunk when it runs out of memory while loading it.
+func (st *State) load(body []byte, memLimit int64) (*Script, string) {
 	sha := SHA1Hex(body)
 	if s := st.Scripts[sha]; s != nil {
 		return s, ""
+	}
+	if memLimit > 0 && int64(len(body))*compileBytesPerByte > memLimit {
+		return nil, errCompile + lua.MemErrorText
 	}
 	src := string(body)
 	proto, err := compile(src)
@@ -215,7 +220,7 @@ func evalGeneric(c *engine.Ctx, argv [][]byte, bySHA, ro bool) {
 		}
 	} else {
 		var msg string
-		s, msg = st.load(argv[1])
+		s, msg = st.load(argv[1], c.E.Guard.MemLimit.Load())
 		if s == nil {
 			c.W.Error(msg)
 			return
@@ -226,7 +231,7 @@ func evalGeneric(c *engine.Ctx, argv [][]byte, bySHA, ro bool) {
 
 // cmdScriptLoad: SCRIPT LOAD script — compile and cache, reply the SHA1.
 func cmdScriptLoad(c *engine.Ctx, argv [][]byte) {
-	s, msg := StateOf(c.E).load(argv[2])
+	s, msg := StateOf(c.E).load(argv[2], c.E.Guard.MemLimit.Load())
 	if s == nil {
 		c.W.Error(msg)
 		return

@@ -19,10 +19,10 @@ func openMsgpack(L *lua.LState) *lua.LTable {
 	t.RawSetString("pack", L.NewFunction(mpPack))
 	t.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int { return mpUnpack(L, 0, 0, false) }))
 	t.RawSetString("unpack_one", L.NewFunction(func(L *lua.LState) int {
-		return mpUnpack(L, 1, L.OptInt(2, 0), true)
+		return mpUnpack(L, 1, L.OptInteger(2, 0), true)
 	}))
 	t.RawSetString("unpack_limit", L.NewFunction(func(L *lua.LState) int {
-		return mpUnpack(L, L.CheckInt(2), L.OptInt(3, 0), true)
+		return mpUnpack(L, L.CheckInteger(2), L.OptInteger(3, 0), true)
 	}))
 	t.RawSetString("_NAME", lua.LString("cmsgpack"))
 	t.RawSetString("_VERSION", lua.LString("lua-cmsgpack 0.4.0"))
@@ -38,16 +38,19 @@ func mpPack(L *lua.LState) int {
 	}
 	var b []byte
 	for i := 1; i <= n; i++ {
-		b = mpEncode(b, L.Get(i), 0)
+		b = mpEncode(L, b, L.Get(i), 0)
 	}
+	L.ReleaseHeld(cap(b))
+	L.ChargeMem(len(b))
 	L.Push(lua.LString(b))
 	return 1
 }
 
-func mpEncode(b []byte, v lua.LValue, level int) []byte {
+func mpEncode(L *lua.LState, b []byte, v lua.LValue, level int) []byte {
 	switch x := v.(type) {
 	case lua.LString:
 		n := len(x)
+		b = heldGrow(L, b, n+5)
 		switch {
 		case n < 32:
 			b = append(b, 0xa0|byte(n))
@@ -105,7 +108,7 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 				b = binary.BigEndian.AppendUint32(b, uint32(count))
 			}
 			for i := 1; i <= count; i++ {
-				b = mpEncode(b, x.RawGetInt(i), level+1)
+				b = mpEncode(L, b, x.RawGetInt(i), level+1)
 			}
 			return b
 		}
@@ -120,8 +123,8 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 			b = binary.BigEndian.AppendUint32(b, uint32(count))
 		}
 		x.ForEach(func(k, val lua.LValue) {
-			b = mpEncode(b, k, level+1)
-			b = mpEncode(b, val, level+1)
+			b = mpEncode(L, b, k, level+1)
+			b = mpEncode(L, b, val, level+1)
 		})
 		return b
 	}
@@ -160,7 +163,17 @@ type mpDecoder struct {
 	s   string
 	i   int
 	err string
+	// top is how many values lua_cmsgpack.c would hold on the Lua stack
+	// (arguments, results so far, two per open table): like it, decoding
+	// stops with "stack overflow" past LUAI_MAXCSTACK, which bounds both
+	// the results and the nesting (and so this decoder's Go recursion).
+	top int
 }
+
+const mpStackErr = "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)"
+
+// maxCStack is Lua 5.1's LUAI_MAXCSTACK.
+const maxCStack = 8000
 
 func (d *mpDecoder) need(n int) bool {
 	if d.i+n > len(d.s) {
@@ -182,6 +195,9 @@ func (d *mpDecoder) u(n int) uint64 {
 func (d *mpDecoder) decode() lua.LValue {
 	if !d.need(1) {
 		return lua.LNil
+	}
+	if d.top+1 > maxCStack {
+		luaErrorf(d.L, "%s", mpStackErr)
 	}
 	c := d.s[d.i]
 	d.i++
@@ -282,19 +298,28 @@ func (d *mpDecoder) str(n int) lua.LValue {
 	return lua.LString(s)
 }
 
+// prealloc bounds a declared element count by the bytes left (each element
+// takes at least one), so a short input cannot reserve gigabytes.
+func (d *mpDecoder) prealloc(n int) int { return min(n, len(d.s)-d.i) }
+
 func (d *mpDecoder) array(n int) lua.LValue {
-	t := d.L.CreateTable(n, 0)
+	t := d.L.CreateTable(d.prealloc(n), 0)
+	d.top += 2 // the table and the index
 	for k := 1; k <= n && d.err == ""; k++ {
 		t.RawSetInt(k, d.decode())
 	}
+	d.top -= 2
 	return t
 }
 
 func (d *mpDecoder) dict(n int) lua.LValue {
-	t := d.L.CreateTable(0, n)
+	t := d.L.CreateTable(0, d.prealloc(n))
 	for k := 0; k < n && d.err == ""; k++ {
+		d.top++ // the table
 		key := d.decode()
+		d.top++ // and the key
 		val := d.decode()
+		d.top -= 2
 		if d.err == "" && key != lua.LNil {
 			t.RawSet(key, val)
 		}
@@ -303,17 +328,19 @@ func (d *mpDecoder) dict(n int) lua.LValue {
 }
 
 // mpUnpack decodes up to limit objects (0: all) from offset.
-func mpUnpack(L *lua.LState, limit, offset int, withOffset bool) int {
+func mpUnpack(L *lua.LState, limit, offset int64, withOffset bool) int {
 	s := L.CheckString(1)
 	if offset < 0 || limit < 0 {
-		luaErrorf(L, "Invalid request to unpack with offset of %d and limit of %d.", offset, limit)
+		// Redis prints the input length where it means the limit
+		luaErrorf(L, "Invalid request to unpack with offset of %d and limit of %d.", int32(offset), int32(len(s)))
 	}
-	if offset > len(s) {
-		luaErrorf(L, "Start offset %d greater than input length %d.", offset, len(s))
+	if offset > int64(len(s)) {
+		luaErrorf(L, "Start offset %d greater than input length %d.", int32(offset), int32(len(s)))
 	}
-	d := &mpDecoder{L: L, s: s, i: offset}
+	d := &mpDecoder{L: L, s: s, i: int(offset)}
 	var out []lua.LValue
-	for d.i < len(s) && (limit == 0 || len(out) < limit) {
+	for d.i < len(s) && (limit == 0 || int64(len(out)) < limit) {
+		d.top = L.GetTop() + len(out)
 		v := d.decode()
 		if d.err != "" {
 			luaErrorf(L, "%s", d.err)

@@ -20,7 +20,7 @@ var posInf = math.Inf(1)
 // bit, the redis table, Redis's math.random and tostring, and the
 // protected global environment.
 func newVM(st *State) *vm {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024 * 4, RegistryMaxSize: 1024 * 256})
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 19000, RegistrySize: 1024 * 4, RegistryMaxSize: 1024 * 256})
 	v := &vm{st: st, L: L, fns: map[*Script]*lua.LFunction{}}
 	for _, lib := range []struct {
 		name string
@@ -201,6 +201,9 @@ func baseError(L *lua.LState) int {
 	return 0
 }
 
+// compileBytesPerByte is the compiler's peak heap per source byte.
+const compileBytesPerByte = 64
+
 // baseLoadString is Lua 5.1's loadstring(s [, chunkname]) with PUC-Lua's
 // compile errors; the chunk runs in the scripts' globals.
 func (v *vm) loadString(L *lua.LState) int {
@@ -210,9 +213,15 @@ func (v *vm) loadString(L *lua.LState) int {
 	if v.sources == nil {
 		v.sources = map[string]string{}
 	}
-	if len(v.sources) < 1024 {
+	// kept across scripts for error suffixes: bounded in count and size
+	if len(v.sources) < 1024 && len(name) <= 4096 {
 		v.sources[id] = name
 	}
+	// compiling takes ~55 bytes of AST and code per source byte (measured:
+	// 6 MB of "x = 1 " → 330 MB of heap): count it against the script's
+	// memory budget while it lasts
+	L.ChargeHeld(len(src) * compileBytesPerByte)
+	defer L.ReleaseHeld(len(src) * compileBytesPerByte)
 	if msg := checkSyntaxAs(src, chunkIDLex(name)); msg != "" {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(msg))
@@ -240,19 +249,21 @@ func (v *vm) loadString(L *lua.LState) int {
 // redisPcall is Redis 7's pcall: an error raised as a table {err=…} (by
 // redis.call and the redis.* functions) reaches the script as its err
 // string; gopher-lua messages are rewritten to PUC-Lua's.
+//
+// The original pcall runs in this function's own frame (not through
+// L.Call): like Redis's luaRedisPcall it is one nested call, which Lua 5.1's
+// C call limit (200) counts once.
 func redisPcall(L *lua.LState, orig *lua.LFunction) int {
-	top := L.GetTop()
-	L.Insert(orig, 1)
-	L.Call(top, lua.MultRet)
-	n := L.GetTop()
-	if n >= 2 && L.Get(1) == lua.LFalse {
-		switch e := L.Get(2).(type) {
+	n := orig.GFunction(L)
+	first := L.GetTop() - n + 1
+	if n >= 2 && L.Get(first) == lua.LFalse {
+		switch e := L.Get(first + 1).(type) {
 		case *lua.LTable:
 			if s, ok := e.RawGetString("err").(lua.LString); ok {
-				L.Replace(2, s)
+				L.Replace(first+1, s)
 			}
 		case lua.LString:
-			L.Replace(2, lua.LString(luaMessage(string(e))))
+			L.Replace(first+1, lua.LString(luaMessage(string(e))))
 		}
 	}
 	return n
@@ -261,7 +272,15 @@ func redisPcall(L *lua.LState, orig *lua.LFunction) int {
 // baseToString is tostring with Lua 5.1's number format (%.14g).
 func baseToString(L *lua.LState) int {
 	L.CheckAny(1)
-	L.Push(lua.LString(tostring(L.Get(1))))
+	v := L.Get(1)
+	if mm := L.GetMetaField(v, "__tostring"); mm != lua.LNil {
+		// luaL_callmeta: the metamethod's result, whatever its type
+		L.Push(mm)
+		L.Push(v)
+		L.Call(1, 1)
+		return 1
+	}
+	L.Push(lua.LString(tostring(v)))
 	return 1
 }
 

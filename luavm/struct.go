@@ -167,6 +167,7 @@ func structPack(L *lua.LState) int {
 			if len(s) < size {
 				argError(L, arg, "pack", "string too short")
 			}
+			b = heldGrow(L, b, size+1) // lua-memory-limit
 			b = append(b, s[:size]...)
 			if opt == 's' {
 				b = append(b, 0)
@@ -177,6 +178,8 @@ func structPack(L *lua.LState) int {
 		}
 		total += size
 	}
+	L.ReleaseHeld(cap(b))
+	L.ChargeMem(len(b))
 	L.Push(lua.LString(b))
 	return 1
 }
@@ -185,9 +188,15 @@ func structUnpack(L *lua.LState) int {
 	fmt := L.CheckString(1)
 	data := L.CheckString(2)
 	ld := len(data)
-	pos := L.OptInt(3, 1) - 1
-	if pos < 0 || pos > ld {
+	// luaL_optinteger into a size_t: only 0 is refused; a negative or
+	// huge position is past the end, so any read is "data string too short"
+	p64 := L.OptInteger(3, 1)
+	if p64 == 0 {
 		argError(L, 3, "unpack", "offset must be 1 or greater")
+	}
+	pos := ld + 1
+	if p64 > 0 && p64-1 <= int64(ld) {
+		pos = int(p64 - 1)
 	}
 	h := structOpts{align: 1}
 	var out []lua.LValue
@@ -211,8 +220,11 @@ func structUnpack(L *lua.LState) int {
 					l = l<<8 | uint64(data[pos+k])
 				}
 			}
-			if opt >= 'a' && opt <= 'z' && size*8-1 < 64 {
-				mask := ^uint64(0) << (size*8 - 1)
+			if opt >= 'a' && opt <= 'z' {
+				// C's shift by size*8-1 on x86-64 uses the count mod 64
+				// (i0 shifts by 63: fuzz crasher, Go panics on a negative
+				// shift)
+				mask := ^uint64(0) << (uint(size*8-1) & 63)
 				if l&mask != 0 {
 					l |= mask
 				}
@@ -246,11 +258,13 @@ func structUnpack(L *lua.LState) int {
 				if !ok {
 					luaErrorf(L, "format 'c0' needs a previous size")
 				}
-				size = int(n)
-				out = out[:len(out)-1]
-				if !(size <= ld && pos <= ld-size) {
+				// a size_t in C: a negative (or NaN) size is huge (fuzz
+				// crasher: "bc0" with a negative byte)
+				if !(n >= 0 && float64(n) <= float64(ld-pos)) {
 					argError(L, 2, "unpack", "data string too short")
 				}
+				size = int(n)
+				out = out[:len(out)-1]
 			}
 			out = append(out, lua.LString(data[pos:pos+size]))
 		case opt == 's':

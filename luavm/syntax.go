@@ -382,6 +382,20 @@ type synFunc struct {
 type parser struct {
 	lx *lexer
 	fs *synFunc
+	// level is lparser.c's nesting count (enterlevel: every chunk and
+	// subexpression): past LUAI_MAXCCALLS (200) Lua refuses the chunk. It
+	// also bounds how deep gopher-lua's own parser and compiler recurse
+	// (a Go stack overflow is fatal).
+	level int
+}
+
+const maxSyntaxLevels = 200
+
+func (p *parser) enter() {
+	p.level++
+	if p.level > maxSyntaxLevels {
+		panic(synErr{p.lx.chunk + ":" + strconv.Itoa(p.lx.line) + ": chunk has too many syntax levels"})
+	}
 }
 
 const (
@@ -433,6 +447,8 @@ func blockFollow(t int) bool {
 }
 
 func (p *parser) chunk() {
+	p.enter()
+	defer func() { p.level-- }()
 	last := false
 	for !last && !blockFollow(p.t()) {
 		last = p.statement()
@@ -606,6 +622,9 @@ func isBinop(t int) bool {
 }
 
 func (p *parser) expr() int {
+	p.enter()
+	entered := p.level
+	defer func() { p.level = entered - 1 }()
 	k := expOther
 	if t := p.t(); t == tkNot || t == '-' || t == '#' {
 		p.lx.next()
@@ -614,14 +633,22 @@ func (p *parser) expr() int {
 		k = p.simpleExp()
 	}
 	for isBinop(p.t()) {
+		// right-associative operators (.. and ^) nest one level per
+		// operator in Lua's subexpr, the others return first
+		rightAssoc := p.t() == tkConcat || p.t() == '^'
 		p.lx.next()
 		p.expr1()
+		if rightAssoc {
+			p.level++
+		}
 		k = expOther
 	}
 	return k
 }
 
 func (p *parser) expr1() {
+	p.enter()
+	defer func() { p.level-- }()
 	// unary operands bind tighter, but for syntax only the shape matters
 	if t := p.t(); t == tkNot || t == '-' || t == '#' {
 		p.lx.next()

@@ -70,10 +70,11 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 	}
 	v.bound = true
 	busyStart(c.E, v)
+	defer st.finish(c, v, len(c.W.B)) // busyEnd, and contains a panic
+	L.SetMemLimit(c.E.Guard.MemLimit.Load())
 	top := L.GetTop()
 	L.Push(fn)
 	err := L.PCall(0, 1, v.errh)
-	busyEnd(c.E, v)
 	if err != nil {
 		var ev lua.LValue = lua.LNil
 		if ae, ok := err.(*lua.ApiError); ok {
@@ -112,6 +113,12 @@ func fillArray(L *lua.LState, t *lua.LTable, a [][]byte) *lua.LTable {
 func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 	msg := "ERR unknown error"
 	line := -1
+	if s, ok := ev.(lua.LString); ok && v.L.MemExceeded() && s == lua.MemErrorText {
+		// Lua's LUA_ERRMEM skips the error handler; Redis then replies
+		// with the bare message in this form (script_lua.c).
+		w.Error("ERR Error running script f_" + v.script.SHA + ", " + lua.MemErrorText)
+		return
+	}
 	if t, ok := ev.(*lua.LTable); ok {
 		if e, ok := t.RawGetString("err").(lua.LString); ok {
 			msg = string(e)
@@ -148,6 +155,10 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 // {err='ERR '..msg} and records the line of the innermost script frame.
 func (v *vm) errHandler(L *lua.LState) int {
 	ev := L.Get(1)
+	if s, ok := ev.(lua.LString); ok && L.MemExceeded() && s == lua.MemErrorText {
+		L.Push(ev) // out of memory: no handler in Lua 5.1 (see writeError)
+		return 1
+	}
 	t, ok := ev.(*lua.LTable)
 	if v.killed() {
 		t, ok = L.NewTable(), true
@@ -422,6 +433,14 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	sub.Call(cmd, argv)
 	sub.W, sub.DB, sub.Deleted = nil, nil, nil
 	val, _, isErr := v.parseReply(L, w.B, 0)
+	// the arena and the reply buffer are reused between calls; one huge
+	// call must not pin its size for the life of the server
+	if cap(v.arena) > reuseMax {
+		v.arena = nil
+	}
+	if cap(w.B) > reuseMax {
+		w.B = nil
+	}
 	if isErr && raise {
 		L.Error(val, 0)
 		return 0
@@ -461,6 +480,9 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 		n, _ := strconv.Atoi(string(line))
 		if n < 0 {
 			return lua.LFalse, next, false
+		}
+		if n > strCacheMax {
+			L.ChargeMem(n) // a copy the script holds (lua-memory-limit)
 		}
 		return v.strs.get(b[next : next+n]), next + n + 2, false
 	case '+':
@@ -543,6 +565,9 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 	}
 	return lua.LFalse, next, false
 }
+
+// reuseMax is the largest buffer redis.call keeps for the next call.
+const reuseMax = 1 << 20
 
 // lvOK is the boxed "OK" status text, shared by every status reply table.
 var lvOK lua.LValue = lua.LString("OK")

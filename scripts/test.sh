@@ -28,3 +28,11 @@ go test -count=1 -timeout 20m ./... "$@"
 go test -run '^$' -fuzz '^FuzzCommandArgs$' -fuzztime 12s ./server
 go test -run '^$' -fuzz '^FuzzConnection$' -fuzztime 8s ./server
 go test -run '^$' -fuzz '^FuzzReader$' -fuzztime 8s ./resp
+# luavm: Lua value conversion both ways, cjson/cmsgpack/struct decoders
+for f in FuzzReplyToLua FuzzScriptResult FuzzCjsonDecode FuzzCmsgpackUnpack FuzzStructUnpack; do
+  go test -run '^$' -fuzz "^${f}\$" -fuzztime 5s ./luavm
+done
+# acl: rule parsing (SETUSER round trip) and aclfile loading
+for f in FuzzSetUser FuzzLoad; do
+  go test -run '^$' -fuzz "^${f}\$" -fuzztime 4s ./acl
+done

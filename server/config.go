@@ -88,6 +88,7 @@ var params = []*param{
 	{name: "acllog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "client-output-buffer-limit", kind: pObuf, def: obufDefault},
 	{name: "client-output-pause-size", kind: pMem, def: "67108864", min: 16384, max: 9223372036854775807},
+	{name: "lua-memory-limit", kind: pMem, def: "268435456"}, // limitdb only: see commands.md
 }
 
 // applyFn is what CONFIG SET runs after storing a new value, before
@@ -315,6 +316,8 @@ func (s *Server) applyConfig() {
 		"maxclients":                &s.maxClients,
 		"timeout":                   &s.idleLimit,
 		"client-output-pause-size":  &s.outPause,
+		"busy-reply-threshold":      &s.eng.Guard.LimitMs,
+		"lua-memory-limit":          &s.eng.Guard.MemLimit,
 	} {
 		if n, err := strconv.ParseInt(s.conf.params[name], 10, 64); err == nil {
 			dst.Store(n)

@@ -172,9 +172,9 @@ func effectMaxmemoryPolicy(t *testing.T, c *Conn, addr, name string) {
 			t.Fatalf("%s: no key without a deadline evicted", pol)
 		case strings.HasPrefix(pol, "volatile") && gone.persistent != 0:
 			t.Fatalf("%s: evicted %d keys without a deadline", pol, gone.persistent)
-		case strings.HasSuffix(pol, "-lru") && gone.odd > n/10:
+		case strings.HasSuffix(pol, "-lru") && gone.odd > tolerated(pol, n):
 			t.Fatalf("%s: %d of %d victims read recently", pol, gone.odd, n)
-		case strings.HasSuffix(pol, "-lfu") && gone.odd < n*9/10:
+		case strings.HasSuffix(pol, "-lfu") && n-gone.odd > tolerated(pol, n):
 			t.Fatalf("%s: %d of %d victims read often", pol, n-gone.odd, n)
 		case strings.HasSuffix(pol, "-random") && (gone.odd < n/4 || gone.odd > n*3/4):
 			t.Fatalf("%s: %d of %d victims odd", pol, gone.odd, n)
@@ -184,6 +184,20 @@ func effectMaxmemoryPolicy(t *testing.T, c *Conn, addr, name string) {
 			t.Fatalf("%s: mean index of the victims %d of %d", pol, gone.volatileIdx/n, evictKeys)
 		}
 	}
+}
+
+// tolerated is how many of n LRU/LFU victims may be keys the policy should
+// keep (read recently or often): a tenth of them, plus every victim beyond
+// the cold keys the policy may take (half of the eligible keys). The
+// eviction that CONFIG SET runs can go on past 512 KB while garbage the Go
+// heap has not collected still counts as used memory, and once the cold
+// keys are gone the hot ones must go; volatile-* have only 200 cold keys.
+func tolerated(pol string, n int) int {
+	cold := evictKeys // allkeys-*: the cold half of 2 × evictKeys keys
+	if strings.HasPrefix(pol, "volatile") {
+		cold = evictKeys / 2
+	}
+	return n/10 + max(0, n-cold)
 }
 
 // effectMaxmemorySamples: volatile-ttl ranks the sampled keys by

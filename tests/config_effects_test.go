@@ -68,17 +68,13 @@ var configEffects = map[string]effectTest{
 	"notify-keyspace-events":     refusedWith("KEA", "limitdb has no Pub/Sub yet", ""),
 	"client-output-buffer-limit": effectObuf,
 	"client-output-pause-size":   effectOutputPause,
-}
-
-// ownedElsewhere lists parameters whose effect tests belong to another part
-// of issue 8 (and to its helper's branch); the lead empties it at merge.
-var ownedElsewhere = map[string]string{
-	"busy-reply-threshold": "Lua helper",
-	"lua-time-limit":       "Lua helper",
+	"busy-reply-threshold":       effectBusyThreshold,
+	"lua-time-limit":             effectBusyThreshold,
+	"lua-memory-limit":           effectLuaMemoryLimit,
 }
 
 // TestConfigEffects walks CONFIG GET * and runs each parameter's effect
-// test; a listed parameter with neither an effect test nor an owner fails.
+// test; a listed parameter without an effect test fails.
 func TestConfigEffects(t *testing.T) {
 	addr, c := ownLimitdb(t)
 	all := mustDoValue(t, c, "CONFIG", "GET", "*").([]any)
@@ -92,10 +88,6 @@ func TestConfigEffects(t *testing.T) {
 		listed[n] = true
 		f, ok := configEffects[n]
 		if !ok {
-			if owner, ok := ownedElsewhere[n]; ok {
-				t.Logf("%s: effect test owned by the %s", n, owner)
-				continue
-			}
 			t.Errorf("%s: CONFIG GET * lists it but it has no effect test", n)
 			continue
 		}

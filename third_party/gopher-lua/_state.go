@@ -1087,7 +1087,7 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in gettable")
+	ls.RaiseError("loop in gettable")
 	return nil
 }
 
@@ -1118,7 +1118,7 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in gettable")
+	ls.RaiseError("loop in gettable")
 	return nil
 }
 
@@ -1151,7 +1151,7 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in settable")
+	ls.RaiseError("loop in settable")
 }
 
 func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
@@ -1183,7 +1183,7 @@ func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in settable")
+	ls.RaiseError("loop in settable")
 }
 
 /* }}} */

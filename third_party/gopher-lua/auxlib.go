@@ -17,15 +17,6 @@ func (ls *LState) CheckAny(n int) LValue {
 	return ls.Get(n)
 }
 
-func (ls *LState) CheckInt(n int) int {
-	v := ls.Get(n)
-	if intv, ok := v.(LNumber); ok {
-		return int(intv)
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
-}
-
 func (ls *LState) CheckInt64(n int) int64 {
 	v := ls.Get(n)
 	if intv, ok := v.(LNumber); ok {
@@ -140,18 +131,6 @@ func (ls *LState) CheckOption(n int, options []string) int {
 /* }}} */
 
 /* optType {{{ */
-
-func (ls *LState) OptInt(n int, d int) int {
-	v := ls.Get(n)
-	if v == LNil {
-		return d
-	}
-	if intv, ok := v.(LNumber); ok {
-		return int(intv)
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
-}
 
 func (ls *LState) OptInt64(n int, d int64) int64 {
 	v := ls.Get(n)

@@ -319,29 +319,24 @@ func baseRawSet(L *LState) int {
 	return 0
 }
 
+// baseSelect is Lua 5.1's luaB_select (limitdb patch): any string starting
+// with '#' counts, otherwise a luaL_checkint index (low 32 bits).
 func baseSelect(L *LState) int {
-	L.CheckTypes(1, LTNumber, LTString)
-	switch lv := L.Get(1).(type) {
-	case LNumber:
-		idx := int(lv)
-		num := L.GetTop()
-		if idx < 0 {
-			idx = num + idx
-		} else if idx > num {
-			idx = num
-		}
-		if 1 > idx {
-			L.ArgError(1, "index out of range")
-		}
-		return num - idx
-	case LString:
-		if string(lv) != "#" {
-			L.ArgError(1, "invalid string '"+string(lv)+"'")
-		}
-		L.Push(LNumber(L.GetTop() - 1))
+	n := L.GetTop()
+	if s, ok := L.Get(1).(LString); ok && len(s) > 0 && s[0] == '#' {
+		L.Push(LNumber(n - 1))
 		return 1
 	}
-	return 0
+	i := L.CheckInt(1)
+	if i < 0 {
+		i = n + i
+	} else if i > n {
+		i = n
+	}
+	if 1 > i {
+		L.ArgError(1, "index out of range")
+	}
+	return n - i
 }
 
 func baseSetFEnv(L *LState) int {
@@ -452,18 +447,28 @@ func baseType(L *LState) int {
 	return 1
 }
 
+// baseUnpack is Lua 5.1's luaB_unpack (limitdb patch): luaL_optint range,
+// at most LUAI_MAXCSTACK results ("too many results to unpack").
 func baseUnpack(L *LState) int {
 	tb := L.CheckTable(1)
-	start := L.OptInt(2, 1)
-	end := L.OptInt(3, tb.Len())
-	for i := start; i <= end; i++ {
-		L.Push(tb.RawGetInt(i))
+	i := int32(L.OptInt(2, 1))
+	var e int32
+	if L.Get(3) == LNil {
+		e = int32(tb.Len())
+	} else {
+		e = int32(L.CheckInt(3))
 	}
-	ret := end - start + 1
-	if ret < 0 {
+	if i > e {
 		return 0
 	}
-	return ret
+	n := e - i + 1 // int arithmetic wraps as in C
+	if n <= 0 || !L.cStackRoom(int64(n)) {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := int64(i); k <= int64(e); k++ {
+		L.Push(tb.RawGetInt(int(k)))
+	}
+	return int(n)
 }
 
 func baseXPCall(L *LState) int {

@@ -22,6 +22,7 @@ func strFormat(L *LState) int {
 	top := L.GetTop()
 	arg := 1
 	var b strings.Builder
+	held := 0 // bytes charged with ChargeHeld (limitdb memory budget)
 	for i := 0; i < len(strfrmt); {
 		c := strfrmt[i]
 		if c != '%' {
@@ -111,9 +112,14 @@ func strFormat(L *LState) int {
 		case 'e', 'E', 'f', 'g', 'G':
 			b.WriteString(spec.float(float64(L.CheckNumber(arg)), conv))
 		case 'q':
-			addQuoted(&b, L.CheckString(arg))
+			q := L.CheckString(arg)
+			L.ChargeHeld(2*len(q) + 2) // script memory budget
+			held += 2*len(q) + 2
+			addQuoted(&b, q)
 		case 's':
 			s := L.CheckString(arg)
+			L.ChargeHeld(len(s) + 100) // script memory budget (a width pads to 99)
+			held += len(s) + 100
 			if prec < 0 && len(s) >= 100 {
 				b.WriteString(s) // Lua keeps the whole string, no formatting
 			} else {
@@ -127,6 +133,8 @@ func strFormat(L *LState) int {
 			L.RaiseError("%s", "invalid option '%"+string([]byte{conv})+"' to 'format'")
 		}
 	}
+	L.ReleaseHeld(held)
+	L.ChargeMem(b.Len())
 	L.Push(LString(b.String()))
 	return 1
 }

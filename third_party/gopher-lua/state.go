@@ -1244,6 +1244,22 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 } // +inline-end
 
 func (ls *LState) callR(nargs, nret, rbase int) {
+	// limitdb patch: Lua 5.1's nested C call limit (luaD_call's nCcalls):
+	// every call made from Go code (pcall, metamethods, iterators, sort
+	// comparators) nests a Go-level interpreter loop. An error unwinds to a
+	// PCall, which restores the count it saw (as luaD_pcall does).
+	ls.nCcalls++
+	if ls.nCcalls >= maxCCalls {
+		if ls.nCcalls == maxCCalls {
+			// luaG_runerror adds a position only when a Lua function runs
+			if cf := ls.currentFrame; cf != nil && cf.Fn != nil && !cf.Fn.IsG {
+				ls.RaiseError("C stack overflow")
+			}
+			ls.Error(LString("C stack overflow"), 0)
+		} else if ls.nCcalls >= maxCCalls+maxCCalls>>3 {
+			ls.Error(LString("error in error handling"), 0)
+		}
+	}
 	base := ls.reg.Top() - nargs - 1
 	if rbase < 0 {
 		rbase = base
@@ -1271,6 +1287,7 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 	if nret != MultRet {
 		ls.reg.SetTop(rbase + nret)
 	}
+	ls.nCcalls-- // on an error, the PCall that catches it restores the count
 }
 
 func (ls *LState) getField(obj LValue, key LValue) LValue {
@@ -1300,7 +1317,7 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in gettable")
+	ls.RaiseError("loop in gettable")
 	return nil
 }
 
@@ -1331,7 +1348,7 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in gettable")
+	ls.RaiseError("loop in gettable")
 	return nil
 }
 
@@ -1367,7 +1384,7 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in settable")
+	ls.RaiseError("loop in settable")
 }
 
 func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
@@ -1402,7 +1419,7 @@ func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
 			curobj = metaindex
 		}
 	}
-	ls.RaiseError("too many recursions in settable")
+	ls.RaiseError("loop in settable")
 }
 
 /* }}} */
@@ -1609,26 +1626,47 @@ func (ls *LState) Remove(index int) {
 
 func (ls *LState) NewTable() *LTable {
 	// limitdb patch: parts are allocated on first use (see LIMITDB-PATCH.md)
-	return newLTable(0, 0)
+	return ls.newTableMem(0, 0)
 }
 
 func (ls *LState) CreateTable(acap, hcap int) *LTable {
-	return newLTable(acap, hcap)
+	return ls.newTableMem(acap, hcap)
+}
+
+// newTableMem is newLTable charged to the script's memory budget (limitdb
+// patch): the preallocated parts are charged before they are allocated.
+func (ls *LState) newTableMem(acap, hcap int) *LTable {
+	m := &ls.G.mem
+	if m.limit > 0 {
+		ls.ChargeMem(memTable + max(acap, 0)*memSlot + max(hcap, 0)*memHashKey)
+	}
+	tb := newLTable(acap, hcap)
+	tb.mem = m
+	return tb
 }
 
 // NewThread returns a new LState that shares with the original state all global objects.
 // If the original state has context.Context, the new state has a new child context of the original state and this function returns its cancel function.
 func (ls *LState) NewThread() (*LState, context.CancelFunc) {
-	thread := newLState(ls.Options)
+	// limitdb patch: a coroutine's call stack grows on demand (a fixed one
+	// of CallStackSize frames is megabytes per coroutine.create), it is
+	// charged to the script's memory budget, and it shares its creator's
+	// context instead of a child one: a child context stays registered in
+	// the long-lived parent until the coroutine dies, so coroutines left
+	// suspended leaked across scripts. Cancelling the parent (SCRIPT KILL)
+	// still stops them.
+	ls.ChargeMem(memThread)
+	opts := ls.Options
+	opts.MinimizeStackMemory = true
+	opts.RegistrySize = min(opts.RegistrySize, 256)
+	thread := newLState(opts)
 	thread.G = ls.G
 	thread.Env = ls.Env
-	var f context.CancelFunc = nil
 	if ls.ctx != nil {
 		thread.mainLoop = mainLoopWithContext
-		thread.ctx, f = context.WithCancel(ls.ctx)
-		thread.ctxCancelFn = f
+		thread.ctx = ls.ctx
 	}
-	return thread, f
+	return thread, nil
 }
 
 func (ls *LState) NewFunctionFromProto(proto *FunctionProto) *LFunction {
@@ -2037,6 +2075,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 	err = nil
 	sp := ls.stack.Sp()
 	base := ls.reg.Top() - nargs - 1
+	nCcalls := ls.nCcalls // limitdb patch: restored on error, as luaD_pcall
 	oldpanic := ls.Panic
 	ls.Panic = panicWithoutTraceback
 	if errfunc != nil {
@@ -2047,6 +2086,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 		ls.hasErrorFunc = false
 		rcv := recover()
 		if rcv != nil {
+			ls.nCcalls = nCcalls
 			if _, ok := rcv.(*ApiError); !ok {
 				err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
 				if ls.Options.IncludeGoStackTrace {
@@ -2064,6 +2104,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 				defer func() {
 					ls.Panic = oldpanic
 					rcv := recover()
+					ls.nCcalls = nCcalls // the handler's own call may have failed
 					if rcv != nil {
 						if _, ok := rcv.(*ApiError); !ok {
 							err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))

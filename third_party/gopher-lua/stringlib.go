@@ -40,43 +40,44 @@ var strFuncs = map[string]LGFunction{
 	"upper":   strUpper,
 }
 
+// strByte is Lua 5.1's str_byte (limitdb patch): 64-bit positions, at most
+// LUAI_MAXCSTACK results ("stack overflow (string slice too long)").
 func strByte(L *LState) int {
 	str := L.CheckString(1)
-	start := L.OptInt(2, 1) - 1
-	end := L.OptInt(3, -1)
 	l := len(str)
-	if start < 0 {
-		start = l + start + 1
+	posi := posrelat(L.OptInteger(2, 1), l)
+	pose := posrelat(L.OptInteger(3, posi), l)
+	if posi <= 0 {
+		posi = 1
 	}
-	if end < 0 {
-		end = l + end + 1
+	if pose > int64(l) {
+		pose = int64(l)
 	}
-
-	if L.GetTop() == 2 {
-		if start < 0 || start >= l {
-			return 0
-		}
-		L.Push(LNumber(str[start]))
-		return 1
-	}
-
-	start = intMax(start, 0)
-	end = intMin(end, l)
-	if end < 0 || end <= start || start >= l {
+	if posi > pose {
 		return 0
 	}
-
-	for i := start; i < end; i++ {
+	n := pose - posi + 1
+	if !L.cStackRoom(n) {
+		L.RaiseError("stack overflow (string slice too long)")
+	}
+	for i := posi - 1; i < pose; i++ {
 		L.Push(LNumber(str[i]))
 	}
-	return end - start
+	return int(n)
 }
 
+// strChar is Lua 5.1's str_char (limitdb patch): luaL_checkint codes,
+// "invalid value" outside 0..255.
 func strChar(L *LState) int {
 	top := L.GetTop()
-	bytes := make([]byte, L.GetTop())
+	L.ChargeMem(top + memString)
+	bytes := make([]byte, top)
 	for i := 1; i <= top; i++ {
-		bytes[i-1] = uint8(L.CheckInt(i))
+		c := L.CheckInt(i)
+		if c < 0 || c > 255 {
+			L.ArgError(i, "invalid value")
+		}
+		bytes[i-1] = uint8(c)
 	}
 	L.Push(LString(string(bytes)))
 	return 1
@@ -90,12 +91,12 @@ func strDump(L *LState) int {
 func strFind(L *LState) int {
 	str := L.CheckString(1)
 	pattern := L.CheckString(2)
+	init := findInit(L, str)
 	if len(pattern) == 0 {
-		L.Push(LNumber(1))
-		L.Push(LNumber(0))
+		L.Push(LNumber(init + 1))
+		L.Push(LNumber(init))
 		return 2
 	}
-	init := luaIndex2StringIndex(str, L.OptInt(3, 1), true)
 	plain := false
 	if L.GetTop() == 4 {
 		plain = LVAsBool(L.Get(4))
@@ -112,7 +113,7 @@ func strFind(L *LState) int {
 		return 2
 	}
 
-	mds, err := pm.Find(pattern, unsafeFastStringToReadOnlyBytes(str), init, 1)
+	mds, err := pm.FindCtl(L.matchCtl(), pattern, unsafeFastStringToReadOnlyBytes(str), init, 1)
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -138,12 +139,15 @@ func strGsub(L *LState) int {
 	pat := L.CheckString(2)
 	L.CheckTypes(3, LTString, LTTable, LTFunction)
 	repl := L.CheckAny(3)
-	limit := L.OptInt(4, -1)
-
-	mds, err := pm.Find(pat, unsafeFastStringToReadOnlyBytes(str), 0, limit)
-	if err != nil {
-		L.RaiseError(err.Error())
+	limit := L.OptInt(4, len(str)+1) // luaL_optint (limitdb patch)
+	if limit <= 0 {
+		L.SetTop(1)
+		L.Push(LNumber(0))
+		return 2
 	}
+
+	mds, held := findCharged(L, pat, str, limit)
+	defer L.ReleaseHeld(held)
 	if len(mds) == 0 {
 		L.SetTop(1)
 		L.Push(LNumber(0))
@@ -188,21 +192,23 @@ func capturedString(L *LState, m *pm.MatchData, str string, idx int) string {
 
 }
 
-func strGsubDoReplace(str string, info []replaceInfo) string {
-	offset := 0
-	buf := []byte(str)
-	for _, replace := range info {
-		oldlen := len(buf)
-		b1 := append([]byte(""), buf[0:offset+replace.Indicies[0]]...)
-		b2 := []byte("")
-		index2 := offset + replace.Indicies[1]
-		if index2 <= len(buf) {
-			b2 = append(b2, buf[index2:len(buf)]...)
-		}
-		buf = append(b1, replace.String...)
-		buf = append(buf, b2...)
-		offset += len(buf) - oldlen
+// strGsubDoReplace builds the result in one pass (limitdb patch: upstream
+// copied the whole string once per match, quadratic in the match count),
+// charged to the script's memory budget.
+func strGsubDoReplace(L *LState, str string, info []replaceInfo) string {
+	size := len(str)
+	for _, r := range info {
+		size += len(r.String) - (r.Indicies[1] - r.Indicies[0])
 	}
+	L.ChargeMem(size + memString)
+	buf := make([]byte, 0, size)
+	prev := 0
+	for _, r := range info {
+		buf = append(buf, str[prev:r.Indicies[0]]...)
+		buf = append(buf, r.String...)
+		prev = r.Indicies[1]
+	}
+	buf = append(buf, str[prev:]...)
 	return string(buf)
 }
 
@@ -229,7 +235,7 @@ func strGsubStr(L *LState, str string, repl string, matches []*pm.MatchData) str
 		infoList = append(infoList, replaceInfo{[]int{start, end}, sc.String()})
 	}
 
-	return strGsubDoReplace(str, infoList)
+	return strGsubDoReplace(L, str, infoList)
 }
 
 func strGsubTable(L *LState, str string, repl *LTable, matches []*pm.MatchData) string {
@@ -249,7 +255,7 @@ func strGsubTable(L *LState, str string, repl *LTable, matches []*pm.MatchData) 
 			infoList = append(infoList, replaceInfo{[]int{match.Capture(0), match.Capture(1)}, LVAsString(value)})
 		}
 	}
-	return strGsubDoReplace(str, infoList)
+	return strGsubDoReplace(L, str, infoList)
 }
 
 func strGsubFunc(L *LState, str string, repl *LFunction, matches []*pm.MatchData) string {
@@ -277,7 +283,7 @@ func strGsubFunc(L *LState, str string, repl *LFunction, matches []*pm.MatchData
 			infoList = append(infoList, replaceInfo{[]int{start, end}, LVAsString(ret)})
 		}
 	}
-	return strGsubDoReplace(str, infoList)
+	return strGsubDoReplace(L, str, infoList)
 }
 
 type strMatchData struct {
@@ -315,10 +321,9 @@ func strGmatchIter(L *LState) int {
 func strGmatch(L *LState) int {
 	str := L.CheckString(1)
 	pattern := L.CheckString(2)
-	mds, err := pm.Find(pattern, []byte(str), 0, -1)
-	if err != nil {
-		L.RaiseError(err.Error())
-	}
+	// the matches live in the iterator until it is dropped: they stay
+	// counted until the run ends (conservative)
+	mds, _ := findCharged(L, pattern, str, len(str)+1)
 	L.Push(L.Get(UpvalueIndex(1)))
 	ud := L.NewUserData()
 	ud.Value = &strMatchData{str, 0, mds}
@@ -334,6 +339,7 @@ func strLen(L *LState) int {
 
 func strLower(L *LState) int {
 	str := L.CheckString(1)
+	L.ChargeMem(len(str) + memString)
 	L.Push(LString(strings.ToLower(str)))
 	return 1
 }
@@ -341,17 +347,9 @@ func strLower(L *LState) int {
 func strMatch(L *LState) int {
 	str := L.CheckString(1)
 	pattern := L.CheckString(2)
-	offset := L.OptInt(3, 1)
-	l := len(str)
-	if offset < 0 {
-		offset = l + offset + 1
-	}
-	offset--
-	if offset < 0 {
-		offset = 0
-	}
+	offset := findInit(L, str)
 
-	mds, err := pm.Find(pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1)
+	mds, err := pm.FindCtl(L.matchCtl(), pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1)
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -377,19 +375,23 @@ func strMatch(L *LState) int {
 	}
 }
 
+// strRep is Lua 5.1's str_rep (limitdb patch): a luaL_checkint count, the
+// result charged to the script's memory budget before it is built.
 func strRep(L *LState) int {
 	str := L.CheckString(1)
 	n := L.CheckInt(2)
-	if n < 0 {
+	if n <= 0 || len(str) == 0 {
 		L.Push(emptyLString)
-	} else {
-		L.Push(LString(strings.Repeat(str, n)))
+		return 1
 	}
+	L.ChargeMem(len(str)*n + memString)
+	L.Push(LString(strings.Repeat(str, n)))
 	return 1
 }
 
 func strReverse(L *LState) int {
 	str := L.CheckString(1)
+	L.ChargeMem(2*len(str) + memString)
 	bts := []byte(str)
 	out := make([]byte, len(bts))
 	for i, j := 0, len(bts)-1; j >= 0; i, j = i+1, j-1 {
@@ -399,21 +401,41 @@ func strReverse(L *LState) int {
 	return 1
 }
 
+// strSub is Lua 5.1's str_sub (limitdb patch): 64-bit positions.
 func strSub(L *LState) int {
 	str := L.CheckString(1)
-	start := luaIndex2StringIndex(str, L.CheckInt(2), true)
-	end := luaIndex2StringIndex(str, L.OptInt(3, -1), false)
 	l := len(str)
-	if start >= l || end < start {
-		L.Push(emptyLString)
-	} else {
-		L.Push(LString(str[start:end]))
+	start := posrelat(L.CheckInteger(2), l)
+	end := posrelat(L.OptInteger(3, -1), l)
+	if start < 1 {
+		start = 1
 	}
+	if end > int64(l) {
+		end = int64(l)
+	}
+	if start > end {
+		L.Push(emptyLString)
+		return 1
+	}
+	L.ChargeMem(int(end-start+1) + memString)
+	L.Push(LString(str[start-1 : end]))
 	return 1
+}
+
+// findInit is str_find_aux's start: a 64-bit position clamped to the string.
+func findInit(L *LState, str string) int {
+	init := posrelat(L.OptInteger(3, 1), len(str)) - 1
+	if init < 0 {
+		init = 0
+	} else if init > int64(len(str)) {
+		init = int64(len(str))
+	}
+	return int(init)
 }
 
 func strUpper(L *LState) int {
 	str := L.CheckString(1)
+	L.ChargeMem(len(str) + memString)
 	L.Push(LString(strings.ToUpper(str)))
 	return 1
 }
@@ -434,3 +456,44 @@ func luaIndex2StringIndex(str string, i int, start bool) int {
 }
 
 //
+
+// matchCtl lets SCRIPT KILL (the state's context) stop a long pattern
+// match (limitdb patch, see pm.Control).
+func (ls *LState) matchCtl() *pm.Control {
+	if ls.pmCtl == nil {
+		ls.pmCtl = &pm.Control{Stop: func() bool { return ls.ctx != nil && ls.ctx.Err() != nil }}
+	}
+	return ls.pmCtl
+}
+
+// findCharged is pm.Find for gsub and gmatch, which keep every match (gsub
+// also a replacement per match) until they are done (limitdb patch): it
+// finds them in batches and charges each batch to the script's memory
+// budget as held bytes before finding the next, so a subject with millions
+// of matches fails with "not enough memory" instead of allocating them all.
+// It returns the matches and the bytes held (the caller releases them).
+func findCharged(L *LState, pat, str string, limit int) ([]*pm.MatchData, int) {
+	const batch = 4096
+	src := unsafeFastStringToReadOnlyBytes(str)
+	anchored := len(pat) > 0 && pat[0] == '^'
+	var all []*pm.MatchData
+	held, off := 0, 0
+	for len(all) < limit && off <= len(src) {
+		n := min(limit-len(all), batch)
+		mds, err := pm.FindCtl(L.matchCtl(), pat, src, off, n)
+		if err != nil {
+			L.ReleaseHeld(held)
+			L.RaiseError(err.Error())
+		}
+		L.ChargeHeld(len(mds) * memMatch)
+		held += len(mds) * memMatch
+		all = append(all, mds...)
+		if len(mds) < n || anchored {
+			break
+		}
+		// pm.Find resumes after a match at max(start+1, end)
+		last := mds[len(mds)-1]
+		off = max(last.Capture(0)+1, last.Capture(1))
+	}
+	return all, held
+}

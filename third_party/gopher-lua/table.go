@@ -71,6 +71,9 @@ func (tb *LTable) Append(value LValue) {
 		tb.array = make([]LValue, 0, defaultArrayCap)
 	}
 	if len(tb.array) == 0 || tb.array[len(tb.array)-1] != LNil {
+		if len(tb.array) == cap(tb.array) {
+			tb.chargeGrowth(len(tb.array) * memSlot)
+		}
 		tb.array = append(tb.array, value)
 	} else {
 		i := len(tb.array) - 2
@@ -155,8 +158,12 @@ func (tb *LTable) RawSet(key LValue, value LValue) {
 			alen := len(tb.array)
 			switch {
 			case index == alen:
+				if alen == cap(tb.array) {
+					tb.chargeGrowth(alen * memSlot)
+				}
 				tb.array = append(tb.array, value)
 			case index > alen:
+				tb.chargeGrowth((index - alen + 1) * memSlot)
 				for i := 0; i < (index - alen); i++ {
 					tb.array = append(tb.array, LNil)
 				}
@@ -187,8 +194,12 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 	alen := len(tb.array)
 	switch {
 	case index == alen:
+		if alen == cap(tb.array) {
+			tb.chargeGrowth(alen * memSlot)
+		}
 		tb.array = append(tb.array, value)
 	case index > alen:
+		tb.chargeGrowth((index - alen + 1) * memSlot)
 		for i := 0; i < (index - alen); i++ {
 			tb.array = append(tb.array, LNil)
 		}
@@ -292,6 +303,9 @@ func (tb *LTable) keyIndex(key LValue) (int, bool) {
 
 // addKey appends key (not yet present) to the iteration order.
 func (tb *LTable) addKey(key LValue) {
+	if len(tb.keys) == cap(tb.keys) {
+		tb.chargeGrowth((len(tb.keys) + 1) * memHashKey)
+	}
 	tb.keys = append(tb.keys, key)
 	if tb.k2i != nil {
 		tb.k2i[key] = len(tb.keys) - 1
@@ -389,23 +403,13 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 			}
 		}
 	}
-	for _, kv := range tb.small {
-		if kv.v != LNil {
-			cb(LString(kv.k), kv.v)
-		}
-	}
-	if tb.strdict != nil {
-		for k, v := range tb.strdict {
-			if v != LNil {
-				cb(LString(k), v)
-			}
-		}
-	}
-	if tb.dict != nil {
-		for k, v := range tb.dict {
-			if v != LNil {
-				cb(k, v)
-			}
+	// limitdb patch: hash keys in insertion order (tb.keys, the order Next
+	// and pairs follow), not Go map order: cjson.encode, cmsgpack.pack and
+	// {map=}/{set=} replies reach clients and followers and must not
+	// depend on map iteration.
+	for _, k := range tb.keys {
+		if v := tb.RawGetH(k); v != LNil {
+			cb(k, v)
 		}
 	}
 }

@@ -39,46 +39,56 @@ func tableMaxN(L *LState) int {
 	return 1
 }
 
+// tableRemove is Lua 5.1's tremove (limitdb patch): a luaL_optint position,
+// nothing removed (no result) outside 1..#t.
 func tableRemove(L *LState) int {
 	tbl := L.CheckTable(1)
-	if L.GetTop() == 1 {
-		L.Push(tbl.Remove(-1))
-	} else {
-		L.Push(tbl.Remove(L.CheckInt(2)))
+	e := tbl.Len()
+	pos := L.OptInt(2, e)
+	if !(1 <= pos && pos <= e) {
+		return 0
 	}
+	L.Push(tbl.RawGetInt(pos))
+	for ; pos < e; pos++ {
+		tbl.RawSetInt(pos, tbl.RawGetInt(pos+1))
+	}
+	tbl.RawSetInt(e, LNil)
 	return 1
 }
 
+// tableConcat is Lua 5.1's tconcat (limitdb patch): luaL_optint range,
+// Lua 5.1's error text, the result built in one buffer (upstream pushed
+// every element on the stack) and charged to the script's memory budget.
 func tableConcat(L *LState) int {
+	sep := L.OptString(2, "")
 	tbl := L.CheckTable(1)
-	sep := LString(L.OptString(2, ""))
-	i := L.OptInt(3, 1)
-	j := L.OptInt(4, tbl.Len())
-	if L.GetTop() == 3 {
-		if i > tbl.Len() || i < 1 {
-			L.Push(emptyLString)
-			return 1
-		}
+	i := int64(L.OptInt(3, 1))
+	var last int64
+	if L.Get(4) == LNil {
+		last = int64(tbl.Len())
+	} else {
+		last = int64(L.CheckInt(4))
 	}
-	i = intMax(intMin(i, tbl.Len()), 1)
-	j = intMin(intMin(j, tbl.Len()), tbl.Len())
-	if i > j {
-		L.Push(emptyLString)
-		return 1
-	}
-	//TODO should flushing?
-	retbottom := L.GetTop()
-	for ; i <= j; i++ {
-		v := tbl.RawGetInt(i)
+	var buf []byte
+	for ; i <= last; i++ {
+		v := tbl.RawGetInt(int(i))
 		if !LVCanConvToString(v) {
-			L.RaiseError("invalid value (%s) at index %d in table for concat", v.Type().String(), i)
+			L.RaiseError("invalid value (%s) at index %d in table for 'concat'", v.Type().String(), i)
 		}
-		L.Push(v)
-		if i != j {
-			L.Push(sep)
+		s := LVAsString(v)
+		n := len(s)
+		if i < last {
+			n += len(sep)
+		}
+		L.ChargeHeld(n)
+		buf = append(buf, s...)
+		if i < last {
+			buf = append(buf, sep...)
 		}
 	}
-	L.Push(stringConcat(L, L.GetTop()-retbottom, L.reg.Top()-1))
+	L.ReleaseHeld(len(buf))
+	L.ChargeMem(len(buf) + memString)
+	L.Push(LString(buf))
 	return 1
 }
 
@@ -93,7 +103,7 @@ func tableInsert(L *LState) int {
 	case 2:
 		pos = e
 	case 3:
-		pos = int(L.CheckNumber(2)) // luaL_checkint: numeric strings too
+		pos = L.CheckInt(2) // luaL_checkint: numeric strings too, low 32 bits
 		if pos > e {
 			e = pos
 		}

@@ -3,6 +3,7 @@ package lua
 import (
 	"context"
 	"fmt"
+	"github.com/yuin/gopher-lua/pm"
 	"math"
 	"os"
 	"strconv"
@@ -175,6 +176,7 @@ type LTable struct {
 	small   []strKV // string keys while strdict is nil (limitdb patch)
 	keys    []LValue
 	k2i     map[LValue]int
+	mem     *memBudget // the script budget its growth is charged to (limitdb patch)
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
@@ -198,6 +200,7 @@ type Global struct {
 	Registry      *LTable
 	Global        *LTable
 
+	mem        memBudget // limitdb patch: the running script's memory budget
 	builtinMts map[int]LValue
 	tempFiles  []*os.File
 	gccount    int32
@@ -222,6 +225,8 @@ type LState struct {
 	mainLoop     func(*LState, *callFrame)
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
+	nCcalls      int         // nested calls from Go code (limitdb patch, see callR)
+	pmCtl        *pm.Control // stops long pattern matches (limitdb patch)
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

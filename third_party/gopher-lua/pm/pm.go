@@ -316,7 +316,7 @@ func parseClass(sc *scanner, allowset bool) class {
 			if !allowset { // inside [...]
 				panic(newError(_UNKNOWN, "malformed pattern (missing ']')"))
 			}
-			panic(newError(_UNKNOWN, "malformed pattern (ends with '%')"))
+			panic(&Error{_UNKNOWN, "malformed pattern (ends with '%')"}) // not a format
 		}
 		return &singleClass{c}
 	case '.':
@@ -534,7 +534,7 @@ func compilePattern(p pattern, ps ...*iptr) []inst {
 
 // Simple recursive virtual machine based on the
 // "Regular Expression Matching: the Virtual Machine Approach" (https://swtch.com/~rsc/regexp/regexp2.html)
-func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, ms ...*MatchData) (bool, int, *MatchData) {
+func recursiveVM(ctl *Control, src []byte, insts []inst, pc, sp, recLevel int, ms ...*MatchData) (bool, int, *MatchData) {
 	recLevel++
 	if recLevel > maxRecursionLevel {
 		panic(newError(_UNKNOWN, "pattern/input too complex"))
@@ -546,6 +546,7 @@ func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, ms ...*MatchDat
 		m = ms[0]
 	}
 redo:
+	ctl.step()
 	inst := insts[pc]
 	switch inst.OpCode {
 	case opChar:
@@ -563,14 +564,14 @@ redo:
 		pc = inst.Operand1
 		goto redo
 	case opSplit:
-		if ok, nsp, _ := recursiveVM(src, insts, inst.Operand1, sp, recLevel, m); ok {
+		if ok, nsp, _ := recursiveVM(ctl, src, insts, inst.Operand1, sp, recLevel, m); ok {
 			return true, nsp, m
 		}
 		pc = inst.Operand2
 		goto redo
 	case opSave:
 		s := m.setCapture(inst.Operand1, sp)
-		if ok, nsp, _ := recursiveVM(src, insts, pc+1, sp, recLevel, m); ok {
+		if ok, nsp, _ := recursiveVM(ctl, src, insts, pc+1, sp, recLevel, m); ok {
 			return true, nsp, m
 		}
 		m.restoreCapture(inst.Operand1, s)
@@ -621,6 +622,31 @@ redo:
 /* API {{{ */
 
 func Find(p string, src []byte, offset, limit int) (matches []*MatchData, err error) {
+	return FindCtl(nil, p, src, offset, limit)
+}
+
+// Control lets a long match be interrupted (limitdb patch): matching is
+// polynomial in the subject for patterns like '.-.-.-b', and a Go loop
+// cannot be stopped by the interpreter's context check, which runs between
+// Lua instructions. Every 2^14 steps Stop is asked; when it says so the
+// match fails with "interrupted" (SCRIPT KILL then reports the kill).
+type Control struct {
+	Stop  func() bool
+	steps uint32
+}
+
+func (c *Control) step() {
+	if c == nil || c.Stop == nil {
+		return
+	}
+	c.steps++
+	if c.steps&(1<<14-1) == 0 && c.Stop() {
+		panic(newError(_UNKNOWN, "interrupted"))
+	}
+}
+
+// FindCtl is Find under ctl (may be nil).
+func FindCtl(ctl *Control, p string, src []byte, offset, limit int) (matches []*MatchData, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if perr, ok := v.(*Error); ok {
@@ -634,7 +660,7 @@ func Find(p string, src []byte, offset, limit int) (matches []*MatchData, err er
 	insts := compilePattern(pat)
 	matches = []*MatchData{}
 	for sp := offset; sp <= len(src); {
-		ok, nsp, ms := recursiveVM(src, insts, 0, sp, 0)
+		ok, nsp, ms := recursiveVM(ctl, src, insts, 0, sp, 0)
 		sp++
 		if ok {
 			if sp < nsp {

@@ -1,0 +1,67 @@
+package tests
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestBusyThresholdConfig checks that CONFIG SET busy-reply-threshold (and
+// its alias lua-time-limit) takes effect at once: while a script runs
+// forever, a PING sent right after it started is answered with BUSY once
+// the threshold has passed, not before. The same sequence runs against
+// redis-server; the replies must be the same bytes and the waits must fall
+// in the same windows.
+func TestBusyThresholdConfig(t *testing.T) {
+	srv, err := StartLimitdb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	rd, err := StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Stop()
+	for _, addr := range []string{rd.Addr, srv.Addr().String()} {
+		for _, c := range []struct {
+			param   string
+			ms      int
+			min     time.Duration
+			max     time.Duration
+			comment string
+		}{
+			{"busy-reply-threshold", 100, 80 * time.Millisecond, 900 * time.Millisecond, "short"},
+			{"lua-time-limit", 1500, 1400 * time.Millisecond, 3 * time.Second, "long, through the alias"},
+		} {
+			ctl, err := Dial(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, _ := ctl.Do("CONFIG", "SET", c.param, strconv.Itoa(c.ms)); string(r) != "+OK\r\n" {
+				t.Fatalf("%s: CONFIG SET %s: %q", addr, c.param, r)
+			}
+			runner, _ := Dial(addr)
+			if err := runner.Send(Encode("EVAL", "while true do end", "0")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+			start := time.Now()
+			r, err := ctl.Do("PING")
+			waited := time.Since(start) + 20*time.Millisecond
+			if want := "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"; string(r) != want || err != nil {
+				t.Fatalf("%s %s: PING while busy: %q %v", addr, c.comment, r, err)
+			}
+			if waited < c.min || waited > c.max {
+				t.Errorf("%s: %s=%d: BUSY after %v, want within [%v, %v]", addr, c.param, c.ms, waited, c.min, c.max)
+			}
+			if r, _ := ctl.Do("SCRIPT", "KILL"); string(r) != "+OK\r\n" {
+				t.Fatalf("%s: SCRIPT KILL: %q", addr, r)
+			}
+			runner.ReadReply()
+			runner.Close()
+			ctl.Do("CONFIG", "SET", "busy-reply-threshold", "5000")
+			ctl.Close()
+		}
+	}
+}

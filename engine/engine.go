@@ -69,6 +69,11 @@ type Engine struct {
 	// it without the engine lock (BUSY replies, SCRIPT KILL).
 	Guard ScriptGuard
 
+	// Log receives what scripts write with redis.log, at Redis's levels
+	// 0 (debug) … 3 (warning); nil discards. Node-local: the server sets
+	// it to its logger, and nothing logged reaches a reply or the state.
+	Log func(level int, msg string)
+
 	ev evictState // maxmemory-policy, eviction pool (evict.go); node-local
 }
 

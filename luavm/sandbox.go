@@ -73,8 +73,36 @@ func newVM(st *State) *vm {
 		if L.GetTop() < 2 {
 			raiseTable(L, "ERR redis.log() requires two arguments or more.")
 		}
-		if _, ok := L.Get(1).(lua.LNumber); !ok {
+		lv, ok := L.Get(1).(lua.LNumber)
+		if str, isStr := L.Get(1).(lua.LString); isStr {
+			// lua_isnumber: a string that converts is a number too
+			L.Push(v.G.RawGetString("tonumber"))
+			L.Push(str)
+			L.Call(1, 1)
+			lv, ok = L.Get(-1).(lua.LNumber)
+			L.Pop(1)
+		}
+		if !ok {
 			raiseTable(L, "ERR First argument must be a number (log level).")
+		}
+		level := int(lv) // C's (int) cast: 1.5 is verbose
+		if level < 0 || level > 3 {
+			raiseTable(L, "ERR Invalid debug level.")
+		}
+		if e := v.c.E; e.Log != nil {
+			// the arguments glued with spaces, as luaLogCommand does;
+			// values with no string form (tables, nil…) are skipped
+			var b []byte
+			for i := 2; i <= L.GetTop(); i++ {
+				switch a := L.Get(i).(type) {
+				case lua.LString, lua.LNumber:
+					if i > 2 {
+						b = append(b, ' ')
+					}
+					b = append(b, a.String()...)
+				}
+			}
+			e.Log(level, string(b))
 		}
 		return 0
 	}))

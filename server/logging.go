@@ -41,6 +41,15 @@ func (l levelHandler) WithGroup(name string) slog.Handler {
 	return levelHandler{l.h.WithGroup(name), l.level}
 }
 
+// scriptLevels are Redis's LL_DEBUG … LL_WARNING (redis.log's first
+// argument) on slog's scale.
+var scriptLevels = [...]slog.Level{slog.LevelDebug, levelVerbose, slog.LevelInfo, slog.LevelWarn}
+
+// scriptLog writes a script's redis.log message (engine.Engine.Log).
+func (s *Server) scriptLog(level int, msg string) {
+	s.log.Log(context.Background(), scriptLevels[level], msg)
+}
+
 // Logger is the server's logger: the configured one, filtered by the
 // loglevel parameter.
 func (s *Server) Logger() *slog.Logger { return s.log }

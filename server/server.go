@@ -109,6 +109,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 		conf:    newRuntimeConfig(),
 	}
 	s.log = slog.New(levelHandler{cfg.Log.Handler(), &s.net.level})
+	eng.Log = s.scriptLog
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	}
 	redisAddr, limitAddr = r.Addr, l.Addr().String()
 	code := m.Run()
+	if limitdbBin.dir != "" {
+		os.RemoveAll(limitdbBin.dir)
+	}
 	l.Close()
 	r.Stop()
 	os.Exit(code)

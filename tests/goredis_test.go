@@ -177,12 +177,7 @@ func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "limitdb")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/limitdb")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatal(err)
-	}
+	bin := limitdbBinary(t)
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil || !strings.Contains(string(out), "limitdb") || !strings.Contains(string(out), "7.0.15") {
 		t.Fatalf("--version: %q %v", out, err)

@@ -48,6 +48,17 @@ func (s *Selector) check(cmd *engine.Command, argv [][]byte) (Result, int) {
 			return DeniedCmd, 0
 		}
 	}
+	if !s.allKeys && len(cmd.KeySpecs) == 1 {
+		// One key at a fixed position (GET, INCR, RL.ALLOW…, most of what
+		// limiters send): the iterator's answer without its set-up
+		// (BenchmarkBatchGetACLUser 85 → 65 ns a command; 52 for the default user).
+		if ks := &cmd.KeySpecs[0]; !ks.KeyNum && ks.LastKey == 0 && ks.Flags&engine.KeyVariableFlags == 0 {
+			if p := ks.BeginIndex; p < len(argv) && !s.keyAllowed(argv[p], ks.Flags) {
+				return DeniedKey, p
+			}
+			return OK, 0
+		}
+	}
 	if !s.allKeys && len(cmd.KeySpecs) > 0 {
 		it := cmd.Keys(argv)
 		for {

@@ -32,7 +32,7 @@ for port in "$REF_PORT" "$CAND_PORT"; do
 done
 # the keys every workload uses, and nothing else
 redis-cli -p "$CAND_PORT" -a secret --no-auth-warning ACL SETUSER bench on '>benchpass' \
-  '~key:*' '~list:*' '~z:*' '~mk:*' '~rl:*' '~probe:*' '+@all' >/dev/null
+  '~key:*' '~skey:*' '~list:*' '~z:*' '~mk:*' '~rl:*' '~probe:*' '+@all' >/dev/null
 
 "$tmp/loadgen" -redis "127.0.0.1:$REF_PORT" -redis-pid "$ref" \
   -limitdb "127.0.0.1:$CAND_PORT" -limitdb-pid "$cand" -limitdb-auth "bench benchpass" \

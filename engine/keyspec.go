@@ -128,15 +128,15 @@ func (it *KeyIter) Next() (pos int, flags KeyFlag, ok bool) {
 		it.pos, it.last, it.step, it.inSpan = first, last, step, true
 		it.flags = ks.Flags
 		if ks.Flags&KeyVariableFlags != 0 {
-			it.flags = variableKeyFlags(it.cmd, it.argv)
+			it.flags = VariableKeyFlags(it.cmd, it.argv)
 		}
 	}
 }
 
-// variableKeyFlags resolves the flags of a spec marked VARIABLE_FLAGS;
+// VariableKeyFlags resolves the flags of a spec marked VARIABLE_FLAGS;
 // SET is the only such command limitdb has: with GET it reads and
 // updates its key, without it only overwrites it.
-func variableKeyFlags(cmd *Command, argv [][]byte) KeyFlag {
+func VariableKeyFlags(cmd *Command, argv [][]byte) KeyFlag {
 	for _, a := range argv[min(3, len(argv)):] {
 		if EqualFold(a, "get") {
 			return KeyRW | KeyAccess | KeyUpdate

@@ -31,6 +31,10 @@ type authState struct {
 	// defaultNoPass: the default user has the nopass flag (on or off),
 	// what protected mode asks; atomic for the accept loop.
 	defaultNoPass atomic.Bool
+	// defaultUser is the default user as of the last syncAuth, for new
+	// connections: accepting must not wait for the engine lock, which a
+	// running script holds (clients arriving then get BUSY, as in Redis).
+	defaultUser atomic.Pointer[acl.User]
 	log           aclLog
 	file          string // aclfile, "" when none
 	// confUsers: names defined by config file "user" lines (each once)
@@ -47,6 +51,7 @@ func (s *Server) initAuth() {
 // every change to the users.
 func (s *Server) syncAuth() {
 	d := s.auth.acl.Default()
+	s.auth.defaultUser.Store(d)
 	s.auth.needAuth.Store(!d.NoPass() || !d.Enabled())
 	s.auth.defaultNoPass.Store(d.NoPass())
 }
@@ -57,11 +62,11 @@ func (s *Server) syncAuth() {
 func (s *Server) defaultUserNoPass() bool { return s.auth.defaultNoPass.Load() }
 
 // setDefaultAuth makes cl the default user, authenticated when that user
-// needs no password (a new connection, RESET).
+// needs no password (a new connection, RESET). It reads only what
+// syncAuth published, so it needs no lock.
 func (s *Server) setDefaultAuth(cl *client) {
-	d := s.auth.acl.Default()
-	cl.user = d
-	cl.authed = d.NoPass() && d.Enabled()
+	cl.user = s.auth.defaultUser.Load()
+	cl.authed = !s.auth.needAuth.Load()
 }
 
 // authenticate logs cl in as user/pass; on failure it logs an "auth"

@@ -57,9 +57,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 	cl.rd.Limits = &s.limits
 	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl}
 	cl.last = cl.born
-	s.eng.Mu.Lock() // the users are guarded by the engine lock
 	s.setDefaultAuth(cl)
-	s.eng.Mu.Unlock()
 	cl.initOutput()
 	s.mu.Lock()
 	s.clients[cl.id] = cl

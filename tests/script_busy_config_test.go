@@ -2,6 +2,7 @@ package tests
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,5 +64,42 @@ func TestBusyThresholdConfig(t *testing.T) {
 			ctl.Do("CONFIG", "SET", "busy-reply-threshold", "5000")
 			ctl.Close()
 		}
+	}
+}
+
+// TestBusyNewConnection: a client that connects while a script runs is
+// accepted and answered -BUSY once the threshold has passed, on both
+// servers (accepting once waited for the engine lock the script holds).
+func TestBusyNewConnection(t *testing.T) {
+	srv, err := StartLimitdb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, addr := range []string{redisAddr, srv.Addr().String()} {
+		ctl, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectDo(t, ctl, "+OK\r\n", "CONFIG", "SET", "busy-reply-threshold", "100")
+		runner, _ := Dial(addr)
+		if err := runner.Send(Encode("EVAL", "while true do end", "0")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		late, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		late.nc.SetDeadline(time.Now().Add(3 * time.Second))
+		if r, err := late.Do("PING"); err != nil || !strings.HasPrefix(string(r), "-BUSY ") {
+			t.Errorf("%s: PING on a connection made during the script: %q %v", addr, r, err)
+		}
+		late.Close()
+		expectDo(t, ctl, "+OK\r\n", "SCRIPT", "KILL")
+		runner.ReadReply()
+		runner.Close()
+		expectDo(t, ctl, "+OK\r\n", "CONFIG", "SET", "busy-reply-threshold", "5000")
+		ctl.Close()
 	}
 }

@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,31 @@ func TestDebugObjectFields(t *testing.T) {
 				t.Fatalf("%s: %q, Redis %q", k, cf[i], f)
 			}
 		}
+	}
+}
+
+// TestDebugLocalUnixSocket: under enable-debug-command local a client on
+// the unix socket is local and runs DEBUG, as on redis-server.
+func TestDebugLocalUnixSocket(t *testing.T) {
+	dir := t.TempDir()
+	rSock, lSock := filepath.Join(dir, "r.sock"), filepath.Join(dir, "l.sock")
+	r, err := StartRedis("--enable-debug-command", "local", "--unixsocket", rSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", "local", "--unixsocket", lSock)
+	run := func(sock string) string {
+		nc, err := net.DialTimeout("unix", sock, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		c := &Conn{nc: nc, br: bufio.NewReader(nc)}
+		return string(mustDo(t, c, "DEBUG", "DIGEST-VALUE", "k")) + string(mustDo(t, c, "DEBUG", "SLEEP", "0"))
+	}
+	want, got := run(rSock), run(lSock)
+	if got != want || strings.Contains(got, "not allowed") {
+		t.Fatalf("limitdb %q, redis %q", got, want)
 	}
 }

@@ -29,6 +29,18 @@ func dialFrom(t *testing.T, addr string, from net.IP) *Conn {
 	return &Conn{nc: nc, br: bufio.NewReader(nc)}
 }
 
+// dialUnix opens a raw connection to the unix socket sock; the test
+// closes it.
+func dialUnix(t *testing.T, sock string) *Conn {
+	t.Helper()
+	nc, err := net.DialTimeout("unix", sock, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &Conn{nc: nc, br: bufio.NewReader(nc)}
+}
+
 // TestDebugCommandGuard: under enable-debug-command no every client is
 // refused with Redis's text, under local a client from 127.0.0.1 runs
 // DEBUG and one from 127.0.0.2 is refused; the refusal comes after the
@@ -213,12 +225,7 @@ func TestDebugLocalUnixSocket(t *testing.T) {
 	defer r.Stop()
 	startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", "local", "--unixsocket", lSock)
 	run := func(sock string) string {
-		nc, err := net.DialTimeout("unix", sock, 2*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		c := &Conn{nc: nc, br: bufio.NewReader(nc)}
+		c := dialUnix(t, sock)
 		return string(mustDo(t, c, "DEBUG", "DIGEST-VALUE", "k")) + string(mustDo(t, c, "DEBUG", "SLEEP", "0"))
 	}
 	want, got := run(rSock), run(lSock)

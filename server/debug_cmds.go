@@ -25,6 +25,15 @@ func init() {
 	registerConn(debugCmd, cmdDebug)
 }
 
+// SetDebugCommand sets enable-debug-command before the server starts
+// (embedding, tests), as the config file would, without applying the rest
+// of the configuration.
+func (s *Server) SetDebugCommand(mode string) {
+	s.eng.Mu.Lock()
+	s.conf.params["enable-debug-command"] = mode
+	s.eng.Mu.Unlock()
+}
+
 // debugAllowed is Redis's allowProtectedAction for enable-debug-command.
 // The engine lock is held (the parameter table is read under it).
 func (s *Server) debugAllowed(cl *client) bool {

@@ -248,7 +248,12 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		s.countRejected(argv)
 		return nil
 	}
-	// Redis's processCommand order: authentication, ACL, then memory
+	// Redis's processCommand order: the protected check, authentication,
+	// ACL, then memory
+	if cmd == debugCmd && !s.debugAllowed(cl) {
+		s.reject(cl, cmd, errDebugNotAllowed)
+		return nil
+	}
 	if !cl.authed && s.auth.needAuth.Load() && !cmd.Has(engine.FlagNoAuth) {
 		s.reject(cl, cmd, errNoAuth)
 		return nil

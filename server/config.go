@@ -88,6 +88,7 @@ var params = []*param{
 	{name: "acllog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "client-output-buffer-limit", kind: pObuf, def: obufDefault},
 	{name: "client-output-pause-size", kind: pMem, def: "67108864", min: 16384, max: 9223372036854775807},
+	{name: "enable-debug-command", kind: pEnum, def: "no", enum: []string{"no", "yes", "local"}, immutable: true},
 	{name: "lua-memory-limit", kind: pMem, def: "268435456"}, // limitdb only: see commands.md
 }
 

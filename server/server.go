@@ -72,6 +72,10 @@ type Server struct {
 	ops        opsSampler // touched by cron only (mean is atomic)
 	auth       authState  // users, ACL LOG (auth.go)
 	runID      string
+
+	// activeExpireOff: DEBUG SET-ACTIVE-EXPIRE 0 stopped the cron's expiry
+	// walk (Redis's active_expire_enabled)
+	activeExpireOff atomic.Bool
 }
 
 type serverStats struct {
@@ -205,8 +209,10 @@ func (s *Server) cron() {
 			s.eng.Mu.Lock()
 			ctx := engine.Ctx{E: s.eng, Now: s.now()}
 			found := 0
-			for _, db := range s.eng.DBs {
-				found += ctx.ActiveExpire(db, 64)
+			if !s.activeExpireOff.Load() {
+				for _, db := range s.eng.DBs {
+					found += ctx.ActiveExpire(db, 64)
+				}
 			}
 			s.memCron(&ctx)
 			s.eng.Mu.Unlock()

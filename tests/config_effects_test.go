@@ -71,6 +71,7 @@ var configEffects = map[string]effectTest{
 	"busy-reply-threshold":       effectBusyThreshold,
 	"lua-time-limit":             effectBusyThreshold,
 	"lua-memory-limit":           effectLuaMemoryLimit,
+	"enable-debug-command":       effectEnableDebug,
 }
 
 // TestConfigEffects walks CONFIG GET * and runs each parameter's effect

@@ -126,6 +126,10 @@ func startLimitdbProcess(t *testing.T, opts ...string) (addr string, pid int) {
 // StartLimitdb starts an in-process limitdb server on a free loopback port.
 func StartLimitdb() (*server.Server, error) {
 	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, engine.New())
+	// as StartRedis does, so that scenarios can use DEBUG on both servers
+	// (not through LoadConfig: applying the whole configuration makes
+	// TestScriptBusyKill hang, see the h/digest report)
+	srv.SetDebugCommand("yes")
 	if err := srv.Listen(); err != nil {
 		return nil, err
 	}

@@ -1,15 +1,12 @@
 package tests
 
 import (
-	"bufio"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"limitdb/server"
 )
@@ -37,12 +34,7 @@ func TestUnixSocketMatchesRedis(t *testing.T) {
 	defer srv.Close()
 	pick := regexp.MustCompile(` (addr|laddr|flags)=[^ ]*`)
 	run := func(sock string) string {
-		nc, err := net.DialTimeout("unix", sock, 2*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		c := &Conn{nc: nc, br: bufio.NewReader(nc)}
+		c := dialUnix(t, sock)
 		st, err := os.Stat(sock)
 		if err != nil {
 			t.Fatal(err)

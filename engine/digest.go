@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"strconv"
+
+	"limitdb/ratelimit"
+	"limitdb/resp"
+)
+
+// DEBUG DIGEST and DEBUG DIGEST-VALUE (Redis 7.0 debug.c): a SHA1-based
+// signature of the data set that two servers holding the same data agree
+// on whatever their internal layout. Aggregates whose order does not
+// matter (keys, set members, hash fields, sorted-set members) are XORed
+// together; lists feed the running digest back into SHA1 so that order
+// counts. Pure: no clock (logically expired keys still in the table count,
+// as in Redis, which uses dictFind), no map iteration (xor is
+// order-independent anyway, but the walk is the dict's bucket order).
+
+// Digest is a 20-byte SHA1-sized signature.
+type Digest [20]byte
+
+// Hex is the digest as Redis prints it: 40 lowercase hex digits.
+func (d *Digest) Hex() string { return hexDigits(d[:]) }
+
+func hexDigits(b []byte) string {
+	const hx = "0123456789abcdef"
+	out := make([]byte, 2*len(b))
+	for i, c := range b {
+		out[2*i], out[2*i+1] = hx[c>>4], hx[c&15]
+	}
+	return string(out)
+}
+
+// xor is Redis's xorDigest: d ^= SHA1(p).
+func (d *Digest) xor(p []byte) {
+	h := sha1.Sum(p)
+	for i := range d {
+		d[i] ^= h[i]
+	}
+}
+
+// mix is Redis's mixDigest: d = SHA1(d ^ SHA1(p)), so what follows
+// depends on what came before.
+func (d *Digest) mix(p []byte) {
+	d.xor(p)
+	*d = sha1.Sum(d[:])
+}
+
+func (d *Digest) mixString(s string) { d.mix([]byte(s)) }
+
+// redisType is Redis's OBJ_* number of a kind (server.h), which the
+// digest mixes in as a 4-byte big-endian word.
+var redisType = [...]uint32{KindString: 0, KindList: 1, KindSet: 2, KindZSet: 3, KindHash: 4}
+
+// DatasetDigest is Redis's computeDatasetDigest over every database: per
+// non-empty database its id (4 bytes, big-endian) is mixed into the
+// result, then each key's digest (key mixed, then its value) is XORed in.
+// An empty data set gives all zeros.
+func (e *Engine) DatasetDigest() Digest {
+	var final Digest
+	var aux [4]byte
+	for _, db := range e.DBs {
+		if db.dict.len() == 0 {
+			continue
+		}
+		binary.BigEndian.PutUint32(aux[:], uint32(db.ID))
+		final.mix(aux[:])
+		db.dict.each(func(en *entry) bool {
+			var d Digest
+			d.mixString(en.keyStr())
+			en.digest(&d)
+			final.xor(d[:])
+			return true
+		})
+	}
+	return final
+}
+
+// ValueDigest is DEBUG DIGEST-VALUE of key in db: the value's digest
+// (type, contents, expire presence), all zeros when the key is absent. A
+// logically expired key not yet deleted still counts, as in Redis.
+func (db *DB) ValueDigest(key string) Digest {
+	var d Digest
+	if en := db.dict.find(key); en != nil {
+		en.digest(&d)
+	}
+	return d
+}
+
+// digest is Redis's xorObjectDigest of the entry's value into d.
+func (en *entry) digest(d *Digest) {
+	if en.kind == KindLimiter {
+		limiterDigest(en, d)
+	} else {
+		var aux [4]byte
+		binary.BigEndian.PutUint32(aux[:], redisType[en.kind])
+		d.mix(aux[:])
+		var buf []byte
+		switch en.kind {
+		case KindString:
+			d.mixString(en.str())
+		case KindList:
+			l := en.list()
+			for i := 0; i < l.n; i++ {
+				d.mixString(l.at(i).String())
+			}
+		case KindSet:
+			s := en.set()
+			if s.ht {
+				for _, m := range s.members {
+					d.xor([]byte(m))
+				}
+			} else {
+				for _, n := range s.ints {
+					buf = strconv.AppendInt(buf[:0], n, 10)
+					d.xor(buf)
+				}
+			}
+		case KindZSet:
+			z := (*zset)(en.p)
+			for x := z.zsl.header.lv(0).forward; x != nil; x = x.lv(0).forward {
+				var el Digest
+				el.mixString(x.member)
+				buf = resp.AppendDouble(buf[:0], x.score) // Redis: "%.17g"
+				el.mix(buf)
+				d.xor(el[:])
+			}
+		case KindHash:
+			for _, p := range en.hash().kv {
+				var el Digest
+				el.mixString(p.f)
+				el.mixString(p.v.String())
+				d.xor(el[:])
+			}
+		}
+	}
+	if en.exp != 0 {
+		d.xor([]byte("!!expire!!"))
+	}
+}
+
+// limiterDigest covers a native limiter (no Redis counterpart), in the
+// same style: the type name "ratelimit" mixed in where Redis mixes its
+// type number, then the algorithm name, limit, period and burst, then the
+// state words A and B and, for sliding-log, every logged time in order,
+// each as decimal text. Two limiters digest alike exactly when RL.INFO
+// would show the same algorithm, parameters and state.
+func limiterDigest(en *entry, d *Digest) {
+	d.mixString(KindLimiter.String())
+	p := limParams(en)
+	st := limLoad(en)
+	d.mixString(p.Algo.String())
+	var buf []byte
+	for _, n := range [...]int64{p.Limit, p.Period, p.Burst, st.A, st.B} {
+		buf = strconv.AppendInt(buf[:0], n, 10)
+		d.mix(buf)
+	}
+	if p.Algo == ratelimit.SlidingLog {
+		for _, t := range st.Log {
+			buf = strconv.AppendInt(buf[:0], t, 10)
+			d.mix(buf)
+		}
+	}
+}

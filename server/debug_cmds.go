@@ -1,0 +1,157 @@
+package server
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"limitdb/engine"
+)
+
+// DEBUG (Redis 7.0 debug.c): the subcommands Redis's own tests lean on —
+// DIGEST, DIGEST-VALUE, OBJECT, SLEEP, SET-ACTIVE-EXPIRE, HELP. The rest
+// (RELOAD, JMAP, POPULATE…) get Redis's unknown-subcommand error.
+// enable-debug-command (no|yes|local, immutable) guards the whole command
+// as Redis's processCommand does, right after the arity check.
+
+const errDebugNotAllowed = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+
+// debugCmd is DEBUG's table entry: dispatch compares a resolved command
+// against it (one pointer comparison) before its protected check.
+var debugCmd = &engine.Command{Name: "debug", Arity: -2, Flags: "admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "A container for debugging commands"}
+
+func init() {
+	registerConn(debugCmd, cmdDebug)
+}
+
+// SetDebugCommand sets enable-debug-command before the server starts
+// (embedding, tests), as the config file would, without applying the rest
+// of the configuration.
+func (s *Server) SetDebugCommand(mode string) {
+	s.eng.Mu.Lock()
+	s.conf.params["enable-debug-command"] = mode
+	s.eng.Mu.Unlock()
+}
+
+// debugAllowed is Redis's allowProtectedAction for enable-debug-command.
+// The engine lock is held (the parameter table is read under it).
+func (s *Server) debugAllowed(cl *client) bool {
+	switch s.conf.params["enable-debug-command"] {
+	case "yes":
+		return true
+	case "local":
+		return isLocalAddr(cl.nc.RemoteAddr())
+	}
+	return false
+}
+
+// cmdDebug: DEBUG <subcommand> [args…].
+func cmdDebug(s *Server, cl *client, argv [][]byte) {
+	sub := strings.ToLower(string(argv[1]))
+	switch {
+	case sub == "help" && len(argv) == 2:
+		help(cl,
+			"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"DIGEST",
+			"    Output a hex signature representing the current DB content.",
+			"DIGEST-VALUE <key> [<key> ...]",
+			"    Output a hex signature of the values of all the specified keys.",
+			"OBJECT <key>",
+			"    Show low level info about `key` and associated value.",
+			"SET-ACTIVE-EXPIRE <0|1>",
+			"    Setting it to 0 disables expiring keys in background when they are not",
+			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+			"    default.",
+			"SLEEP <seconds>",
+			"    Stop the server for <seconds>. Decimals allowed.",
+			"HELP",
+			"    Prints this help.",
+		)
+	case sub == "digest" && len(argv) == 2:
+		d := s.eng.DatasetDigest()
+		cl.w.Status(d.Hex())
+	case sub == "digest-value":
+		db := s.eng.DBs[cl.db]
+		cl.w.Array(len(argv) - 2)
+		for _, k := range argv[2:] {
+			d := db.ValueDigest(string(k))
+			cl.w.Status(d.Hex())
+		}
+	case sub == "object" && len(argv) == 3:
+		info, ok := s.eng.DBs[cl.db].DebugObject(string(argv[2]), cl.ctx.Now)
+		if !ok {
+			cl.w.Error(engine.ErrNoSuchKey)
+			return
+		}
+		cl.w.Status(string(engine.AppendDebugObject(nil, info)))
+	case sub == "sleep" && len(argv) == 3:
+		// Redis: strtod with no end check (garbage is 0), then nanosleep
+		// with the engine (its event loop) blocked; negative returns at once
+		if d := cStrtodPrefix(string(argv[2])) * 1e9; d > 0 {
+			time.Sleep(time.Duration(min(d, math.MaxInt64)))
+		}
+		cl.w.Status("OK")
+	case sub == "set-active-expire" && len(argv) == 3:
+		s.activeExpireOff.Store(cAtoi(string(argv[2])) == 0)
+		cl.w.Status("OK")
+	default:
+		cl.w.Error(subSyntaxErr(argv))
+	}
+}
+
+// cStrtodPrefix is C's strtod(s, NULL) for decimal input: leading white
+// space, then the longest prefix that reads as a number; 0 when none.
+func cStrtodPrefix(s string) float64 {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := func() int {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	n := digits()
+	if i < len(s) && s[i] == '.' {
+		i++
+		n += digits()
+	}
+	if n == 0 {
+		return 0
+	}
+	end := i
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() > 0 {
+			end = i
+		}
+	}
+	f, _ := strconv.ParseFloat(s[:end], 64) // out of range: ±Inf, as strtod
+	return f
+}
+
+// cAtoi is C's atoi: leading white space, optional sign, digits; 0 when
+// none (overflow is undefined in C; here it saturates).
+func cAtoi(s string) int64 {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	var n int64
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		n = min(n*10+int64(s[i]-'0'), math.MaxInt32)
+	}
+	if neg {
+		return -n
+	}
+	return n
+}

@@ -35,8 +35,8 @@ type authState struct {
 	// connections: accepting must not wait for the engine lock, which a
 	// running script holds (clients arriving then get BUSY, as in Redis).
 	defaultUser atomic.Pointer[acl.User]
-	log           aclLog
-	file          string // aclfile, "" when none
+	log         aclLog
+	file        string // aclfile, "" when none
 	// confUsers: names defined by config file "user" lines (each once)
 	confUsers map[string]bool
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // startTest starts a server on a free loopback port.
-func startTest(t *testing.T, cfg Config) *Server {
+func startTest(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"

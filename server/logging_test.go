@@ -35,12 +35,7 @@ func (w *syncBuffer) String() string {
 func TestScriptLog(t *testing.T) {
 	var out syncBuffer
 	log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := New(Config{Addr: "127.0.0.1:0", Log: log}, nil)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	defer s.Close()
+	s := startTest(t, Config{Log: log})
 	nc, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)

@@ -41,12 +41,7 @@ func readN(t *testing.T, br *bufio.Reader, n int) string {
 // same connection and other connections keep being served, and inside EXEC
 // only the panicking element is an error.
 func TestPanicContained(t *testing.T) {
-	s := New(Config{Addr: "127.0.0.1:0"}, nil)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	defer s.Close()
+	s := startTest(t, Config{})
 	nc, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)

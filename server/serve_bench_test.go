@@ -12,12 +12,7 @@ import (
 // reads the 16 replies, so each op is a sixteenth of a round trip. It is
 // the benchmark for changes to serveClient/flush (output accounting).
 func BenchmarkServeLoopback(b *testing.B) {
-	s := New(Config{Addr: "127.0.0.1:0"}, nil)
-	if err := s.Listen(); err != nil {
-		b.Fatal(err)
-	}
-	go s.Serve()
-	defer s.Close()
+	s := startTest(b, Config{})
 	nc, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		b.Fatal(err)
@@ -42,12 +37,7 @@ func BenchmarkServeLoopback(b *testing.B) {
 // full: replies larger than the socket buffer take the output queue's
 // slow path (writer goroutine) for their tail.
 func BenchmarkServeLoopbackBigReply(b *testing.B) {
-	s := New(Config{Addr: "127.0.0.1:0"}, nil)
-	if err := s.Listen(); err != nil {
-		b.Fatal(err)
-	}
-	go s.Serve()
-	defer s.Close()
+	s := startTest(b, Config{})
 	nc, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		b.Fatal(err)

@@ -286,13 +286,7 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			cl.w.Error(setFailed(name, "can't set protected config"))
 			return
 		}
-		v, why := p.check(string(argv[i+1]))
-		if p.kind == pObuf && why == "" {
-			v, why = parseObuf(s.conf.params[p.name], v)
-		}
-		if why == "" && p.cannot != nil {
-			why = p.cannot(v)
-		}
+		v, why := s.value(p, string(argv[i+1]))
 		if why != "" {
 			cl.w.Error(setFailed(name, why))
 			return
@@ -336,6 +330,21 @@ func (s *Server) applyConfig() {
 	}
 	s.applyMaxmemory()
 	s.applyNet()
+}
+
+// value validates v for p as CONFIG SET and a config file both do:
+// Redis's checks, then client-output-buffer-limit's merge into the current
+// value (classes not named keep theirs), then what limitdb cannot honour.
+// It returns the value to store, or the reason it is refused.
+func (s *Server) value(p *param, v string) (string, string) {
+	v, why := p.check(v)
+	if why == "" && p.kind == pObuf {
+		v, why = parseObuf(s.conf.params[p.name], v)
+	}
+	if why == "" && p.cannot != nil {
+		why = p.cannot(v)
+	}
+	return v, why
 }
 
 // check validates v for p and returns the value to store, or the reason

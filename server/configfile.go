@@ -203,7 +203,7 @@ func (ld *loader) include(name string) error {
 }
 
 // multiArg names the parameters that take several arguments.
-func multiArg(p *param) bool { return p.kind == pSave || p.name == "bind" }
+func multiArg(p *param) bool { return p.kind == pSave || p.kind == pObuf || p.name == "bind" }
 
 // set applies one parameter line; it returns the reason it is refused.
 func (ld *loader) set(p *param, args []string) string {
@@ -247,10 +247,7 @@ func (ld *loader) set(p *param, args []string) string {
 		ld.savePairs = append(ld.savePairs, args...)
 		v = strings.Join(ld.savePairs, " ")
 	}
-	nv, why := p.check(v)
-	if why == "" && p.cannot != nil {
-		why = p.cannot(nv) // a file may not ask for what CONFIG SET refuses
-	}
+	nv, why := ld.s.value(p, v) // a file may not ask for what CONFIG SET refuses
 	if why != "" {
 		return why
 	}

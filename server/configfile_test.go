@@ -201,3 +201,23 @@ func TestFileDirectives(t *testing.T) {
 		t.Fatalf("handler error: %v", err)
 	}
 }
+
+// TestLoadConfigObuf: client-output-buffer-limit lines in a file take
+// Redis's multi-argument form, each naming classes that replace only
+// theirs, validated as CONFIG SET validates them.
+func TestLoadConfigObuf(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "obuf.conf", "client-output-buffer-limit normal 1mb 2mb 30\nclient-output-buffer-limit pubsub 0 0 0\n")
+	s := New(Config{}, nil)
+	defer s.Close()
+	if err := s.LoadConfig(f, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.ConfigValue("client-output-buffer-limit"), "normal 1048576 2097152 30 slave 268435456 67108864 60 pubsub 0 0 0"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	bad := writeFile(t, dir, "bad.conf", "client-output-buffer-limit master 1 1 1\n")
+	if err := New(Config{}, nil).LoadConfig(bad, ""); err == nil || !strings.Contains(err.Error(), "Invalid client class specified in buffer limit configuration.") {
+		t.Fatalf("bad class: %v", err)
+	}
+}

@@ -271,6 +271,10 @@ func (c *Ctx) Call(cmd *Command, argv [][]byte) {
 		c.W.Error(ErrUnknownCommand(argv))
 		return
 	}
+	if c.Eff != nil {
+		c.callRecorded(cmd, argv)
+		return
+	}
 	cmd.Run(c, argv)
 }
 

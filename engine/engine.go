@@ -169,6 +169,11 @@ type Ctx struct {
 	// ACL checks the commands a script calls against the caller's user
 	// (set by the server; nil: everything allowed).
 	ACL ScriptACL
+
+	// Eff receives the effects of what runs with this Ctx (effects.go);
+	// nil records nothing.
+	Eff  *Effects
+	prop propState
 }
 
 // ScriptACL is the caller's permission check for commands run by a
@@ -348,6 +353,7 @@ func (c *Ctx) expireKey(db *DB, e *entry) {
 	db.removeEntry(e)
 	c.E.Stats.ExpiredKeys++
 	c.E.Stats.Dirty++
+	c.propagateDel(db, key)
 	// A WATCH taken while the key was already past its deadline sees no
 	// change when the key is reclaimed (Redis 7.0's touchWatchedKey skips
 	// watches flagged expired); one taken while it was alive does.

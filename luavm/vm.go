@@ -429,7 +429,7 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	w.Reset()
 	w.Proto = v.proto
 	sub := &v.sub
-	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted}
+	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff}
 	sub.Call(cmd, argv)
 	sub.W, sub.DB, sub.Deleted = nil, nil, nil
 	val, _, isErr := v.parseReply(L, w.B, 0)

@@ -62,6 +62,11 @@ type Engine struct {
 
 	Stats Stats
 
+	// ClockMs is the time (unix ms) of the last unit executed. The door
+	// never gives a unit an earlier time, and snapshots carry it, so time
+	// does not go back across restarts either.
+	ClockMs int64
+
 	// Enc holds the encoding thresholds (CONFIG SET hash-max-listpack-…).
 	Enc EncodingLimits
 

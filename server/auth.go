@@ -39,6 +39,9 @@ type authState struct {
 	file        string // aclfile, "" when none
 	// confUsers: names defined by config file "user" lines (each once)
 	confUsers map[string]bool
+	// confDefault: the rules of a config file's "user default" line
+	// (reset first), applied again once the whole file is loaded
+	confDefault []string
 }
 
 func (s *Server) initAuth() {
@@ -233,6 +236,9 @@ func applyUserDirective(s *Server, args []string) error {
 		s.auth.confUsers = map[string]bool{}
 	}
 	s.auth.confUsers[name] = true
+	if name == acl.DefaultName {
+		s.auth.confDefault = rules
+	}
 	s.syncAuth()
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"limitdb/acl"
 	"limitdb/engine"
 	"limitdb/resp"
 )
@@ -109,6 +110,15 @@ func (s *Server) LoadConfig(path, options string) error {
 		}
 	}
 	s.applyConfig()
+	// Redis applies requirepass to the default user first (initServer)
+	// and the file's user lines after it (ACLLoadUsersAtStartup): a
+	// "user default" line wins over requirepass wherever each stands.
+	if r := s.auth.confDefault; r != nil {
+		if _, err := s.auth.acl.SetUser(acl.DefaultName, r); err != nil {
+			return &ConfigError{Raw: true, Reason: err.Error()}
+		}
+		s.syncAuth()
+	}
 	return nil
 }
 

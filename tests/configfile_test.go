@@ -273,3 +273,40 @@ func TestConfigRewriteErrorMatchesRedis(t *testing.T) {
 		t.Fatalf("limitdb %q, redis %q", replies[1], replies[0])
 	}
 }
+
+// TestConfigFileUserBeatsRequirepass: a config file's "user default" line
+// decides the default user's password whether it comes before or after
+// requirepass (Redis applies requirepass first, the user lines after the
+// whole file); the AUTH replies match redis-server's.
+func TestConfigFileUserBeatsRequirepass(t *testing.T) {
+	for _, conf := range []string{
+		"user default on >pw1 ~* &* +@all\nrequirepass pw2\n",
+		"requirepass pw2\nuser default on >pw1 ~* &* +@all\n",
+		"requirepass pw2\nuser default on nopass ~* &* +@all\n",
+	} {
+		path := filepath.Join(t.TempDir(), "limitdb.conf")
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		for side, addr := range map[string]string{"redis": startRedisArgs(t, path), "limitdb": startLimitdbFile(t, path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1").Addr().String()} {
+			var got []string
+			for _, pw := range []string{"", "pw1", "pw2"} {
+				c := dialT(t, addr)
+				if pw != "" {
+					got = append(got, do(t, c, "AUTH", pw))
+				}
+				got = append(got, do(t, c, "PING"))
+				c.Close()
+			}
+			want[side] = strings.Join(got, " | ")
+		}
+		if want["redis"] != want["limitdb"] {
+			t.Errorf("%q:\n redis   %s\n limitdb %s", conf, want["redis"], want["limitdb"])
+		}
+	}
+}

@@ -357,7 +357,8 @@ func (c *Ctx) expireKey(db *DB, e *entry) {
 	key := e.keyStr()
 	db.removeEntry(e)
 	c.E.Stats.ExpiredKeys++
-	c.E.Stats.Dirty++
+	// not a change of the command's (Redis's dirty counter does not move:
+	// a GET that reclaims a key propagates the DEL, not itself)
 	c.propagateDel(db, key)
 	// A WATCH taken while the key was already past its deadline sees no
 	// change when the key is reclaimed (Redis 7.0's touchWatchedKey skips

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"limitdb/door"
 	"limitdb/engine"
 	"limitdb/resp"
 )
@@ -35,12 +36,16 @@ type Config struct {
 	QueryBufferLimit int64
 	// RequirePass is requirepass at start-up (the default user's password).
 	RequirePass string
+	// Effects, when set, receives the record of every unit that changed
+	// something, in execution order: tests read the effect stream there.
+	Effects door.Log
 }
 
 // Server serves the Redis protocol over TCP.
 type Server struct {
 	cfg  Config
 	eng  *engine.Engine
+	door *door.Door // the one way to the engine: its lock, its clock, every change
 	log  *slog.Logger
 	net  netState
 	conf *runtimeConfig
@@ -53,7 +58,6 @@ type Server struct {
 	closing atomic.Bool
 	wg      sync.WaitGroup
 
-	lastNow atomic.Int64
 	started time.Time
 	stats   serverStats
 	stop    chan struct{}
@@ -106,6 +110,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	s := &Server{
 		cfg:     cfg,
 		eng:     eng,
+		door:    door.New(eng, cfg.Effects),
 		log:     cfg.Log,
 		clients: make(map[int64]*client),
 		started: time.Now(),
@@ -156,26 +161,11 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	// give back this server's share of the process's Go memory limit
-	s.eng.Mu.Lock()
+	s.door.Lock()
 	s.mem.limit = 0
 	s.setGoMemoryLimit()
-	s.eng.Mu.Unlock()
+	s.door.Unlock()
 	return err
-}
-
-// now is the time of the next command: wall-clock milliseconds, never lower
-// than the previous command's.
-func (s *Server) now() int64 {
-	t := time.Now().UnixMilli()
-	for {
-		last := s.lastNow.Load()
-		if t <= last {
-			return last
-		}
-		if s.lastNow.CompareAndSwap(last, t) {
-			return t
-		}
-	}
 }
 
 // cron runs the active expiry cycle like Redis's serverCron: hz times a
@@ -206,16 +196,15 @@ func (s *Server) cron() {
 		s.trackOutputPeaks()
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {
-			s.eng.Mu.Lock()
-			ctx := engine.Ctx{E: s.eng, Now: s.now()}
+			s.door.Lock()
+			now, _ := s.door.Now()
+			ctx := engine.Ctx{E: s.eng, Now: now}
 			found := 0
 			if !s.activeExpireOff.Load() {
-				for _, db := range s.eng.DBs {
-					found += ctx.ActiveExpire(db, 64)
-				}
+				found = s.door.ActiveExpire(&ctx, 64)
 			}
 			s.memCron(&ctx)
-			s.eng.Mu.Unlock()
+			s.door.Unlock()
 			if found < 16 {
 				break
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"limitdb/engine"
+	_ "limitdb/luavm" // EVAL and SCRIPT
 	"limitdb/resp"
 )
 
@@ -195,4 +196,31 @@ func TestClockFloor(t *testing.T) {
 	if b < a || a < now {
 		t.Fatalf("clock went back: %d then %d (first %d)", a, b, now)
 	}
+}
+
+// TestScriptCacheEffects: a body new to the cache is a SCRIPT LOAD effect
+// before the script's own; a cached one adds nothing; SCRIPT FLUSH is
+// recorded.
+func TestScriptCacheEffects(t *testing.T) {
+	f := newFixture()
+	f.d.Lock()
+	defer f.d.Unlock()
+	exec := func(argv ...string) {
+		b := make([][]byte, len(argv))
+		for i, a := range argv {
+			b[i] = []byte(a)
+		}
+		f.d.Exec(f.c, f.c.Resolve(b), b)
+	}
+	body := "return redis.call('incr', KEYS[1])"
+	exec("EVAL", body, "1", "k")
+	exec("EVAL", body, "1", "k")
+	exec("SCRIPT", "LOAD", "return 1")
+	exec("SCRIPT", "LOAD", "return 1")
+	exec("SCRIPT", "FLUSH")
+	f.want(t,
+		"MULTI | SCRIPT LOAD "+body+" | incr k | EXEC",
+		"incr k", // as the script spelled it, like Redis's AOF
+		"SCRIPT LOAD return 1",
+		"SCRIPT FLUSH")
 }

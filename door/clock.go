@@ -45,6 +45,10 @@ func (d *Door) Now() (ms, mono int64) {
 	if t <= d.E.ClockMs {
 		return d.E.ClockMs, mono
 	}
-	d.E.ClockMs = t
+	if !d.E.NoLazyDelete {
+		// the floor is the executing node's: a follower's reads use its
+		// own clock, its floor moves only with what it applies
+		d.E.ClockMs = t
+	}
 	return t, mono
 }

@@ -31,6 +31,14 @@ type client struct {
 
 	tx       door.Tx // WATCHes and the MULTI queue
 	closeNow bool    // close after the replies written so far
+
+	// cluster (replication.go)
+	readonly    bool   // READONLY: a follower serves reads without a barrier
+	barrier     bool   // this batch's read barrier is done
+	fwdWatching bool   // WATCHes were forwarded to the leader
+	ticket      uint64 // the replies of this batch wait for this record
+	batchStart  int    // where this batch's replies start in w.B
+	batchN      int    // commands of this batch
 	noEvict  bool
 	noTouch  bool
 	locked   bool
@@ -110,6 +118,16 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 		b.pend = b.pend[:0]
 		s.door.Unlock()
 		cl.locked = false
+		cl.barrier = false
+		if cl.ticket != 0 {
+			// nothing this batch read or wrote may be revealed before
+			// it is committed
+			if err := s.node.Wait(cl.ticket); err != nil {
+				cl.replaceBatch(err.Error())
+			}
+			cl.ticket = 0
+		}
+		cl.batchStart, cl.batchN = len(cl.w.B), 0
 	}
 	for {
 		if !b.resume {
@@ -144,11 +162,13 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 					continue // answered BUSY (a script is running)
 				}
 				cl.locked = true
+				cl.batchStart, cl.batchN = len(cl.w.B), 0
 				// one clock read per batch: every command that runs
 				// under this acquisition of the lock shares its time
 				cl.ctx.Now, b.t0 = s.door.Now()
 				cl.last = time.UnixMilli(cl.ctx.Now)
 			}
+			cl.batchN++
 			if st := s.dispatch(cl, argv); st != nil {
 				b.pend = append(b.pend, st)
 			}
@@ -182,6 +202,9 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 
 func (s *Server) dropClient(cl *client) {
 	cl.nc.Close()
+	if cl.fwdWatching {
+		s.node.DropClient(uint64(cl.id))
+	}
 	cl.stopOutput()
 	if cl.tx.Watching() {
 		s.door.Lock()
@@ -300,9 +323,15 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		connHandlers[cmd.Name](s, cl, argv)
-	} else {
+	} else if s.node == nil {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		s.door.Exec(&cl.ctx, cmd, argv)
+	} else if s.route(cl, cmd, argv) {
+		cl.ctx.DB = s.eng.DBs[cl.db]
+		s.door.Exec(&cl.ctx, cmd, argv)
+		if s.node.Serving() {
+			cl.ticket = s.node.Ticket()
+		}
 	}
 	if t0 != 0 {
 		s.slowlogPush(cl, argv, door.Nanotime()-t0)

@@ -70,6 +70,7 @@ func cmdDiscard(s *Server, cl *client, argv [][]byte) {
 		return
 	}
 	cl.tx.Reset()
+	s.unwatchForwarded(cl)
 	cl.w.OK()
 }
 
@@ -84,8 +85,12 @@ func cmdExec(s *Server, cl *client, argv [][]byte) {
 	}
 	if cl.tx.Failed {
 		cl.tx.Reset()
+		s.unwatchForwarded(cl)
 		cl.w.Error(engine.ErrExecAbort)
 		return
+	}
+	if s.node != nil && !s.node.Serving() && !s.forwardExec(cl) {
+		return // a follower's block ran on the leader
 	}
 	// the array header goes first; ExecTx writes nothing when it refuses
 	mark := len(cl.w.B)
@@ -111,6 +116,16 @@ func cmdWatch(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error(engine.ErrWatchInMulti)
 		return
 	}
+	if s.node != nil && !s.node.Serving() {
+		// a follower's WATCH is taken on the leader, where EXEC runs
+		mark := len(cl.w.B)
+		if !s.forward(cl, [][][]byte{argv}) {
+			if len(cl.w.B) > mark && cl.w.B[mark] == '+' {
+				cl.fwdWatching = true
+			}
+			return
+		}
+	}
 	cl.tx.Watch(&cl.ctx, s.eng.DBs[cl.db], argv[1:])
 	cl.w.OK()
 }
@@ -118,5 +133,6 @@ func cmdWatch(s *Server, cl *client, argv [][]byte) {
 // cmdUnwatch: UNWATCH — forget every WATCH of this connection.
 func cmdUnwatch(s *Server, cl *client, argv [][]byte) {
 	cl.tx.Unwatch()
+	s.unwatchForwarded(cl)
 	cl.w.OK()
 }

@@ -123,6 +123,7 @@ func cmdReset(s *Server, cl *client, argv [][]byte) {
 		cl.tx.Reset()
 	}
 	cl.tx.Unwatch()
+	s.unwatchForwarded(cl)
 	cl.db = 0
 	cl.name = ""
 	cl.noEvict = false

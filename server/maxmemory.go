@@ -97,7 +97,7 @@ func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
 	m := &s.mem
 	m.refresh(ctx.Now)
 	over := m.used() - m.limit
-	if over <= 0 {
+	if over <= 0 || !s.executes() {
 		return engine.EvictOK
 	}
 	if m.pendingFree > m.limit/4 {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"limitdb/cluster"
 	"limitdb/door"
 	"limitdb/engine"
 	"limitdb/resp"
@@ -46,6 +47,10 @@ type Server struct {
 	cfg  Config
 	eng  *engine.Engine
 	door *door.Door // the one way to the engine: its lock, its clock, every change
+	node *cluster.Node
+	// fwdClients are followers' clients with state on this leader
+	// (WATCHes, a block being run); guarded by the engine lock
+	fwdClients map[fwdKey]*client
 	log  *slog.Logger
 	net  netState
 	conf *runtimeConfig
@@ -116,6 +121,8 @@ func New(cfg Config, eng *engine.Engine) *Server {
 		started: time.Now(),
 		stop:    make(chan struct{}),
 		conf:    newRuntimeConfig(),
+
+		fwdClients: map[fwdKey]*client{},
 	}
 	s.log = slog.New(levelHandler{cfg.Log.Handler(), &s.net.level})
 	eng.Log = s.scriptLog
@@ -130,6 +137,12 @@ func New(cfg Config, eng *engine.Engine) *Server {
 
 // Engine returns the server's engine.
 func (s *Server) Engine() *engine.Engine { return s.eng }
+
+// Door returns the server's door (the cluster proposes its records).
+func (s *Server) Door() *door.Door { return s.door }
+
+// SetNode makes the server a member of a cluster (before Serve).
+func (s *Server) SetNode(n *cluster.Node) { s.node = n }
 
 // ListenAndServe is Listen then Serve.
 func (s *Server) ListenAndServe() error {
@@ -160,6 +173,9 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	if s.node != nil {
+		s.node.Close()
+	}
 	// give back this server's share of the process's Go memory limit
 	s.door.Lock()
 	s.mem.limit = 0
@@ -200,7 +216,7 @@ func (s *Server) cron() {
 			now, _ := s.door.Now()
 			ctx := engine.Ctx{E: s.eng, Now: now}
 			found := 0
-			if !s.activeExpireOff.Load() {
+			if !s.activeExpireOff.Load() && s.executes() {
 				found = s.door.ActiveExpire(&ctx, 64)
 			}
 			s.memCron(&ctx)

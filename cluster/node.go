@@ -31,9 +31,9 @@ type Config struct {
 	RaftAddr string // host:port for Raft, forwarding and joins; "" = a cluster of one that nobody can join
 	// ClientAddr is where clients reach this node (ROLE, INFO replication).
 	ClientAddr string
-	Dir      string // the Raft log, stable store and snapshots live in Dir/raft
-	Join     string // a member's client address (host:port) to join through, on first start
-	Secret   string // cluster-secret: required of every peer when set
+	Dir        string // the Raft log, stable store and snapshots live in Dir/raft
+	Join       string // a member's client address (host:port) to join through, on first start
+	Secret     string // cluster-secret: required of every peer when set
 	// AppendFsync is Redis's appendfsync: always, everysec or no.
 	AppendFsync string
 	// LeaderWait bounds how long a command waits for a leader before
@@ -97,13 +97,13 @@ type Node struct {
 	skewMs       atomic.Int64 // measured offset of this node's clock from the leader's
 	leaderClient atomic.Value // the leader's client address, from pings (string)
 	appliedW     appliedWaiter
-	stats     Stats
-	closing   chan struct{}
-	closeOnce sync.Once
-	wg        sync.WaitGroup
-	fatalOnce sync.Once
-	syncFile  *os.File // everysec: the log store file, fsynced every second
-	lastSnap  atomic.Int64
+	stats        Stats
+	closing      chan struct{}
+	closeOnce    sync.Once
+	wg           sync.WaitGroup
+	fatalOnce    sync.Once
+	syncFile     *os.File // everysec: the log store file, fsynced every second
+	lastSnap     atomic.Int64
 }
 
 // Stats are the slow-path counters INFO shows.
@@ -315,10 +315,10 @@ func (n *Node) openTransport() error {
 	n.mux.fwd = n.fsrv.serveConn
 	go n.mux.serve()
 	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  raftLayer{n.mux},
-		MaxPool: 3,
-		Timeout: 10 * time.Second,
-		Logger:  hclog.New(&hclog.LoggerOptions{Name: "raft-net", Level: hclog.Warn, Output: os.Stderr}),
+		Stream:                raftLayer{n.mux},
+		MaxPool:               3,
+		Timeout:               10 * time.Second,
+		Logger:                hclog.New(&hclog.LoggerOptions{Name: "raft-net", Level: hclog.Warn, Output: os.Stderr}),
 		ServerAddressProvider: nil,
 	})
 	return nil

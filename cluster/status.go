@@ -21,34 +21,34 @@ type Member struct {
 
 // Status is the node's view of the cluster.
 type Status struct {
-	NodeID, State       string
-	Term                uint64
+	NodeID, State        string
+	Term                 uint64
 	LeaderID, LeaderRaft string
-	LeaderClient        string
-	CommitIndex         uint64
-	AppliedIndex        uint64
-	LastIndex           uint64
-	LastContactMs       int64 // -1: never (or this is the leader)
-	SnapshotIndex       uint64
-	SnapshotsInstalled  int64
-	Members             []Member
-	ClockOffsetMs       int64
-	AppendFsync         string
-	Serving             bool
+	LeaderClient         string
+	CommitIndex          uint64
+	AppliedIndex         uint64
+	LastIndex            uint64
+	LastContactMs        int64 // -1: never (or this is the leader)
+	SnapshotIndex        uint64
+	SnapshotsInstalled   int64
+	Members              []Member
+	ClockOffsetMs        int64
+	AppendFsync          string
+	Serving              bool
 }
 
 // Status gathers the node's view.
 func (n *Node) Status() Status {
 	s := Status{
-		NodeID:       n.cfg.NodeID,
-		State:        n.raft.State().String(),
-		Term:         n.raft.CurrentTerm(),
-		CommitIndex:  n.raft.CommitIndex(),
-		AppliedIndex: n.raft.AppliedIndex(),
-		LastIndex:    n.raft.LastIndex(),
+		NodeID:        n.cfg.NodeID,
+		State:         n.raft.State().String(),
+		Term:          n.raft.CurrentTerm(),
+		CommitIndex:   n.raft.CommitIndex(),
+		AppliedIndex:  n.raft.AppliedIndex(),
+		LastIndex:     n.raft.LastIndex(),
 		ClockOffsetMs: n.skewMs.Load(),
-		AppendFsync:  n.cfg.AppendFsync,
-		Serving:      n.Serving(),
+		AppendFsync:   n.cfg.AppendFsync,
+		Serving:       n.Serving(),
 	}
 	addr, id := n.raft.LeaderWithID()
 	s.LeaderID, s.LeaderRaft = string(id), string(addr)

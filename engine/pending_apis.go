@@ -8,7 +8,7 @@ func (e *Engine) Apply(rec []byte) error { return nil }
 
 type Snapshot struct{}
 
-func (e *Engine) Capture() *Snapshot                     { return &Snapshot{} }
-func (s *Snapshot) WriteTo(w io.Writer) (int64, error)    { return 0, nil }
-func (s *Snapshot) Release()                             {}
-func (e *Engine) Reset(r io.Reader) error                { return nil }
+func (e *Engine) Capture() *Snapshot                   { return &Snapshot{} }
+func (s *Snapshot) WriteTo(w io.Writer) (int64, error) { return 0, nil }
+func (s *Snapshot) Release()                           {}
+func (e *Engine) Reset(r io.Reader) error              { return nil }

@@ -39,9 +39,9 @@ type client struct {
 	ticket      uint64 // the replies of this batch wait for this record
 	batchStart  int    // where this batch's replies start in w.B
 	batchN      int    // commands of this batch
-	noEvict  bool
-	noTouch  bool
-	locked   bool
+	noEvict     bool
+	noTouch     bool
+	locked      bool
 
 	user      *acl.User       // the ACL user; checked on every command (auth.go)
 	authed    bool            // authenticated (or the default user needed no password)

@@ -51,9 +51,9 @@ type Server struct {
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock
 	fwdClients map[fwdKey]*client
-	log  *slog.Logger
-	net  netState
-	conf *runtimeConfig
+	log        *slog.Logger
+	net        netState
+	conf       *runtimeConfig
 
 	configFile string // absolute path of the file LoadConfig read ("" when none)
 

@@ -121,10 +121,16 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d := f.n.door
-	d.Lock()
-	defer d.Unlock()
+	paused := f.n.pause.Swap(nil) // one capture per pause
+	if paused == nil {
+		d.Lock()
+		defer d.Unlock()
+	}
 	if f.ownEpoch != 0 && f.n.prop.seq.Load() != f.ownSeq {
 		return nil, errSpeculating
+	}
+	if paused != nil {
+		defer close(*paused)
 	}
 	s := &fsmSnapshot{applied: f.applied, state: d.E.Capture()}
 	s.units = make([]unitID, 0, len(f.units))

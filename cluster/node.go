@@ -104,6 +104,9 @@ type Node struct {
 	fatalOnce    sync.Once
 	syncFile     *os.File // everysec: the log store file, fsynced every second
 	lastSnap     atomic.Int64
+	// pause is set while the leader holds the engine lock for a snapshot
+	// (snapshot.go): the FSM captures under that lock and closes the channel
+	pause atomic.Pointer[chan struct{}]
 }
 
 // Stats are the slow-path counters INFO shows.
@@ -194,7 +197,8 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 	n.raft = r
 	d.SetLog(n.prop)
 	n.fwd = newForwarder(n)
-	n.wg.Add(3)
+	n.wg.Add(4)
+	go func() { defer n.wg.Done(); n.snapshotLoop(rc.SnapshotThreshold, time.Second) }()
 	go func() { defer n.wg.Done(); n.prop.run() }()
 	go func() { defer n.wg.Done(); n.monitor() }()
 	go func() { defer n.wg.Done(); n.syncLoop() }()

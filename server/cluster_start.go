@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -27,8 +28,17 @@ func (s *Server) StartCluster() error {
 		return n
 	}
 	clientAddr := ""
-	if a := s.Addr(); a != nil {
-		clientAddr = a.String()
+	if a, ok := s.Addr().(*net.TCPAddr); ok {
+		// announce an address the others can reach: a listener on every
+		// interface is announced on the raft-addr's host
+		host := a.IP.String()
+		if a.IP.IsUnspecified() {
+			host = "127.0.0.1"
+			if h, _, err := net.SplitHostPort(p["raft-addr"]); err == nil && h != "" {
+				host = h
+			}
+		}
+		clientAddr = net.JoinHostPort(host, strconv.Itoa(a.Port))
 	}
 	s.door.Skew = num("debug-clock-offset-ms")
 	cfg := cluster.Config{

@@ -29,6 +29,9 @@ import (
 type Config struct {
 	NodeID   string // stable across restarts; kept in Dir when generated
 	RaftAddr string // host:port for Raft, forwarding and joins; "" = a cluster of one that nobody can join
+	// Advertise is the Raft address the others use, when not RaftAddr
+	// (a proxy or NAT in between).
+	Advertise string
 	// ClientAddr is where clients reach this node (ROLE, INFO replication).
 	ClientAddr string
 	Dir        string // the Raft log, stable store and snapshots live in Dir/raft
@@ -315,6 +318,17 @@ func (n *Node) openTransport() error {
 		n.log.Warn("cluster: no cluster-secret set: Raft, forwarding and joins are accepted from loopback addresses only", "raft-addr", n.cfg.RaftAddr)
 	}
 	n.mux = newMux(ln, a, func(msg string, args ...any) { n.log.Warn(msg, args...) })
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsUnspecified() {
+		n.mux.local = &net.TCPAddr{IP: ta.IP}
+	}
+	if n.cfg.Advertise != "" {
+		adv, err := net.ResolveTCPAddr("tcp", n.cfg.Advertise)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("raft-advertise: %w", err)
+		}
+		n.mux.advertise = adv
+	}
 	n.fsrv = newForwardServer(n)
 	n.mux.fwd = n.fsrv.serveConn
 	go n.mux.serve()

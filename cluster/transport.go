@@ -103,6 +103,12 @@ type mux struct {
 	logf   func(msg string, args ...any)
 	raftCh chan net.Conn
 	fwd    func(net.Conn) // serves a forwarding connection (own goroutine)
+	// advertise is the address the others reach this node at (raft-addr,
+	// or raft-advertise behind a proxy or NAT); local is the IP outgoing
+	// connections leave from (raft-addr's, when it names one), so that a
+	// peer sees the same address whichever way a connection goes
+	advertise net.Addr
+	local     *net.TCPAddr
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -172,7 +178,11 @@ func (m *mux) close() {
 
 // dial connects to a node's raft-addr, authenticates and opens stream tag.
 func (m *mux) dial(addr string, tag byte, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
+	dl := net.Dialer{Timeout: timeout}
+	if m.local != nil {
+		dl.LocalAddr = m.local
+	}
+	c, err := dl.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +213,12 @@ func (l raftLayer) Accept() (net.Conn, error) {
 }
 
 func (l raftLayer) Close() error   { l.m.close(); return nil }
-func (l raftLayer) Addr() net.Addr { return l.m.ln.Addr() }
+func (l raftLayer) Addr() net.Addr {
+	if l.m.advertise != nil {
+		return l.m.advertise
+	}
+	return l.m.ln.Addr()
+}
 
 func (l raftLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	return l.m.dial(string(addr), streamRaft, timeout)

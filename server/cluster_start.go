@@ -44,6 +44,7 @@ func (s *Server) StartCluster() error {
 	cfg := cluster.Config{
 		NodeID:            p["node-id"],
 		RaftAddr:          p["raft-addr"],
+		Advertise:         p["raft-advertise"],
 		ClientAddr:        clientAddr,
 		Dir:               p["dir"],
 		Join:              p["join"],

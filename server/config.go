@@ -96,6 +96,7 @@ var params = []*param{
 	// limitdb's cluster (cluster/DESIGN.md), start-up settings
 	{name: "node-id", kind: pString, def: "", immutable: true},
 	{name: "raft-addr", kind: pString, def: "", immutable: true},
+	{name: "raft-advertise", kind: pString, def: "", immutable: true},
 	{name: "join", kind: pString, def: "", immutable: true},
 	{name: "cluster-secret", kind: pString, def: "", immutable: true},
 	{name: "leader-wait-ms", kind: pInt, def: "2000", min: 1, max: 3600000, immutable: true},

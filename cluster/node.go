@@ -107,6 +107,7 @@ type Node struct {
 	fatalOnce    sync.Once
 	syncFile     *os.File // everysec: the log store file, fsynced every second
 	lastSnap     atomic.Int64
+	fsyncs       atomic.Int64 // log syncs: one per stored batch (always), one a second (everysec)
 	// pause is set while the leader holds the engine lock for a snapshot
 	// (snapshot.go): the FSM captures under that lock and closes the channel
 	pause atomic.Pointer[chan struct{}]
@@ -261,7 +262,11 @@ func (n *Node) openStores(dir string) error {
 			return err
 		}
 	}
-	n.logs, err = raft.NewLogCache(512, n.logDB)
+	var store raft.LogStore = n.logDB
+	if n.cfg.AppendFsync == "always" {
+		store = &countingStore{LogStore: n.logDB, n: &n.fsyncs}
+	}
+	n.logs, err = raft.NewLogCache(512, store)
 	if err != nil {
 		return err
 	}
@@ -296,6 +301,8 @@ func (n *Node) syncLoop() {
 		case <-t.C:
 			if err := n.syncFile.Sync(); err != nil {
 				n.log.Error("cluster: fsync of the Raft log failed", "err", err.Error())
+			} else {
+				n.fsyncs.Add(1)
 			}
 		}
 	}
@@ -472,3 +479,20 @@ func (n *Node) leadershipLost(epoch uint64, cause error) {
 func (n *Node) snapshotTaken() { n.lastSnap.Store(time.Now().Unix()) }
 
 var _ io.Closer = (*Node)(nil)
+
+// countingStore counts the log store's synced writes (appendfsync
+// always: raft-boltdb syncs every StoreLogs).
+type countingStore struct {
+	raft.LogStore
+	n *atomic.Int64
+}
+
+func (s *countingStore) StoreLogs(logs []*raft.Log) error {
+	err := s.LogStore.StoreLogs(logs)
+	if err == nil {
+		s.n.Add(1)
+	}
+	return err
+}
+
+func (s *countingStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }

@@ -28,12 +28,14 @@ type Status struct {
 	CommitIndex          uint64
 	AppliedIndex         uint64
 	LastIndex            uint64
+	FirstIndex           uint64
 	LastContactMs        int64 // -1: never (or this is the leader)
 	SnapshotIndex        uint64
 	SnapshotsInstalled   int64
 	Members              []Member
 	ClockOffsetMs        int64
 	AppendFsync          string
+	LogFsyncs            int64
 	Serving              bool
 }
 
@@ -46,8 +48,10 @@ func (n *Node) Status() Status {
 		CommitIndex:   n.raft.CommitIndex(),
 		AppliedIndex:  n.raft.AppliedIndex(),
 		LastIndex:     n.raft.LastIndex(),
+		FirstIndex:    firstIndex(n.logs),
 		ClockOffsetMs: n.skewMs.Load(),
 		AppendFsync:   n.cfg.AppendFsync,
+		LogFsyncs:     n.fsyncs.Load(),
 		Serving:       n.Serving(),
 	}
 	addr, id := n.raft.LeaderWithID()
@@ -103,11 +107,13 @@ func (s Status) Text() string {
 	kv("raft_leader_client_addr", s.LeaderClient)
 	kv("raft_commit_index", s.CommitIndex)
 	kv("raft_applied_index", s.AppliedIndex)
+	kv("raft_first_index", s.FirstIndex)
 	kv("raft_last_index", s.LastIndex)
 	kv("raft_last_contact_ms", s.LastContactMs)
 	kv("raft_snapshot_index", s.SnapshotIndex)
 	kv("raft_snapshots_installed", s.SnapshotsInstalled)
 	kv("raft_appendfsync", s.AppendFsync)
+	kv("raft_log_fsyncs", s.LogFsyncs)
 	kv("raft_clock_offset_ms", s.ClockOffsetMs)
 	kv("raft_members", len(s.Members))
 	for i, m := range s.Members {
@@ -133,4 +139,10 @@ func SplitHostPort(addr string) (string, int) {
 	}
 	port, _ := strconv.Atoi(p)
 	return h, port
+}
+
+// firstIndex is the oldest entry the log still holds (compaction moves it).
+func firstIndex(l raft.LogStore) uint64 {
+	i, _ := l.FirstIndex()
+	return i
 }

@@ -212,7 +212,7 @@ func (l raftLayer) Accept() (net.Conn, error) {
 	}
 }
 
-func (l raftLayer) Close() error   { l.m.close(); return nil }
+func (l raftLayer) Close() error { l.m.close(); return nil }
 func (l raftLayer) Addr() net.Addr {
 	if l.m.advertise != nil {
 		return l.m.advertise

@@ -1,0 +1,374 @@
+package tests
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Effect tests of the persistence and cluster parameters. They are all
+// start-up settings (CONFIG SET refuses them as immutable), so each test
+// starts limitdb processes with the setting and observes what it changes.
+
+// proc is a limitdb process a test starts, restarts and stops by PID.
+type proc struct {
+	t    *testing.T
+	args []string
+	dir  string
+	port int
+	log  string
+	cmd  *exec.Cmd
+	cli  *redis.Client
+}
+
+func startProc(t *testing.T, dir string, opts ...string) *proc {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	p := &proc{t: t, dir: dir, port: port, log: filepath.Join(t.TempDir(), "limitdb.log")}
+	p.args = append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--enable-debug-command", "yes"}, opts...)
+	p.start()
+	t.Cleanup(p.kill)
+	return p
+}
+
+func (p *proc) addr() string { return "127.0.0.1:" + strconv.Itoa(p.port) }
+
+func (p *proc) start() {
+	p.t.Helper()
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.cmd = exec.Command(limitdbBinary(p.t), p.args...)
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); f.Close() }()
+	if err := waitPing(p.addr()); err != nil {
+		p.t.Fatalf("%v\n%s", err, p.output())
+	}
+	p.cli = redis.NewClient(&redis.Options{Addr: p.addr(), MaxRetries: -1, ReadTimeout: 10 * time.Second})
+}
+
+func (p *proc) output() string { b, _ := os.ReadFile(p.log); return string(b) }
+
+// kill ends the process with SIGKILL.
+func (p *proc) kill() {
+	if p.cmd != nil && p.cmd.Process != nil {
+		p.cmd.Process.Kill()
+		for i := 0; i < 100 && p.cmd.ProcessState == nil; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if p.cli != nil {
+		p.cli.Close()
+	}
+	p.cmd, p.cli = nil, nil
+}
+
+// raftInfo returns RAFT INFO's fields, or nil with the error text.
+func (p *proc) raftInfo() (map[string]string, string) {
+	s, err := p.cli.Do(context.Background(), "RAFT", "INFO").Text()
+	if err != nil {
+		return nil, err.Error()
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(s, "\r\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m, ""
+}
+
+// waitServing waits until the node leads and serves.
+func (p *proc) waitServing() {
+	p.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m, _ := p.raftInfo(); m["raft_serving"] == "1" {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Fatalf("node not serving\n%s", p.output())
+}
+
+// eventually polls cond for up to d.
+func eventually(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return cond()
+}
+
+var immutable = "can't set immutable config"
+
+// effectAppendonly: yes (the default) is a durable cluster of one: a key
+// survives kill -9 and a restart from the same dir; no keeps everything
+// in memory: RAFT INFO says there is no cluster and the key is gone.
+func effectAppendonly(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("no", immutable)(t, c, addr, name)
+	ctx := context.Background()
+	for _, v := range []string{"yes", "no"} {
+		p := startProc(t, "", "--appendonly", v)
+		if v == "yes" {
+			p.waitServing()
+		}
+		if err := p.cli.Set(ctx, "k", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		p.kill()
+		p.start()
+		if v == "yes" {
+			p.waitServing()
+		}
+		got, _ := p.cli.Get(ctx, "k").Result()
+		_, raftErr := p.raftInfo()
+		if v == "yes" && (got != "v" || raftErr != "") || v == "no" && (got != "" || !strings.Contains(raftErr, "without a cluster")) {
+			t.Fatalf("appendonly %s: after kill -9 and restart GET k = %q, RAFT INFO error %q", v, got, raftErr)
+		}
+	}
+}
+
+// effectAppendfsync: always syncs every stored batch of entries,
+// everysec once a second, no never (raft_log_fsyncs counts them).
+func effectAppendfsync(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("always", immutable)(t, c, addr, name)
+	ctx := context.Background()
+	fsyncs := func(p *proc) int {
+		m, _ := p.raftInfo()
+		n, _ := strconv.Atoi(m["raft_log_fsyncs"])
+		return n
+	}
+	for _, v := range []string{"always", "everysec", "no"} {
+		p := startProc(t, "", "--appendfsync", v)
+		p.waitServing()
+		for i := 0; i < 20; i++ {
+			p.cli.Incr(ctx, "n")
+		}
+		time.Sleep(2500 * time.Millisecond)
+		n := fsyncs(p)
+		ok := v == "always" && n >= 20 || v == "everysec" && n >= 1 && n <= 5 || v == "no" && n == 0
+		if !ok {
+			t.Fatalf("appendfsync %s: %d log fsyncs after 20 writes and 2.5 s", v, n)
+		}
+	}
+}
+
+// effectNodeID: the node's ID in the membership.
+func effectNodeID(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("x", immutable)(t, c, addr, name)
+	p := startProc(t, "", "--node-id", "alpha")
+	p.waitServing()
+	if m, _ := p.raftInfo(); !strings.HasPrefix(m["raft_member0"], "id=alpha,") {
+		t.Fatalf("member: %q", m["raft_member0"])
+	}
+}
+
+// effectRaftAddr: the node listens for its peers there (without it, a
+// cluster of one with an in-memory transport nobody can reach).
+func effectRaftAddr(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("127.0.0.1:1", immutable)(t, c, addr, name)
+	ra := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
+	p := startProc(t, "", "--raft-addr", ra)
+	p.waitServing()
+	nc, err := net.DialTimeout("tcp", ra, time.Second)
+	if err != nil {
+		t.Fatalf("nothing listens on raft-addr %s: %v", ra, err)
+	}
+	nc.Close()
+	q := startProc(t, "")
+	q.waitServing()
+	if m, _ := q.raftInfo(); !strings.HasPrefix(m["raft_leader_addr"], "inmem:") {
+		t.Fatalf("without raft-addr: leader addr %q", m["raft_leader_addr"])
+	}
+}
+
+// effectRaftAdvertise: the address the membership records for the node.
+func effectRaftAdvertise(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("127.0.0.1:1", immutable)(t, c, addr, name)
+	ra := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
+	adv := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
+	p := startProc(t, "", "--raft-addr", ra, "--raft-advertise", adv)
+	p.waitServing()
+	if m, _ := p.raftInfo(); !strings.Contains(m["raft_member0"], "raft_addr="+adv+",") {
+		t.Fatalf("member: %q, want raft_addr=%s", m["raft_member0"], adv)
+	}
+}
+
+// twoNodes starts a node and a second one joining it, with extra options
+// for each.
+func twoNodes(t *testing.T, first, second []string) (*proc, *proc) {
+	ra1 := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
+	ra2 := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
+	a := startProc(t, "", append([]string{"--node-id", "a", "--raft-addr", ra1}, first...)...)
+	a.waitServing()
+	b := startProc(t, "", append([]string{"--node-id", "b", "--raft-addr", ra2, "--join", a.addr()}, second...)...)
+	if !eventually(10*time.Second, func() bool {
+		m, _ := a.raftInfo()
+		return m["raft_members"] == "2" && strings.Contains(m["raft_member1"], "voter=1")
+	}) {
+		t.Fatalf("b did not become a voter\n%s", b.output())
+	}
+	return a, b
+}
+
+// effectJoin: the node becomes a member of the cluster it joins, and a
+// write on it reaches the other.
+func effectJoin(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("127.0.0.1:1", immutable)(t, c, addr, name)
+	a, b := twoNodes(t, nil, nil)
+	ctx := context.Background()
+	if err := b.cli.Set(ctx, "j", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := a.cli.Get(ctx, "j").Result(); v != "1" {
+		t.Fatalf("write on the joined node not on the first: %q", v)
+	}
+}
+
+// effectClusterSecret: peers must know it: the same secret joins, another
+// is refused (TestClusterSecret covers the Raft port itself).
+func effectClusterSecret(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("x", immutable)(t, c, addr, name)
+	a, _ := twoNodes(t, []string{"--cluster-secret", "s"}, []string{"--cluster-secret", "s"})
+	ra := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
+	port, _ := freePort()
+	out, err := runBounded(exec.Command(limitdbBinary(t), "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", t.TempDir(),
+		"--raft-addr", ra, "--join", a.addr(), "--cluster-secret", "other"), 20*time.Second)
+	if err == nil || !strings.Contains(out, "refused") {
+		t.Fatalf("a node with another secret: %v\n%s", err, out)
+	}
+}
+
+// effectLeaderWait: with no leader, a command waits that long, then
+// CLUSTERDOWN.
+func effectLeaderWait(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("5", immutable)(t, c, addr, name)
+	a, b := twoNodes(t, nil, []string{"--leader-wait-ms", "300"})
+	a.kill() // two voters, one left: no quorum, no leader
+	ctx := context.Background()
+	time.Sleep(1500 * time.Millisecond) // b notices the loss
+	t0 := time.Now()
+	err := b.cli.Set(ctx, "x", "1", 0).Err()
+	took := time.Since(t0)
+	if err == nil || !strings.HasPrefix(err.Error(), "CLUSTERDOWN") || took > 2*time.Second {
+		t.Fatalf("SET without a leader: %v after %v", err, took)
+	}
+}
+
+// effectMaxClockSkew: a follower whose clock is off the leader's by more
+// logs a CLOCK SKEW warning; within the bound it does not.
+func effectMaxClockSkew(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("5", immutable)(t, c, addr, name)
+	for _, max := range []string{"200", "5000"} {
+		_, b := twoNodes(t, nil, []string{"--debug-clock-offset-ms", "1000", "--max-clock-skew-ms", max})
+		warned := eventually(4*time.Second, func() bool { return strings.Contains(b.output(), "CLOCK SKEW") })
+		if warned != (max == "200") {
+			t.Fatalf("max-clock-skew-ms %s, offset 1000: warned %v\n%s", max, warned, b.output())
+		}
+	}
+}
+
+// effectDebugClockOffset: the node's clock (TIME, deadlines) is shifted.
+func effectDebugClockOffset(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("5", immutable)(t, c, addr, name)
+	p := startProc(t, "", "--debug-clock-offset-ms", "100000")
+	p.waitServing()
+	tm, err := p.cli.Time(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Until(tm); d < 95*time.Second || d > 105*time.Second {
+		t.Fatalf("TIME is %v ahead, want about 100 s", d)
+	}
+}
+
+// snapshotIndex writes n keys and waits up to d for a snapshot.
+func snapshotAfter(p *proc, n int, d time.Duration) (snap, first int) {
+	ctx := context.Background()
+	for i := 0; i < n; i++ {
+		p.cli.Set(ctx, "s"+strconv.Itoa(i), i, 0)
+	}
+	eventually(d, func() bool {
+		m, _ := p.raftInfo()
+		snap, _ = strconv.Atoi(m["raft_snapshot_index"])
+		return snap > 0
+	})
+	m, _ := p.raftInfo()
+	first, _ = strconv.Atoi(m["raft_first_index"])
+	return
+}
+
+// effectSnapshotThreshold: past that many entries the node snapshots.
+func effectSnapshotThreshold(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("5", immutable)(t, c, addr, name)
+	p := startProc(t, "", "--raft-snapshot-threshold", "50")
+	p.waitServing()
+	if snap, _ := snapshotAfter(p, 200, 5*time.Second); snap == 0 {
+		t.Fatal("no snapshot past a threshold of 50")
+	}
+	q := startProc(t, "")
+	q.waitServing()
+	if snap, _ := snapshotAfter(q, 200, 2*time.Second); snap != 0 {
+		t.Fatalf("a snapshot at %d under the default threshold", snap)
+	}
+}
+
+// effectTrailingLogs: after a snapshot the log keeps that many entries.
+func effectTrailingLogs(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("5", immutable)(t, c, addr, name)
+	p := startProc(t, "", "--raft-snapshot-threshold", "50", "--raft-trailing-logs", "10")
+	p.waitServing()
+	snap, first := snapshotAfter(p, 300, 5*time.Second)
+	if snap == 0 || first < snap-20 {
+		t.Fatalf("snapshot %d, first index %d: the log kept more than 10 entries", snap, first)
+	}
+	q := startProc(t, "", "--raft-snapshot-threshold", "50")
+	q.waitServing()
+	snap, first = snapshotAfter(q, 300, 5*time.Second)
+	if snap == 0 || first > 1 {
+		t.Fatalf("default trailing logs: snapshot %d, first index %d", snap, first)
+	}
+}
+
+// effectSnapshotInterval: how often a follower checks whether to
+// snapshot (the leader checks every second).
+func effectSnapshotInterval(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("5", immutable)(t, c, addr, name)
+	for _, every := range []string{"1", "120"} {
+		opts := []string{"--raft-snapshot-threshold", "50", "--raft-snapshot-interval", every}
+		a, b := twoNodes(t, opts, opts)
+		ctx := context.Background()
+		for i := 0; i < 200; i++ {
+			a.cli.Set(ctx, "k"+strconv.Itoa(i), i, 0)
+		}
+		took := eventually(4*time.Second, func() bool {
+			m, _ := b.raftInfo()
+			return m["raft_snapshot_index"] != "0"
+		})
+		if took != (every == "1") {
+			t.Fatalf("raft-snapshot-interval %s: follower snapshot within 4 s: %v", every, took)
+		}
+	}
+}

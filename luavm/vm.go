@@ -2,6 +2,7 @@ package luavm
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 
@@ -300,7 +301,13 @@ func (v *vm) luaArgv(L *lua.LState, n int) ([][]byte, bool) {
 		case lua.LString:
 			arena = append(arena, a...)
 		case lua.LNumber:
-			arena = resp.AppendG17(arena, float64(a))
+			// Redis: snprintf("%.17g"), which spells non-finite numbers
+			// as glibc does (inf, -inf, nan, -nan)
+			if f := float64(a); math.IsInf(f, 0) || f != f {
+				arena = append(arena, fmtNumber(f)...)
+			} else {
+				arena = resp.AppendG17(arena, f)
+			}
 		default:
 			return nil, false
 		}

@@ -65,7 +65,7 @@ var params = []*param{
 	{name: "notify-keyspace-events", kind: pEvents, def: "", cannot: only("", errNoNotify)},
 	{name: "slowlog-log-slower-than", kind: pInt, def: "10000", min: -1, max: 9223372036854775807},
 	{name: "slowlog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
-	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 64},
+	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 2147483647},
 	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no", cannot: only("no", errNoLazyfree)},
 	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}, immutable: true},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647, cannot: only("-2", errListNodes)},
@@ -289,8 +289,10 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			cl.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
 			return
 		}
-		for _, x := range sets {
-			if x == p {
+		// a name twice is refused; a name and its alias are not (Redis
+		// 7.0 keeps an alias as a config of its own: the last one wins)
+		for j := 2; j < i; j += 2 {
+			if strings.EqualFold(string(argv[j]), name) {
 				cl.w.Error(setFailed(name, "duplicate parameter"))
 				return
 			}

@@ -102,6 +102,9 @@ func (s *Server) LoadConfig(path, options string) error {
 	if err := ld.load(text); err != nil {
 		return err
 	}
+	if err := s.enterDir(); err != nil {
+		return err
+	}
 	// users of the aclfile load after the whole configuration, as Redis's
 	// ACLLoadUsersAtStartup does, which aborts the start on any error
 	if f := s.conf.params["aclfile"]; f != "" {
@@ -123,6 +126,11 @@ func (s *Server) LoadConfig(path, options string) error {
 }
 
 func cantOpen(path string, err error) *ConfigError {
+	return &ConfigError{Raw: true, Reason: "Fatal error, can't open config file '" + path + "': " + errnoText(err)}
+}
+
+// errnoText is strerror's text of a path error ("No such file or directory").
+func errnoText(err error) string {
 	why := err.Error()
 	if pe, ok := err.(*os.PathError); ok {
 		why = pe.Err.Error()
@@ -130,7 +138,7 @@ func cantOpen(path string, err error) *ConfigError {
 			why = strings.ToUpper(why[:1]) + why[1:]
 		}
 	}
-	return &ConfigError{Raw: true, Reason: "Fatal error, can't open config file '" + path + "': " + why}
+	return why
 }
 
 type loader struct {
@@ -323,4 +331,23 @@ func quoteArg(s string) string {
 		}
 	}
 	return string(append(b, '"'))
+}
+
+// enterDir makes dir absolute (CONFIG GET dir shows the directory, as
+// Redis's getcwd) and, for the binary, changes into it.
+func (s *Server) enterDir() error {
+	dir := s.conf.params["dir"]
+	if s.cfg.Chdir {
+		if err := os.Chdir(dir); err != nil {
+			return &ConfigError{Raw: true, Reason: "Can't chdir to '" + dir + "': " + errnoText(err)}
+		}
+		if wd, err := os.Getwd(); err == nil {
+			s.conf.params["dir"] = wd
+		}
+		return nil
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		s.conf.params["dir"] = abs
+	}
+	return nil
 }

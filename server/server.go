@@ -37,6 +37,11 @@ type Config struct {
 	QueryBufferLimit int64
 	// RequirePass is requirepass at start-up (the default user's password).
 	RequirePass string
+	// Chdir: the process works in the dir parameter's directory, as
+	// redis-server does (relative aclfile, dbfilename and Raft paths are
+	// in it). Only the binary sets it: tests run many servers in one
+	// process.
+	Chdir bool
 	// Effects, when set, receives the record of every unit that changed
 	// something, in execution order: tests read the effect stream there.
 	Effects door.Log

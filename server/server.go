@@ -201,6 +201,7 @@ func (s *Server) cron() {
 	t := time.NewTimer(s.cronPeriod())
 	defer t.Stop()
 	lastSample := time.Now()
+	var lastScavenge time.Time
 	for {
 		select {
 		case <-s.stop:
@@ -215,6 +216,7 @@ func (s *Server) cron() {
 		}
 		s.closeIdleClients()
 		s.trackOutputPeaks()
+		s.scavenge(&lastScavenge)
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {
 			s.door.Lock()

@@ -80,6 +80,9 @@ type Engine struct {
 	Log func(level int, msg string)
 
 	ev evictState // maxmemory-policy, eviction pool (evict.go); node-local
+
+	cow   cowState   // active captures (cow.go)
+	dumpW *rdbWriter // DUMP's encoder, kept for its LZF table (rdb.go)
 }
 
 // ScriptGuard is the runaway-script state shared between the scripting
@@ -286,11 +289,17 @@ func (c *Ctx) touchLRU(e *entry) {
 	}
 }
 
-// lookupWrite returns the live entry of key in the current DB (no stats).
+// lookupWrite returns the live entry of key in the current DB (no
+// stats), for a command that may change its value in place: while a
+// capture is active the value is copied first if the capture shares it
+// (cow.go).
 func (c *Ctx) lookupWrite(key []byte) *entry {
 	e := c.find(c.DB, bstr(key))
 	if e != nil {
 		c.touchLRU(e)
+		if c.E.cow.active.Load() != 0 {
+			c.E.cowEntry(e)
+		}
 	}
 	return e
 }

@@ -42,6 +42,7 @@ type List struct {
 	buf  []lelem
 	head int // index in buf of element 0
 	n    int
+	gen  uint32 // copy-on-write generation (cow.go)
 }
 
 // lelem is one list element in 16 bytes, encoded like a string key's value:

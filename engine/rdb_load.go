@@ -659,9 +659,10 @@ func verifyDumpPayload(p []byte) bool {
 }
 
 // loadDumpPayload reads the value of a verified payload, choosing
-// encodings as Redis's RESTORE does (under lim).
+// encodings as Redis's RESTORE does (under lim). Like Redis it reads from
+// the whole payload, footer included, and ignores what follows the value.
 func loadDumpPayload(p []byte, lim *EncodingLimits) (rdbValue, error) {
-	r := newRDBBytes(p[:len(p)-10])
+	r := newRDBBytes(p)
 	typ, err := r.byte1()
 	if err != nil {
 		return rdbValue{}, err

@@ -103,14 +103,15 @@ const (
 // w: everything stays in buf, as for DUMP) and keeping the CRC64 of what
 // it handed over.
 type rdbWriter struct {
-	w   io.Writer
-	buf []byte
-	crc uint64
-	n   int64
-	err error
-	lzf lzfCompressor
-	lp  lpWriter
-	tmp []byte
+	w     io.Writer
+	buf   []byte
+	crc   uint64
+	n     int64
+	err   error
+	lzf   lzfCompressor
+	lp    lpWriter
+	tmp   []byte
+	touch byte // WriteTo's prefetching loads end here
 }
 
 const rdbFlushAt = 64 << 10

@@ -93,7 +93,8 @@ func (e *Engine) snapshotHeader() *Snapshot {
 //
 // The cost under the lock is a copy of each database's entry chunks and
 // bucket array (40 bytes per key plus 4 per bucket; the key bytes, which
-// never change, are shared): 1,000,000 keys take about 45 MB and ~25 ms.
+// never change, are shared): 1,000,000 keys take 44 MB and 23–74 ms on
+// the shared 2-CPU VM (BenchmarkCapture1M; DESIGN.md).
 // Values are not copied: until Release, a write that would change a list,
 // hash, set, sorted set or limiter object in place copies it first, once
 // per object (cow.go). Strings are never changed in place below their

@@ -76,7 +76,6 @@ var errSnapshotReleased = errors.New("engine: snapshot already released")
 // writeBatch is how many buckets WriteTo gathers before encoding them.
 const writeBatch = 256
 
-
 // header fills the engine-wide part of a snapshot (Mu held).
 func (e *Engine) snapshotHeader() *Snapshot {
 	s := &Snapshot{e: e, clockMs: e.ClockMs, rand: e.Rand.State(), enc: e.Enc, policy: e.ev.policy}

@@ -243,6 +243,12 @@ func TestCaptureConcurrentWrites(t *testing.T) {
 				{"APPEND", "appended", "z"}, {"SETRANGE", "ranged", "1", n}, {"INCR", "int"}, {"SET", "embstr", n},
 				{"RENAME", "strset", "strset2"}, {"RENAME", "strset2", "strset"}, {"COPY", "bighash", "hcopy", "REPLACE"},
 				{"HSET", "hcopy", "x", n}, {"DEL", "raw"}, {"SET", "raw", n + strings.Repeat("r", 100)},
+				// reads of shared values must not change them either
+				{"SRANDMEMBER", "bigintset", "-5"}, {"HRANDFIELD", "bighash", "3", "WITHVALUES"}, {"ZRANDMEMBER", "bigzset", "-3"},
+				{"LRANGE", "biglist", "0", "5"}, {"ZRANGEBYSCORE", "bigzset", "1", "3"}, {"HSCAN", "bighash", "0"},
+				{"SSCAN", "bigintset", "0"}, {"ZSCAN", "zset", "0"}, {"SINTER", "strset", "intset"}, {"LPOS", "list", "a"},
+				{"ZRANGESTORE", "zdst", "bigzset", "0", "10"}, {"SUNIONSTORE", "sdst", "strset", "bigintset"}, {"RL.INFO", "sl"},
+				{"COPY", "list", "lcopy", "REPLACE"}, {"COPY", "sl", "slcopy", "REPLACE"}, {"DUMP", "bigzset"}, {"GET", "appended"},
 			} {
 				run(w, cmd...)
 			}

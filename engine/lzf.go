@@ -26,17 +26,19 @@ const (
 	lzfMaxRef = 1<<8 + 1<<3
 )
 
-// lzfCompressor holds the hash table between calls (256 KB); not safe for
-// concurrent use.
+// lzfCompressor holds the hash table (256 KB) and the output buffer
+// between calls; not safe for concurrent use.
 type lzfCompressor struct {
 	htab []uint32
 	base uint32 // positions of the current input are stored as base+1+off
+	out  []byte
 }
 
 func lzfIdx(h uint32) uint32 { return ((h >> (3*8 - lzfHLog)) - h*5) & (lzfHSize - 1) }
 
-// compress is lzf_compress(in, out[:outLen]): the compressed bytes, or
-// nil when they would not fit in outLen bytes (or in is empty).
+// compress is lzf_compress(in, out[:outLen]): the compressed bytes (valid
+// until the next call), or nil when they would not fit in outLen bytes (or
+// in is empty).
 func (z *lzfCompressor) compress(in []byte, outLen int) []byte {
 	inLen := len(in)
 	if inLen == 0 || outLen == 0 {
@@ -54,7 +56,10 @@ func (z *lzfCompressor) compress(in []byte, outLen int) []byte {
 	htab := z.htab
 	// lzf_compress never writes past outLen; the slack only turns a
 	// mistake into a refusal below instead of a panic
-	out := make([]byte, outLen+8)
+	if cap(z.out) < outLen+8 || cap(z.out) > 4*(outLen+8)+4096 {
+		z.out = make([]byte, outLen+8)
+	}
+	out := z.out[:outLen+8]
 	ip, op := 0, 0
 	lit := 0
 	op++ // start run

@@ -65,9 +65,14 @@ func (r *rdbReader) fill(n int) error {
 	r.crcBase = crc64Update(r.crcBase, r.buf[:r.pos])
 	k := copy(r.buf[:cap(r.buf)], r.buf[r.pos:])
 	r.buf, r.pos = r.buf[:k], 0
-	for len(r.buf) < n {
+	for empty := 0; len(r.buf) < n; {
 		m, err := r.src.Read(r.buf[len(r.buf):cap(r.buf)])
 		r.buf = r.buf[:len(r.buf)+m]
+		if m == 0 && err == nil {
+			if empty++; empty == 100 { // as bufio: a reader that never progresses
+				err = io.ErrNoProgress
+			}
+		}
 		if err != nil {
 			r.srcErr = err
 			if len(r.buf) < n {

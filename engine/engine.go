@@ -127,6 +127,9 @@ type Stats struct {
 	EvictedKeys    int64 // keys deleted by maxmemory eviction
 }
 
+// initialRandSeed is Rand's state in a new engine.
+const initialRandSeed = 0x6c696d6974646200
+
 // New returns an engine with 16 empty databases.
 func New() *Engine {
 	e := &Engine{Enc: defaultLimits}
@@ -135,7 +138,7 @@ func New() *Engine {
 	for i := range e.DBs {
 		e.DBs[i] = &DB{ID: i}
 	}
-	e.Rand.Seed(0x6c696d6974646200)
+	e.Rand.Seed(initialRandSeed)
 	e.ReadRand.Seed(0x7265616472616e64)
 	e.ev.access.Seed(0x6c6675636f756e74)
 	e.ev.samples = 5

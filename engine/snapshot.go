@@ -18,6 +18,7 @@ import (
 //	s.WriteTo(w)             without Mu, while writes go on
 //	s.Release()              when done (ends the copy-on-write it costs)
 //	e.LoadSnapshot(r)        with Mu held: replaces the state
+//	e.Reset(r)               LoadSnapshot, or a new engine's state (r nil)
 //
 // The format is RDB 10 (rdb.go). A snapshot holds the sixteen databases
 // (keys in bucket order, with their deadlines), the engine's replicated
@@ -270,15 +271,33 @@ func (e *entry) keyEncHint() string {
 	return got
 }
 
-// Reset deletes every key of every database, as FLUSHALL does (WATCHes
-// on them are dirtied) without counting changes.
-func (e *Engine) Reset() {
+// Reset replaces the replicated state (the caller holds Mu): with the
+// snapshot r holds (LoadSnapshot), or, when r is nil, with a new engine's —
+// no keys (WATCHes on them are dirtied, as by FLUSHALL), Rand at its
+// initial seed, an empty script cache — so that replaying a log from its
+// start gives the state it gave the first time. ClockMs stays (the time
+// floor never goes back), and so do the encoding limits (configuration,
+// whose changes reach the log as CONFIG SET).
+func (e *Engine) Reset(r io.Reader) error {
+	if r != nil {
+		return e.LoadSnapshot(r)
+	}
+	var scripts any
+	if scriptsCodec.Load != nil {
+		var err error
+		if scripts, err = scriptsCodec.Load(nil); err != nil {
+			return err
+		}
+	}
 	for _, db := range e.DBs {
 		touchWatched(db, nil, 0)
 		db.dict.clear()
 		db.expires = 0
 		db.expCur = 0
 	}
+	e.Scripts = scripts
+	e.Rand.Seed(initialRandSeed)
+	return nil
 }
 
 // LoadSnapshot replaces the state with the snapshot r holds (the caller

@@ -6,6 +6,7 @@
 package engine
 
 import (
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -186,6 +187,15 @@ type Ctx struct {
 	Eff  *Effects
 	prop propState
 }
+
+// ApplyNow is the time of a command applied from an effect record: no
+// deadline is ever past it, so nothing expires and a deadline already
+// past is stored as data, as on a Redis replica.
+const ApplyNow = math.MinInt64
+
+// Applying reports whether the command is applied from an effect record
+// (no clock, no node-local limits: it was accepted where it executed).
+func (c *Ctx) Applying() bool { return c.Now == ApplyNow }
 
 // ScriptACL is the caller's permission check for commands run by a
 // script: it returns "" when allowed, else the error to raise.
@@ -369,7 +379,8 @@ func (c *Ctx) expireKey(db *DB, e *entry) {
 	key := e.keyStr()
 	db.removeEntry(e)
 	c.E.Stats.ExpiredKeys++
-	c.E.Stats.Dirty++
+	// not a change of the command's (Redis's dirty counter does not move:
+	// a GET that reclaims a key propagates the DEL, not itself)
 	c.propagateDel(db, key)
 	// A WATCH taken while the key was already past its deadline sees no
 	// change when the key is reclaimed (Redis 7.0's touchWatchedKey skips

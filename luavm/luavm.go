@@ -128,15 +128,22 @@ func (st *State) lookupSHA(b []byte) *Script {
 }
 
 // load compiles body and caches it. On a compile error it returns Redis's
-// error text. A body whose compilation would need more than memLimit
-// (lua-memory-limit, ~64 bytes per source byte) is refused as Lua refuses
-// a chunk when it runs out of memory while loading it.
-func (st *State) load(body []byte, memLimit int64) (*Script, string) {
+// error text. A body whose compilation would need more than
+// lua-memory-limit (~64 bytes per source byte) is refused as Lua refuses
+// a chunk when it runs out of memory while loading it; an applied effect
+// is not (it was accepted where it executed, and a follower must not
+// diverge over a node-local setting).
+//
+// A body new to the cache is recorded as a SCRIPT LOAD effect: the cache
+// is state every node must have (Redis 7.0 propagates no such effect, so
+// an EVALSHA would fail on a replica after a failover), and it comes
+// before the effects of the script that brought it.
+func (st *State) load(c *engine.Ctx, body []byte) (*Script, string) {
 	sha := SHA1Hex(body)
 	if s := st.Scripts[sha]; s != nil {
 		return s, ""
 	}
-	if memLimit > 0 && int64(len(body))*compileBytesPerByte > memLimit {
+	if memLimit := c.E.Guard.MemLimit.Load(); memLimit > 0 && !c.Applying() && int64(len(body))*compileBytesPerByte > memLimit {
 		return nil, errCompile + lua.MemErrorText
 	}
 	src := string(body)
@@ -146,6 +153,7 @@ func (st *State) load(body []byte, memLimit int64) (*Script, string) {
 	}
 	s := &Script{SHA: sha, Body: src, proto: proto}
 	st.Scripts[sha] = s
+	c.AlsoPropagate(engine.Args("SCRIPT").S("LOAD").B(body))
 	return s, ""
 }
 
@@ -220,7 +228,7 @@ func evalGeneric(c *engine.Ctx, argv [][]byte, bySHA, ro bool) {
 		}
 	} else {
 		var msg string
-		s, msg = st.load(argv[1], c.E.Guard.MemLimit.Load())
+		s, msg = st.load(c, argv[1])
 		if s == nil {
 			c.W.Error(msg)
 			return
@@ -231,7 +239,7 @@ func evalGeneric(c *engine.Ctx, argv [][]byte, bySHA, ro bool) {
 
 // cmdScriptLoad: SCRIPT LOAD script — compile and cache, reply the SHA1.
 func cmdScriptLoad(c *engine.Ctx, argv [][]byte) {
-	s, msg := StateOf(c.E).load(argv[2], c.E.Guard.MemLimit.Load())
+	s, msg := StateOf(c.E).load(c, argv[2])
 	if s == nil {
 		c.W.Error(msg)
 		return
@@ -263,6 +271,7 @@ func cmdScriptFlush(c *engine.Ctx, argv [][]byte) {
 	if st.vm != nil {
 		st.vm.fns = map[*Script]*lua.LFunction{}
 	}
+	c.AlsoPropagate(engine.Args("SCRIPT").S("FLUSH"))
 	c.W.OK()
 }
 

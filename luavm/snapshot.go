@@ -53,9 +53,14 @@ func loadScripts(fields []engine.AuxField) (any, error) {
 			}
 			st.Rand48 = v
 		case "lua":
-			if _, msg := st.load([]byte(f.Value), 0); msg != "" {
+			// compiled as SCRIPT LOAD would, without its effect or limit:
+			// the body was accepted where the snapshot was taken
+			proto, msg := compile(f.Value)
+			if msg != "" {
 				return nil, fmt.Errorf("a cached script does not compile: %s", msg)
 			}
+			sha := SHA1Hex([]byte(f.Value))
+			st.Scripts[sha] = &Script{SHA: sha, Body: f.Value, proto: proto}
 		}
 	}
 	return st, nil

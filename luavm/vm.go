@@ -430,8 +430,19 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	w.Proto = v.proto
 	sub := &v.sub
 	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff}
+	effBefore := 0
+	if c.Eff != nil {
+		effBefore = len(c.Eff.B)
+	}
 	sub.Call(cmd, argv)
 	sub.W, sub.DB, sub.Deleted = nil, nil, nil
+	if c.Eff != nil {
+		// the effects a script records are held until it ends (its unit's
+		// record): they count against lua-memory-limit like its own data
+		if grown := len(c.Eff.B) - effBefore; grown > 0 {
+			L.ChargeHeld(grown)
+		}
+	}
 	val, _, isErr := v.parseReply(L, w.B, 0)
 	// the arena and the reply buffer are reused between calls; one huge
 	// call must not pin its size for the life of the server

@@ -78,7 +78,7 @@ func (s *Server) authenticate(cl *client, argv0, user, pass []byte) bool {
 	u := s.auth.acl.Authenticate(user, pass)
 	if u == nil {
 		ctx := "toplevel"
-		if cl.multi || cl.ctx.InMulti {
+		if cl.tx.Active || cl.ctx.InMulti {
 			ctx = "multi"
 		}
 		s.logDenied(cl, acl.DeniedAuth, ctx, string(user), string(argv0))
@@ -129,7 +129,7 @@ func (s *Server) permitted(cl *client, cmd *engine.Command, argv [][]byte) (stri
 		return "", false
 	}
 	ctx := "toplevel"
-	if cl.multi {
+	if cl.tx.Active {
 		ctx = "multi"
 	}
 	s.denied(cl, res, ctx, cmd, argv, pos)

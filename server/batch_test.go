@@ -57,8 +57,8 @@ func benchBatchWith(b *testing.B, setup func(s *Server, cl *client), cmd func(i 
 		if err := cl.rd.Fill(); err != nil && err != io.EOF {
 			b.Fatal(err)
 		}
-		s.eng.Mu.Lock()
-		cl.ctx.Now, _ = s.batchClock()
+		s.door.Lock()
+		cl.ctx.Now, _ = s.door.Now()
 		for {
 			argv, err := cl.rd.Next()
 			if err != nil || argv == nil {
@@ -66,7 +66,7 @@ func benchBatchWith(b *testing.B, setup func(s *Server, cl *client), cmd func(i 
 			}
 			s.dispatch(cl, argv)
 		}
-		s.eng.Mu.Unlock()
+		s.door.Unlock()
 		cl.w.B = cl.w.B[:0]
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"limitdb/acl"
+	"limitdb/door"
 	"limitdb/engine"
 	"limitdb/resp"
 )
@@ -28,18 +29,22 @@ type client struct {
 	last  time.Time
 	lastC string
 
-	multi    bool
-	multiErr bool // a queued command was rejected: EXEC aborts
-	queue    [][][]byte
-	watches  []*engine.Watch
-	closeNow bool // close after the replies written so far
-	noEvict  bool
-	noTouch  bool
-	locked   bool
+	tx       door.Tx // WATCHes and the MULTI queue
+	closeNow bool    // close after the replies written so far
+
+	// cluster (replication.go)
+	readonly    bool   // READONLY: a follower serves reads without a barrier
+	barrier     bool   // this batch's read barrier is done
+	fwdWatching bool   // WATCHes were forwarded to the leader
+	ticket      uint64 // the replies of this batch wait for this record
+	batchStart  int    // where this batch's replies start in w.B
+	batchN      int    // commands of this batch
+	noEvict     bool
+	noTouch     bool
+	locked      bool
 
 	user      *acl.User       // the ACL user; checked on every command (auth.go)
 	authed    bool            // authenticated (or the default user needed no password)
-	queueSize int64           // bytes of argv in queue (multiLimit)
 	out       outQueue        // replies the kernel has not accepted yet (output.go)
 	cur       *engine.Command // the command running (containPanic), else nil
 	curBefore int             // len(w.B) when it started
@@ -74,7 +79,8 @@ func (s *Server) serveClient(cl *client) {
 	defer func() {
 		if r := recover(); r != nil {
 			if cl.locked {
-				s.eng.Mu.Unlock()
+				s.door.Unwind(0)
+				s.door.Unlock()
 				cl.locked = false
 			}
 			s.log.Error("connection panic contained", "client", cl.id, "panic", r)
@@ -103,15 +109,25 @@ type batchState struct {
 func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 	defer func() {
 		if cl.cur != nil { // a command was running: contain its panic
-			again = s.containPanic(cl, recover())
+			again = s.containPanic(cl, recover(), 0)
 			b.resume = again
 		}
 	}()
 	release := func() {
 		s.chargeBatch(b.pend, b.t0)
 		b.pend = b.pend[:0]
-		s.eng.Mu.Unlock()
+		s.door.Unlock()
 		cl.locked = false
+		cl.barrier = false
+		if cl.ticket != 0 {
+			// nothing this batch read or wrote may be revealed before
+			// it is committed
+			if err := s.node.Wait(cl.ticket); err != nil {
+				cl.replaceBatch(err.Error())
+			}
+			cl.ticket = 0
+		}
+		cl.batchStart, cl.batchN = len(cl.w.B), 0
 	}
 	for {
 		if !b.resume {
@@ -146,11 +162,13 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 					continue // answered BUSY (a script is running)
 				}
 				cl.locked = true
+				cl.batchStart, cl.batchN = len(cl.w.B), 0
 				// one clock read per batch: every command that runs
 				// under this acquisition of the lock shares its time
-				cl.ctx.Now, b.t0 = s.batchClock()
+				cl.ctx.Now, b.t0 = s.door.Now()
 				cl.last = time.UnixMilli(cl.ctx.Now)
 			}
+			cl.batchN++
 			if st := s.dispatch(cl, argv); st != nil {
 				b.pend = append(b.pend, st)
 			}
@@ -184,22 +202,18 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 
 func (s *Server) dropClient(cl *client) {
 	cl.nc.Close()
+	if cl.fwdWatching {
+		s.node.DropClient(uint64(cl.id))
+	}
 	cl.stopOutput()
-	if len(cl.watches) > 0 {
-		s.eng.Mu.Lock()
-		cl.unwatchAll()
-		s.eng.Mu.Unlock()
+	if cl.tx.Watching() {
+		s.door.Lock()
+		cl.tx.Unwatch()
+		s.door.Unlock()
 	}
 	s.mu.Lock()
 	delete(s.clients, cl.id)
 	s.mu.Unlock()
-}
-
-func (cl *client) unwatchAll() {
-	for _, w := range cl.watches {
-		engine.RemoveWatch(w)
-	}
-	cl.watches = cl.watches[:0]
 }
 
 // connHandler runs a FlagConn command with the engine lock held.
@@ -241,8 +255,8 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	cl.ctx.DB = s.eng.DBs[cl.db]
 	cmd := cl.ctx.Resolve(argv)
 	if cmd == nil {
-		if cl.multi {
-			cl.multiErr = true
+		if cl.tx.Active {
+			cl.tx.Failed = true
 		}
 		cl.execArityAbort(argv)
 		s.countRejected(argv)
@@ -275,13 +289,9 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	} else {
 		cl.ctx.OOM = false
 	}
-	if cl.multi && !isTxnControl(cmd.Name) {
-		q := make([][]byte, len(argv))
-		for i, a := range argv {
-			q[i] = append([]byte(nil), a...)
-		}
-		cl.queue = append(cl.queue, q)
-		if !cl.queued(q) {
+	if cl.tx.Active && !isTxnControl(cmd.Name) {
+		cl.tx.Enqueue(argv)
+		if !cl.queued() {
 			return nil
 		}
 		cl.w.Status("QUEUED")
@@ -308,17 +318,23 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	cl.cur, cl.curBefore = cmd, before // for containPanic
 	var t0 int64
 	if s.slowTimed(cmd) {
-		t0 = nanotime()
+		t0 = door.Nanotime()
 	}
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		connHandlers[cmd.Name](s, cl, argv)
-	} else {
+	} else if s.node == nil {
 		cl.ctx.DB = s.eng.DBs[cl.db]
-		cl.ctx.Call(cmd, argv)
+		s.door.Exec(&cl.ctx, cmd, argv)
+	} else if s.route(cl, cmd, argv) {
+		cl.ctx.DB = s.eng.DBs[cl.db]
+		s.door.Exec(&cl.ctx, cmd, argv)
+		if s.node.Serving() {
+			cl.ticket = s.node.Ticket()
+		}
 	}
 	if t0 != 0 {
-		s.slowlogPush(cl, argv, nanotime()-t0)
+		s.slowlogPush(cl, argv, door.Nanotime()-t0)
 	}
 	cl.cur = nil
 	st := s.statOf(cmd)
@@ -335,8 +351,8 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 // NOPERM): it aborts a MULTI in progress and counts as a rejected call.
 func (s *Server) reject(cl *client, cmd *engine.Command, err string) {
 	cl.w.Error(err)
-	if cl.multi {
-		cl.multiErr = true
+	if cl.tx.Active {
+		cl.tx.Failed = true
 	}
 	s.statOf(cmd).rejected++
 	s.countError([]byte(err))

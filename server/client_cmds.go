@@ -204,7 +204,7 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	num("age", int64(now.Sub(c.born)/time.Second))
 	num("idle", int64(now.Sub(c.last)/time.Second))
 	flags := ""
-	if c.multi {
+	if c.tx.Active {
 		flags += "x"
 	}
 	if isUnixConn(c.nc) {
@@ -225,8 +225,8 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	num("psub", 0)
 	num("ssub", 0)
 	multi := int64(-1)
-	if c.multi {
-		multi = int64(len(c.queue))
+	if c.tx.Active {
+		multi = int64(len(c.tx.Queue))
 	}
 	num("multi", multi)
 	var qbuf, obl, omem int64

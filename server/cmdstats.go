@@ -1,6 +1,9 @@
 package server
 
-import "limitdb/engine"
+import (
+	"limitdb/door"
+	"limitdb/engine"
+)
 
 // chargeBatch shares the time since t0 evenly among the commands of a
 // batch (INFO commandstats usec). The engine lock is held.
@@ -8,7 +11,7 @@ func (s *Server) chargeBatch(pend []*cmdStat, t0 int64) {
 	if len(pend) == 0 {
 		return
 	}
-	share := (nanotime() - t0) / int64(len(pend))
+	share := (door.Nanotime() - t0) / int64(len(pend))
 	for _, st := range pend {
 		st.ns += share
 		if st.ns >= 1000 {

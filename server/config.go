@@ -47,7 +47,10 @@ var params = []*param{
 	{name: "maxmemory", kind: pMem, def: "0"},
 	{name: "maxmemory-policy", kind: pEnum, def: "noeviction", enum: []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}},
 	{name: "databases", kind: pInt, def: "16", immutable: true},
-	{name: "appendonly", kind: pBool, def: "no", cannot: only("no", errNoAOF)},
+	// the Raft log is the append-only file (cluster/): yes, the default,
+	// makes the node a durable cluster (of one unless joined); no keeps
+	// everything in memory. Both are start-up settings in limitdb.
+	{name: "appendonly", kind: pBool, def: "yes", immutable: true},
 	{name: "save", kind: pSave, def: "", cannot: only("", errNoRDB)},
 	{name: "timeout", kind: pInt, def: "0", min: 0, max: 2147483647},
 	{name: "maxclients", kind: pInt, def: "10000", min: 1, max: 4294967295},
@@ -64,7 +67,7 @@ var params = []*param{
 	{name: "slowlog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 64},
 	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no", cannot: only("no", errNoLazyfree)},
-	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}, cannot: only("everysec", errNoAOF)},
+	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}, immutable: true},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647, cannot: only("-2", errListNodes)},
 	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: 2147483647, cannot: only("0", errListCompress)},
 	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
@@ -90,6 +93,20 @@ var params = []*param{
 	{name: "client-output-pause-size", kind: pMem, def: "67108864", min: 16384, max: 9223372036854775807},
 	{name: "enable-debug-command", kind: pEnum, def: "no", enum: []string{"no", "yes", "local"}, immutable: true},
 	{name: "lua-memory-limit", kind: pMem, def: "268435456"}, // limitdb only: see commands.md
+	// limitdb's cluster (cluster/DESIGN.md), start-up settings
+	{name: "node-id", kind: pString, def: "", immutable: true},
+	{name: "raft-addr", kind: pString, def: "", immutable: true},
+	{name: "raft-advertise", kind: pString, def: "", immutable: true},
+	{name: "join", kind: pString, def: "", immutable: true},
+	{name: "cluster-secret", kind: pString, def: "", immutable: true},
+	{name: "leader-wait-ms", kind: pInt, def: "2000", min: 1, max: 3600000, immutable: true},
+	{name: "max-clock-skew-ms", kind: pInt, def: "500", min: 1, max: 3600000, immutable: true},
+	{name: "raft-snapshot-threshold", kind: pInt, def: "8192", min: 1, max: 9223372036854775807, immutable: true},
+	{name: "raft-trailing-logs", kind: pInt, def: "10240", min: 0, max: 9223372036854775807, immutable: true},
+	{name: "raft-snapshot-interval", kind: pInt, def: "120", min: 1, max: 86400, immutable: true},
+	// a test-only offset added to this node's clock (ms): the cluster
+	// tests show its effect on limits and INFO
+	{name: "debug-clock-offset-ms", kind: pInt, def: "0", min: -86400000, max: 86400000, immutable: true},
 }
 
 // applyFn is what CONFIG SET runs after storing a new value, before

@@ -97,8 +97,8 @@ func (s *Server) LoadConfig(path, options string) error {
 		text += "\n" + options
 	}
 	ld := &loader{s: s}
-	s.eng.Mu.Lock()
-	defer s.eng.Mu.Unlock()
+	s.door.Lock()
+	defer s.door.Unlock()
 	if err := ld.load(text); err != nil {
 		return err
 	}

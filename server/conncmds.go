@@ -55,31 +55,23 @@ func cmdSelect(s *Server, cl *client, argv [][]byte) {
 
 // cmdMulti: MULTI — start queueing commands until EXEC or DISCARD.
 func cmdMulti(s *Server, cl *client, argv [][]byte) {
-	if cl.multi {
+	if cl.tx.Active {
 		cl.w.Error(engine.ErrMultiNested)
 		return
 	}
-	cl.multi = true
-	cl.multiErr = false
-	cl.resetQueue()
+	cl.tx.Active = true
 	cl.w.OK()
 }
 
 // cmdDiscard: DISCARD — drop the queue and every WATCH.
 func cmdDiscard(s *Server, cl *client, argv [][]byte) {
-	if !cl.multi {
+	if !cl.tx.Active {
 		cl.w.Error(engine.ErrDiscardNoMulti)
 		return
 	}
-	cl.endMulti()
+	cl.tx.Reset()
+	s.unwatchForwarded(cl)
 	cl.w.OK()
-}
-
-func (cl *client) endMulti() {
-	cl.multi = false
-	cl.multiErr = false
-	cl.resetQueue()
-	cl.unwatchAll()
 }
 
 // cmdExec: EXEC — run the queued commands atomically and reply with an
@@ -87,61 +79,60 @@ func (cl *client) endMulti() {
 // command was rejected while queueing; a null array when a watched key
 // changed or expired since WATCH.
 func cmdExec(s *Server, cl *client, argv [][]byte) {
-	if !cl.multi {
+	if !cl.tx.Active {
 		cl.w.Error(engine.ErrExecNoMulti)
 		return
 	}
-	if cl.multiErr {
-		cl.endMulti()
+	if cl.tx.Failed {
+		cl.tx.Reset()
+		s.unwatchForwarded(cl)
 		cl.w.Error(engine.ErrExecAbort)
 		return
 	}
-	for _, w := range cl.watches {
-		if cl.ctx.WatchChanged(w) {
-			cl.endMulti()
-			cl.w.NullArray()
-			return
-		}
+	if s.node != nil && !s.node.Serving() && !s.forwardExec(cl) {
+		return // a follower's block ran on the leader
 	}
-	queue := cl.queue
-	cl.multi = false
-	cl.unwatchAll()
-	cl.w.Array(len(queue))
-	cl.ctx.InMulti = true
-	for _, q := range queue {
+	// the array header goes first; ExecTx writes nothing when it refuses
+	mark := len(cl.w.B)
+	cl.w.Array(len(cl.tx.Queue))
+	ok := s.door.ExecTx(&cl.ctx, &cl.tx, func(q [][]byte) {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		cmd := cl.ctx.Resolve(q)
 		if cmd == nil || !s.execPermitted(cl, cmd, q) {
-			continue
+			return
 		}
 		s.callContained(cl, cmd, q)
+	})
+	if !ok {
+		cl.w.B = cl.w.B[:mark]
+		cl.w.NullArray()
 	}
-	cl.ctx.InMulti = false
-	cl.resetQueue()
 }
 
 // cmdWatch: WATCH key [key …] — EXEC will fail if any of these keys
 // changes (or expires) before it.
 func cmdWatch(s *Server, cl *client, argv [][]byte) {
-	if cl.multi {
+	if cl.tx.Active {
 		cl.w.Error(engine.ErrWatchInMulti)
 		return
 	}
-	db := s.eng.DBs[cl.db]
-next:
-	for _, k := range argv[1:] {
-		for _, w := range cl.watches {
-			if w.DB == db && w.Key == string(k) {
-				continue next
+	if s.node != nil && !s.node.Serving() {
+		// a follower's WATCH is taken on the leader, where EXEC runs
+		mark := len(cl.w.B)
+		if !s.forward(cl, [][][]byte{argv}) {
+			if len(cl.w.B) > mark && cl.w.B[mark] == '+' {
+				cl.fwdWatching = true
 			}
+			return
 		}
-		cl.watches = append(cl.watches, cl.ctx.AddWatch(db, string(k)))
 	}
+	cl.tx.Watch(&cl.ctx, s.eng.DBs[cl.db], argv[1:])
 	cl.w.OK()
 }
 
 // cmdUnwatch: UNWATCH — forget every WATCH of this connection.
 func cmdUnwatch(s *Server, cl *client, argv [][]byte) {
-	cl.unwatchAll()
+	cl.tx.Unwatch()
+	s.unwatchForwarded(cl)
 	cl.w.OK()
 }

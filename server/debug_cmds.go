@@ -30,9 +30,9 @@ func init() {
 // (embedding, tests), as the config file would, without applying the rest
 // of the configuration.
 func (s *Server) SetDebugCommand(mode string) {
-	s.eng.Mu.Lock()
+	s.door.Lock()
 	s.conf.params["enable-debug-command"] = mode
-	s.eng.Mu.Unlock()
+	s.door.Unlock()
 }
 
 // debugAllowed is Redis's allowProtectedAction for enable-debug-command.

@@ -114,10 +114,10 @@ func FuzzCommandArgs(f *testing.F) {
 		defer s.dropClient(cl)
 		run := func(args ...[]byte) []byte {
 			cl.w.B = cl.w.B[:0]
-			s.eng.Mu.Lock()
-			cl.ctx.Now, _ = s.batchClock()
+			s.door.Lock()
+			cl.ctx.Now, _ = s.door.Now()
 			s.dispatch(cl, args)
-			s.eng.Mu.Unlock()
+			s.door.Unlock()
 			return cl.w.B
 		}
 		run([]byte("FLUSHALL"))

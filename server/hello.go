@@ -119,10 +119,11 @@ func cmdAuth(s *Server, cl *client, argv [][]byte) {
 // RESP2, clear the name and the NO-EVICT/NO-TOUCH flags; replies +RESET
 // (in the protocol the client had before).
 func cmdReset(s *Server, cl *client, argv [][]byte) {
-	if cl.multi {
-		cl.endMulti()
+	if cl.tx.Active {
+		cl.tx.Reset()
 	}
-	cl.unwatchAll()
+	cl.tx.Unwatch()
+	s.unwatchForwarded(cl)
 	cl.db = 0
 	cl.name = ""
 	cl.noEvict = false

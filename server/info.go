@@ -38,6 +38,7 @@ var infoSections = []struct {
 	{"commandstats", false, infoCommandstats},
 	{"errorstats", true, infoErrorstats},
 	{"cluster", true, infoCluster},
+	{"raft", true, infoRaft},
 	{"keyspace", true, infoKeyspace},
 }
 
@@ -215,6 +216,9 @@ func infoStats(s *Server, b []byte) []byte {
 }
 
 func infoReplication(s *Server, b []byte) []byte {
+	if s.node != nil {
+		return infoReplicationCluster(s, b)
+	}
 	b = kv(b, "role", "master")
 	b = kv(b, "connected_slaves", 0)
 	b = kv(b, "master_failover_state", "no-failover")

@@ -34,11 +34,11 @@ func (s *Server) closeIdleClients() {
 		return
 	}
 	now := time.Now()
-	s.eng.Mu.Lock()
+	s.door.Lock()
 	for _, c := range s.sortedClients() {
 		if now.Sub(c.lastInteraction()) > time.Duration(limit)*time.Second {
 			c.nc.Close()
 		}
 	}
-	s.eng.Mu.Unlock()
+	s.door.Unlock()
 }

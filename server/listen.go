@@ -52,8 +52,8 @@ const tlsHandshakeTimeout = 10 * time.Second
 // adds a unix-socket listener. A tls-port needs a valid TLS configuration.
 // On failure nothing stays open.
 func (s *Server) Listen() (err error) {
-	s.eng.Mu.Lock()
-	defer s.eng.Mu.Unlock()
+	s.door.Lock()
+	defer s.door.Unlock()
 	s.net.mu.Lock()
 	defer s.net.mu.Unlock()
 	defer func() {

@@ -97,7 +97,7 @@ func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
 	m := &s.mem
 	m.refresh(ctx.Now)
 	over := m.used() - m.limit
-	if over <= 0 {
+	if over <= 0 || !s.executes() {
 		return engine.EvictOK
 	}
 	if m.pendingFree > m.limit/4 {
@@ -110,7 +110,7 @@ func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
 		m.collect()
 		return engine.EvictRunning
 	}
-	freed, res := ctx.Evict(over, evictBatch)
+	freed, res := s.door.Evict(ctx, over, evictBatch)
 	m.pendingFree += freed
 	return res
 }
@@ -134,22 +134,22 @@ func (s *Server) rejectOOM(cl *client, cmd *engine.Command, argv [][]byte) bool 
 	}
 	reject := cmd.Has(engine.FlagDenyOOM)
 	control := isTxnControl(cmd.Name) && cmd.Name != "multi" && cmd.Name != "watch"
-	if cl.multi && !control {
+	if cl.tx.Active && !control {
 		reject = true
 	}
-	if cl.multi && cmd.Name == "exec" && queueDeniesOOM(cl.queue) {
+	if cl.tx.Active && cmd.Name == "exec" && queueDeniesOOM(cl.tx.Queue) {
 		s.statOf(cmd).rejected++
 		msg := "EXECABORT Transaction discarded because of: " + engine.ErrOOM
 		cl.w.Error(msg)
 		s.countError([]byte(msg))
-		cl.endMulti()
+		cl.tx.Reset()
 		return true
 	}
 	if !reject {
 		return false
 	}
-	if cl.multi {
-		cl.multiErr = true
+	if cl.tx.Active {
+		cl.tx.Failed = true
 	}
 	s.statOf(cmd).rejected++
 	cl.w.Error(engine.ErrOOM)
@@ -185,7 +185,8 @@ func (s *Server) applyMaxmemory() {
 	s.eng.SetEvictPolicy(pol, samples)
 	s.setGoMemoryLimit()
 	if s.mem.limit != 0 {
-		ctx := engine.Ctx{E: s.eng, Now: s.now()}
+		now, _ := s.door.Now()
+		ctx := engine.Ctx{E: s.eng, Now: now}
 		s.mem.sampledAt = -1
 		s.performEvictions(&ctx)
 	}

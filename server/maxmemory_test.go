@@ -48,10 +48,10 @@ func TestGoMemoryLimit(t *testing.T) {
 	orig := debug.SetMemoryLimit(-1)
 	a, b := New(Config{}, nil), New(Config{}, nil)
 	set := func(s *Server, v string) {
-		s.eng.Mu.Lock()
+		s.door.Lock()
 		s.conf.params["maxmemory"] = v
 		s.applyMaxmemory()
-		s.eng.Mu.Unlock()
+		s.door.Unlock()
 	}
 	set(a, "1073741824")
 	if got := debug.SetMemoryLimit(-1); got != 1<<30+1<<28 {
@@ -77,8 +77,8 @@ func TestGoMemoryLimit(t *testing.T) {
 // the bookkeeping.
 func TestEvictionWaitsForCollector(t *testing.T) {
 	s := New(Config{}, nil)
-	s.eng.Mu.Lock()
-	defer s.eng.Mu.Unlock()
+	s.door.Lock()
+	defer s.door.Unlock()
 	ctx := engine.Ctx{E: s.eng, DB: s.eng.DBs[0], W: resp.NewWriter(), Now: 1}
 	for i := 0; i < 100; i++ {
 		ctx.Exec([][]byte{[]byte("SET"), []byte("k" + strconv.Itoa(i)), []byte("v")})

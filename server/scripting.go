@@ -21,20 +21,20 @@ const (
 // for on the mutex as usual. It returns false when it answered without the
 // lock.
 func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
-	if s.eng.Mu.TryLock() {
+	if s.door.TryLock() {
 		return true
 	}
 	g := &s.eng.Guard
 	for {
 		start := g.StartMs.Load()
 		if start == 0 || time.Now().UnixMilli()-start < 2 {
-			s.eng.Mu.Lock()
+			s.door.Lock()
 			return true
 		}
 		if s.scriptBusy(cl, argv) {
 			return false
 		}
-		if s.eng.Mu.TryLock() {
+		if s.door.TryLock() {
 			return true
 		}
 		time.Sleep(time.Millisecond)

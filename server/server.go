@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"limitdb/cluster"
+	"limitdb/door"
 	"limitdb/engine"
 	"limitdb/resp"
 )
@@ -35,15 +37,23 @@ type Config struct {
 	QueryBufferLimit int64
 	// RequirePass is requirepass at start-up (the default user's password).
 	RequirePass string
+	// Effects, when set, receives the record of every unit that changed
+	// something, in execution order: tests read the effect stream there.
+	Effects door.Log
 }
 
 // Server serves the Redis protocol over TCP.
 type Server struct {
 	cfg  Config
 	eng  *engine.Engine
-	log  *slog.Logger
-	net  netState
-	conf *runtimeConfig
+	door *door.Door // the one way to the engine: its lock, its clock, every change
+	node *cluster.Node
+	// fwdClients are followers' clients with state on this leader
+	// (WATCHes, a block being run); guarded by the engine lock
+	fwdClients map[fwdKey]*client
+	log        *slog.Logger
+	net        netState
+	conf       *runtimeConfig
 
 	configFile string // absolute path of the file LoadConfig read ("" when none)
 
@@ -53,7 +63,6 @@ type Server struct {
 	closing atomic.Bool
 	wg      sync.WaitGroup
 
-	lastNow atomic.Int64
 	started time.Time
 	stats   serverStats
 	stop    chan struct{}
@@ -106,11 +115,14 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	s := &Server{
 		cfg:     cfg,
 		eng:     eng,
+		door:    door.New(eng, cfg.Effects),
 		log:     cfg.Log,
 		clients: make(map[int64]*client),
 		started: time.Now(),
 		stop:    make(chan struct{}),
 		conf:    newRuntimeConfig(),
+
+		fwdClients: map[fwdKey]*client{},
 	}
 	s.log = slog.New(levelHandler{cfg.Log.Handler(), &s.net.level})
 	eng.Log = s.scriptLog
@@ -125,6 +137,12 @@ func New(cfg Config, eng *engine.Engine) *Server {
 
 // Engine returns the server's engine.
 func (s *Server) Engine() *engine.Engine { return s.eng }
+
+// Door returns the server's door (the cluster proposes its records).
+func (s *Server) Door() *door.Door { return s.door }
+
+// SetNode makes the server a member of a cluster (before Serve).
+func (s *Server) SetNode(n *cluster.Node) { s.node = n }
 
 // ListenAndServe is Listen then Serve.
 func (s *Server) ListenAndServe() error {
@@ -155,27 +173,15 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	if s.node != nil {
+		s.node.Close()
+	}
 	// give back this server's share of the process's Go memory limit
-	s.eng.Mu.Lock()
+	s.door.Lock()
 	s.mem.limit = 0
 	s.setGoMemoryLimit()
-	s.eng.Mu.Unlock()
+	s.door.Unlock()
 	return err
-}
-
-// now is the time of the next command: wall-clock milliseconds, never lower
-// than the previous command's.
-func (s *Server) now() int64 {
-	t := time.Now().UnixMilli()
-	for {
-		last := s.lastNow.Load()
-		if t <= last {
-			return last
-		}
-		if s.lastNow.CompareAndSwap(last, t) {
-			return t
-		}
-	}
 }
 
 // cron runs the active expiry cycle like Redis's serverCron: hz times a
@@ -206,16 +212,15 @@ func (s *Server) cron() {
 		s.trackOutputPeaks()
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {
-			s.eng.Mu.Lock()
-			ctx := engine.Ctx{E: s.eng, Now: s.now()}
+			s.door.Lock()
+			now, _ := s.door.Now()
+			ctx := engine.Ctx{E: s.eng, Now: now}
 			found := 0
-			if !s.activeExpireOff.Load() {
-				for _, db := range s.eng.DBs {
-					found += ctx.ActiveExpire(db, 64)
-				}
+			if !s.activeExpireOff.Load() && s.executes() {
+				found = s.door.ActiveExpire(&ctx, 64)
 			}
 			s.memCron(&ctx)
-			s.eng.Mu.Unlock()
+			s.door.Unlock()
 			if found < 16 {
 				break
 			}

@@ -20,9 +20,9 @@ func (cl *client) execArityAbort(argv [][]byte) {
 		cl.w.B = cl.w.B[:len(cl.w.B)-n]
 	}
 	cl.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
-	if cl.multi {
-		cl.endMulti()
+	if cl.tx.Active {
+		cl.tx.Reset()
 	} else {
-		cl.unwatchAll()
+		cl.tx.Unwatch()
 	}
 }

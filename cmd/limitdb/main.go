@@ -125,6 +125,10 @@ func main() {
 		log.Error("listen failed", "err", err)
 		os.Exit(1)
 	}
+	if err := srv.StartCluster(); err != nil {
+		log.Error("cluster start failed", "err", err)
+		os.Exit(1)
+	}
 	addr := ""
 	if a := srv.Addr(); a != nil {
 		addr = a.String()

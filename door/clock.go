@@ -1,4 +1,4 @@
-package server
+package door
 
 import (
 	"sync/atomic"
@@ -14,10 +14,13 @@ import (
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
 
+// Nanotime is the monotonic clock in ns, for callers timing commands.
+func Nanotime() int64 { return nanotime() }
+
 // wallOffset is wall-clock ns minus nanotime, resynchronised with the wall
 // clock at most every clockResync, so that a batch of commands needs one
 // monotonic read to know its time. It belongs to the machine's clocks, not
-// to one Server, so it is shared.
+// to one Door, so it is shared.
 var (
 	wallOffset atomic.Int64
 	wallSynced atomic.Int64 // nanotime of the last resync; 0 = never
@@ -25,11 +28,12 @@ var (
 
 const clockResync = int64(10 * time.Millisecond)
 
-// batchClock returns the time of the commands about to run under a fresh
-// acquisition of the engine lock (unix ms, never lower than the previous
-// batch's, as now() guarantees) and the monotonic ns at which the batch
-// started.
-func (s *Server) batchClock() (ms, mono int64) {
+// Now returns the time of the units about to run under the lock the caller
+// holds (unix ms) and the monotonic ns it was read at. It is never lower
+// than the time of any unit executed before, by this process or by the
+// ones whose state it restored: the floor, Engine.ClockMs, is replicated
+// state that snapshots carry.
+func (d *Door) Now() (ms, mono int64) {
 	mono = nanotime()
 	if last := wallSynced.Load(); last == 0 || mono-last > clockResync {
 		wall := time.Now().UnixNano()
@@ -37,14 +41,14 @@ func (s *Server) batchClock() (ms, mono int64) {
 		wallOffset.Store(wall - mono)
 		wallSynced.Store(mono)
 	}
-	t := (mono + wallOffset.Load()) / 1e6
-	for {
-		prev := s.lastNow.Load()
-		if t <= prev {
-			return prev, mono
-		}
-		if s.lastNow.CompareAndSwap(prev, t) {
-			return t, mono
-		}
+	t := (mono+wallOffset.Load())/1e6 + d.Skew
+	if t <= d.E.ClockMs {
+		return d.E.ClockMs, mono
 	}
+	if !d.E.NoLazyDelete {
+		// the floor is the executing node's: a follower's reads use its
+		// own clock, its floor moves only with what it applies
+		d.E.ClockMs = t
+	}
+	return t, mono
 }

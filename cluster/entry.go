@@ -1,0 +1,113 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// A log entry carries a batch of unit records: everything the leader
+// executed while the previous batch was being committed (group commit).
+//
+//	byte     format version (entryVersion)
+//	uvarint  leader epoch: which stint of which leader executed the batch
+//	uvarint  sequence of the batch's first record (records are numbered
+//	         in execution order within an epoch)
+//	varint   now: the leader's time floor (Engine.ClockMs) when it cut
+//	         the batch; followers raise theirs to it
+//	uvarint  number of forwarded unit IDs, then each as two uvarints
+//	         (session, sequence): the units of followers' clients the
+//	         batch holds, so that none is executed twice
+//	uvarint  number of records, then each as uvarint length + bytes
+//	         (a record is one unit's effects, door.appendRecord)
+//
+// A node that meets a newer format version refuses the entry: it stops
+// rather than apply what it cannot read.
+const entryVersion = 1
+
+type unitID struct{ session, seq uint64 }
+
+type entryHeader struct {
+	epoch    uint64
+	firstSeq uint64
+	now      int64
+	ids      []unitID
+	nrec     int
+}
+
+var errEntryShort = errors.New("cluster: truncated log entry")
+
+// appendEntryHeader writes the header; the records follow (appendRecord).
+func appendEntryHeader(b []byte, h *entryHeader) []byte {
+	b = append(b, entryVersion)
+	b = binary.AppendUvarint(b, h.epoch)
+	b = binary.AppendUvarint(b, h.firstSeq)
+	b = binary.AppendVarint(b, h.now)
+	b = binary.AppendUvarint(b, uint64(len(h.ids)))
+	for _, id := range h.ids {
+		b = binary.AppendUvarint(b, id.session)
+		b = binary.AppendUvarint(b, id.seq)
+	}
+	return binary.AppendUvarint(b, uint64(h.nrec))
+}
+
+func appendEntryRecord(b, rec []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(rec)))
+	return append(b, rec...)
+}
+
+// decodeEntry parses data's header and returns it with the records
+// (slices of data).
+func decodeEntry(data []byte) (h entryHeader, recs [][]byte, err error) {
+	if len(data) == 0 {
+		return h, nil, errEntryShort
+	}
+	if data[0] != entryVersion {
+		return h, nil, fmt.Errorf("cluster: log entry format version %d, this binary reads %d: upgrade it", data[0], entryVersion)
+	}
+	p := data[1:]
+	u := func() uint64 {
+		if err != nil {
+			return 0
+		}
+		v, n := binary.Uvarint(p)
+		if n <= 0 {
+			err = errEntryShort
+			return 0
+		}
+		p = p[n:]
+		return v
+	}
+	h.epoch = u()
+	h.firstSeq = u()
+	if err == nil {
+		v, n := binary.Varint(p)
+		if n <= 0 {
+			return h, nil, errEntryShort
+		}
+		h.now, p = v, p[n:]
+	}
+	nid := u()
+	if err == nil && nid > uint64(len(p)) {
+		return h, nil, errEntryShort
+	}
+	for i := uint64(0); i < nid && err == nil; i++ {
+		h.ids = append(h.ids, unitID{u(), u()})
+	}
+	nrec := u()
+	if err == nil && nrec > uint64(len(p)) {
+		return h, nil, errEntryShort
+	}
+	h.nrec = int(nrec)
+	for i := 0; i < h.nrec && err == nil; i++ {
+		l := u()
+		if err == nil && l > uint64(len(p)) {
+			err = errEntryShort
+		}
+		if err == nil {
+			recs = append(recs, p[:l])
+			p = p[l:]
+		}
+	}
+	return h, recs, err
+}

@@ -1,0 +1,279 @@
+package cluster
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+
+	"limitdb/engine"
+)
+
+// fsm is Raft's state machine: the engine behind the door, plus the
+// table of forwarded units already executed.
+//
+// The leader executes units before they are committed (speculation), so
+// Raft hands it entries whose effects its engine already holds: an entry
+// of the epoch this node is executing under is only counted, never
+// applied again. Every other entry — a follower's, a former leader's, the
+// node's own from an epoch it lost — is applied. When the node stops
+// being the leader it rebuilds its engine from the newest snapshot and
+// the log up to the last applied index (reset), so that effects executed
+// and never committed disappear, and entries of its old epoch that the
+// next leader commits are then applied like any other.
+type fsm struct {
+	n *Node
+
+	mu       sync.Mutex // the state-machine lock: Apply, Snapshot, Restore, reset
+	applied  uint64     // Raft index of the last entry applied or counted
+	ownEpoch uint64     // the epoch this node executes under; 0: none
+	ownSeq   uint64     // last record sequence of ownEpoch that Raft applied
+	units    map[uint64]uint64
+	// installed counts snapshots installed from the leader (INFO; read
+	// without f.mu, which callers holding the engine lock must not take)
+	installed atomic.Int64
+}
+
+func newFSM(n *Node) *fsm { return &fsm{n: n, units: map[uint64]uint64{}} }
+
+// errApply stops the node: an effect that fails to apply would leave this
+// node's state different from the others', and skipping it is never safe.
+type errApply struct {
+	index uint64
+	err   error
+}
+
+func (e *errApply) Error() string {
+	return fmt.Sprintf("cluster: log entry %d cannot be applied: %v", e.index, e.err)
+}
+
+// Apply implements raft.FSM.
+func (f *fsm) Apply(l *raft.Log) interface{} {
+	f.mu.Lock()
+	err := f.apply(l)
+	f.mu.Unlock()
+	if err != nil {
+		f.n.fatal(err)
+		return err
+	}
+	f.n.notifyApplied(l.Index)
+	return nil
+}
+
+// apply applies or counts one log entry; f.mu is held.
+func (f *fsm) apply(l *raft.Log) error {
+	f.applied = l.Index
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	h, recs, err := decodeEntry(l.Data)
+	if err != nil {
+		return &errApply{l.Index, err}
+	}
+	if h.epoch != 0 && h.epoch == f.ownEpoch {
+		f.ownSeq = h.firstSeq + uint64(h.nrec) - 1
+		return nil
+	}
+	d := f.n.door
+	d.Lock()
+	defer d.Unlock()
+	for _, rec := range recs {
+		if err := d.Apply(rec); err != nil {
+			return &errApply{l.Index, err}
+		}
+	}
+	if h.now > d.E.ClockMs {
+		d.E.ClockMs = h.now
+	}
+	for _, id := range h.ids {
+		if id.seq > f.units[id.session] {
+			f.units[id.session] = id.seq
+		}
+	}
+	return nil
+}
+
+// seenUnit reports whether a forwarded unit was already executed. The
+// table is guarded by the engine lock (apply, Snapshot, restore and the
+// leader's execution all hold it).
+func (f *fsm) seenUnit(id unitID) bool { return id.seq <= f.units[id.session] }
+
+// markUnit records a forwarded unit the leader executes.
+func (f *fsm) markUnit(id unitID) {
+	if id.seq > f.units[id.session] {
+		f.units[id.session] = id.seq
+	}
+}
+
+var errSpeculating = errors.New("cluster: the leader has executed units not yet applied; snapshot refused (it pauses and retries)")
+
+// Snapshot implements raft.FSM. The capture must equal the state at the
+// last applied index: a leader whose engine holds executed units not yet
+// applied refuses (Raft only logs the error); Node.snapshot pauses the
+// leader and asks again.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.n.door
+	paused := f.n.pause.Swap(nil) // one capture per pause
+	if paused == nil {
+		d.Lock()
+		defer d.Unlock()
+	}
+	if f.ownEpoch != 0 && f.n.prop.seq.Load() != f.ownSeq {
+		return nil, errSpeculating
+	}
+	if paused != nil {
+		defer close(*paused)
+	}
+	s := &fsmSnapshot{applied: f.applied, state: d.E.Capture()}
+	s.units = make([]unitID, 0, len(f.units))
+	for k, v := range f.units {
+		s.units = append(s.units, unitID{k, v})
+	}
+	sort.Slice(s.units, func(i, j int) bool { return s.units[i].session < s.units[j].session })
+	f.n.snapshotTaken()
+	return s, nil
+}
+
+// A snapshot is a short cluster header, then the engine's snapshot (RDB):
+//
+//	"LDBRAFT" byte(version) uvarint(applied index)
+//	uvarint(n) n × (uvarint session, uvarint seq)
+const snapMagic = "LDBRAFT"
+const snapVersion = 1
+
+type fsmSnapshot struct {
+	applied uint64
+	units   []unitID
+	state   *engine.Snapshot
+}
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	w := bufio.NewWriterSize(sink, 256<<10)
+	b := append([]byte(snapMagic), snapVersion)
+	b = binary.AppendUvarint(b, s.applied)
+	b = binary.AppendUvarint(b, uint64(len(s.units)))
+	for _, u := range s.units {
+		b = binary.AppendUvarint(b, u.session)
+		b = binary.AppendUvarint(b, u.seq)
+	}
+	_, err := w.Write(b)
+	if err == nil {
+		_, err = s.state.WriteTo(w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() { s.state.Release() }
+
+// Restore implements raft.FSM: the engine is replaced by the snapshot's.
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.restore(rc); err != nil {
+		return err
+	}
+	f.installed.Add(1)
+	f.n.notifyApplied(f.applied)
+	return nil
+}
+
+// restore loads a snapshot into a fresh engine; f.mu is held.
+func (f *fsm) restore(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	magic := make([]byte, len(snapMagic)+1)
+	if _, err := io.ReadFull(br, magic); err != nil {
+		return fmt.Errorf("cluster: snapshot header: %w", err)
+	}
+	if string(magic[:len(snapMagic)]) != snapMagic {
+		return errors.New("cluster: not a limitdb cluster snapshot")
+	}
+	if magic[len(snapMagic)] != snapVersion {
+		return fmt.Errorf("cluster: snapshot format version %d, this binary reads %d: upgrade it", magic[len(snapMagic)], snapVersion)
+	}
+	applied, err := binary.ReadUvarint(br)
+	if err != nil {
+		return err
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return err
+	}
+	units := map[uint64]uint64{}
+	for i := uint64(0); i < n; i++ {
+		k, err1 := binary.ReadUvarint(br)
+		v, err2 := binary.ReadUvarint(br)
+		if err1 != nil || err2 != nil {
+			return errors.New("cluster: truncated snapshot header")
+		}
+		units[k] = v
+	}
+	d := f.n.door
+	d.Lock()
+	defer d.Unlock()
+	if err := d.E.Reset(br); err != nil {
+		return err
+	}
+	f.units = units
+	f.applied = applied
+	return nil
+}
+
+// reset rebuilds the engine from the newest snapshot and the log up to
+// the last applied index, dropping effects executed under an epoch that
+// ended. The caller holds f.mu and has stopped execution (ownEpoch 0).
+func (f *fsm) reset() error {
+	target := f.applied
+	d := f.n.door
+	from := uint64(0)
+	metas, err := f.n.snaps.List()
+	if err != nil {
+		return err
+	}
+	if len(metas) > 0 {
+		_, rc, err := f.n.snaps.Open(metas[0].ID)
+		if err != nil {
+			return err
+		}
+		err = f.restore(rc)
+		rc.Close()
+		if err != nil {
+			return err
+		}
+		from = metas[0].Index
+	} else {
+		d.Lock()
+		err := d.E.Reset(nil)
+		f.units = map[uint64]uint64{}
+		d.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	for i := from + 1; i <= target; i++ {
+		var l raft.Log
+		if err := f.n.logs.GetLog(i, &l); err != nil {
+			return fmt.Errorf("cluster: rebuilding from the log, entry %d: %w", i, err)
+		}
+		if err := f.apply(&l); err != nil {
+			return err
+		}
+	}
+	f.applied = target
+	return nil
+}

@@ -1,0 +1,474 @@
+// Package cluster replicates limitdb's state with Raft (hashicorp/raft on
+// raft-boltdb): the leader executes units through the door, the log
+// carries their effects, followers apply them, and a client's reply waits
+// until its effects are committed. See DESIGN.md.
+package cluster
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"limitdb/door"
+)
+
+// Config is one node's cluster settings.
+type Config struct {
+	NodeID   string // stable across restarts; kept in Dir when generated
+	RaftAddr string // host:port for Raft, forwarding and joins; "" = a cluster of one that nobody can join
+	// Advertise is the Raft address the others use, when not RaftAddr
+	// (a proxy or NAT in between).
+	Advertise string
+	// ClientAddr is where clients reach this node (ROLE, INFO replication).
+	ClientAddr string
+	Dir        string // the Raft log, stable store and snapshots live in Dir/raft
+	Join       string // a member's client address (host:port) to join through, on first start
+	Secret     string // cluster-secret: required of every peer when set
+	// AppendFsync is Redis's appendfsync: always, everysec or no.
+	AppendFsync string
+	// LeaderWait bounds how long a command waits for a leader before
+	// -CLUSTERDOWN (default 2 s).
+	LeaderWait time.Duration
+	// MaxClockSkew: past it a node logs loudly and hands leadership away
+	// (default 500 ms).
+	MaxClockSkew time.Duration
+	// Snapshot policy (0: defaults). Tests lower them.
+	SnapshotThreshold uint64
+	TrailingLogs      uint64
+	SnapshotInterval  time.Duration
+	Log               *slog.Logger
+	// JoinAuth authenticates the join request on the member's client port
+	// (its requirepass or ACL user), when that port requires it.
+	JoinUser, JoinPass string
+}
+
+func (c *Config) applyTimeout() time.Duration { return 10 * time.Second }
+
+func (c *Config) leaderWait() time.Duration {
+	if c.LeaderWait > 0 {
+		return c.LeaderWait
+	}
+	return 2 * time.Second
+}
+
+func (c *Config) maxSkew() time.Duration {
+	if c.MaxClockSkew > 0 {
+		return c.MaxClockSkew
+	}
+	return 500 * time.Millisecond
+}
+
+// Node is one member of a limitdb cluster.
+type Node struct {
+	cfg  Config
+	log  *slog.Logger
+	door *door.Door
+
+	raft   *raft.Raft
+	logs   raft.LogStore
+	stable *raftboltdb.BoltStore
+	logDB  *raftboltdb.BoltStore
+	snaps  *raft.FileSnapshotStore
+	trans  raft.Transport
+	mux    *mux
+	fsm    *fsm
+	prop   *proposer
+	fwd    *forwarder
+	fsrv   *forwardServer
+	exec   Executor
+
+	// serving is the epoch this node executes under while it is the
+	// leader and has applied everything before its term (0 otherwise).
+	// Written with the engine lock held; read by the server under it.
+	serving atomic.Uint64
+	// role for INFO and ROLE: raft.RaftState, refreshed by the monitor
+	state atomic.Uint32
+
+	skewMs       atomic.Int64 // measured offset of this node's clock from the leader's
+	leaderClient atomic.Value // the leader's client address, from pings (string)
+	appliedW     appliedWaiter
+	stats        Stats
+	closing      chan struct{}
+	closeOnce    sync.Once
+	wg           sync.WaitGroup
+	fatalOnce    sync.Once
+	syncFile     *os.File // everysec: the log store file, fsynced every second
+	lastSnap     atomic.Int64
+	// pause is set while the leader holds the engine lock for a snapshot
+	// (snapshot.go): the FSM captures under that lock and closes the channel
+	pause atomic.Pointer[chan struct{}]
+}
+
+// Stats are the slow-path counters INFO shows.
+type Stats struct {
+	Forwarded     atomic.Int64 // units forwarded to the leader
+	ForwardErrors atomic.Int64
+	ReadBarriers  atomic.Int64 // linearizable read barriers (ReadIndex)
+	LeaderWaits   atomic.Int64 // commands that waited for a leader
+	ClusterDown   atomic.Int64 // -CLUSTERDOWN replies
+	Unknown       atomic.Int64 // units answered with an unknown outcome
+}
+
+// Executor runs units forwarded by followers as a client of this node
+// would (ACL, MULTI, scripts); the server implements it.
+type Executor interface {
+	// ExecForwarded runs u's commands with the engine lock held and
+	// returns their replies (concatenated).
+	ExecForwarded(u *Unit) []byte
+	// DropSession forgets the state of a forwarding session's clients
+	// (their WATCHes), or of one client when client != 0.
+	DropSession(session, client uint64)
+}
+
+// ErrClusterDown answers a command that found no leader in time.
+var ErrClusterDown = errors.New("CLUSTERDOWN The cluster is down: no leader was elected in time")
+
+// New opens (or creates) the node's Raft state in cfg.Dir and starts it.
+// d is the door of the node's engine; its log becomes the node's.
+func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	n := &Node{cfg: cfg, log: cfg.Log, door: d, exec: exec, closing: make(chan struct{})}
+	n.leaderClient.Store("")
+	n.appliedW.cond = sync.NewCond(&n.appliedW.mu)
+	n.fsm = newFSM(n)
+	n.prop = newProposer(n)
+	dir := filepath.Join(cfg.Dir, "raft")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	if n.cfg.NodeID == "" {
+		id, err := nodeID(dir)
+		if err != nil {
+			return nil, err
+		}
+		n.cfg.NodeID = id
+	}
+	if err := n.openStores(dir); err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	if err := n.openTransport(); err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(n.cfg.NodeID)
+	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
+	rc.SnapshotThreshold = 8192
+	rc.TrailingLogs = 10240
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	if cfg.TrailingLogs > 0 {
+		rc.TrailingLogs = cfg.TrailingLogs
+	}
+	if cfg.SnapshotInterval > 0 {
+		rc.SnapshotInterval = cfg.SnapshotInterval
+	}
+	// Faster failure detection than the defaults (1 s), suited to a LAN:
+	// the bound is a new leader within 3 s of a kill.
+	rc.HeartbeatTimeout = 500 * time.Millisecond
+	rc.ElectionTimeout = 500 * time.Millisecond
+	rc.LeaderLeaseTimeout = 250 * time.Millisecond
+	rc.BatchApplyCh = true
+	rc.MaxAppendEntries = 256
+	existing, err := raft.HasExistingState(n.logs, n.stable, n.snaps)
+	if err != nil {
+		n.close()
+		return nil, err
+	}
+	r, err := raft.NewRaft(rc, n.fsm, n.logs, n.stable, n.snaps, n.trans)
+	if err != nil {
+		n.close()
+		return nil, err
+	}
+	n.raft = r
+	d.SetLog(n.prop)
+	n.fwd = newForwarder(n)
+	n.wg.Add(4)
+	go func() { defer n.wg.Done(); n.snapshotLoop(rc.SnapshotThreshold, time.Second) }()
+	go func() { defer n.wg.Done(); n.prop.run() }()
+	go func() { defer n.wg.Done(); n.monitor() }()
+	go func() { defer n.wg.Done(); n.syncLoop() }()
+	switch {
+	case existing:
+		n.log.Info("cluster: restarting from the Raft state in dir", "node", n.cfg.NodeID, "dir", dir)
+	case cfg.Join != "":
+		if err := n.join(); err != nil {
+			n.Close()
+			return nil, err
+		}
+	default:
+		addr := n.trans.LocalAddr()
+		f := r.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: addr}}})
+		if err := f.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+			n.Close()
+			return nil, err
+		}
+		n.log.Info("cluster: bootstrapped a cluster of one", "node", n.cfg.NodeID, "raft-addr", string(addr))
+	}
+	return n, nil
+}
+
+// nodeID reads the node's ID from dir, or makes one and keeps it there.
+func nodeID(dir string) (string, error) {
+	p := filepath.Join(dir, "node-id")
+	if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
+		return string(b), nil
+	}
+	var r [8]byte
+	rand.Read(r[:])
+	id := fmt.Sprintf("%x", r[:])
+	return id, os.WriteFile(p, []byte(id), 0o640)
+}
+
+// openStores opens the log store (synced as appendfsync says) and a
+// separate, always synced, stable store: raft-boltdb's NoSync would also
+// skip syncing the term and vote, and a node that forgets its vote after
+// a power cut can vote twice in one term.
+func (n *Node) openStores(dir string) error {
+	var err error
+	n.stable, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "stable.db")})
+	if err != nil {
+		return err
+	}
+	noSync := n.cfg.AppendFsync != "always"
+	logPath := filepath.Join(dir, "log.db")
+	n.logDB, err = raftboltdb.New(raftboltdb.Options{Path: logPath, NoSync: noSync})
+	if err != nil {
+		return err
+	}
+	if n.cfg.AppendFsync == "everysec" {
+		// fsync through a second descriptor flushes the pages bolt wrote
+		// with pwrite through its own: the page cache is the file's
+		n.syncFile, err = os.OpenFile(logPath, os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+	}
+	n.logs, err = raft.NewLogCache(512, n.logDB)
+	if err != nil {
+		return err
+	}
+	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, 2, hclog.New(&hclog.LoggerOptions{Name: "snapshot", Level: hclog.Warn, Output: os.Stderr}))
+	return err
+}
+
+func (n *Node) closeStores() {
+	if n.logDB != nil {
+		n.logDB.Close()
+	}
+	if n.stable != nil {
+		n.stable.Close()
+	}
+	if n.syncFile != nil {
+		n.syncFile.Close()
+	}
+}
+
+// syncLoop is appendfsync everysec: the log store writes without syncing,
+// and this makes the last second's entries durable.
+func (n *Node) syncLoop() {
+	if n.syncFile == nil {
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.closing:
+			return
+		case <-t.C:
+			if err := n.syncFile.Sync(); err != nil {
+				n.log.Error("cluster: fsync of the Raft log failed", "err", err.Error())
+			}
+		}
+	}
+}
+
+// openTransport starts the inter-node listener, or an in-memory
+// transport for a node without raft-addr (a cluster of one).
+func (n *Node) openTransport() error {
+	if n.cfg.RaftAddr == "" {
+		_, t := raft.NewInmemTransport(raft.ServerAddress("inmem:" + n.cfg.NodeID))
+		n.trans = t
+		return nil
+	}
+	ln, err := net.Listen("tcp", n.cfg.RaftAddr)
+	if err != nil {
+		return err
+	}
+	a := &auth{secret: []byte(n.cfg.Secret)}
+	if n.cfg.Secret == "" {
+		n.log.Warn("cluster: no cluster-secret set: Raft, forwarding and joins are accepted from loopback addresses only", "raft-addr", n.cfg.RaftAddr)
+	}
+	n.mux = newMux(ln, a, func(msg string, args ...any) { n.log.Warn(msg, args...) })
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsUnspecified() {
+		n.mux.local = &net.TCPAddr{IP: ta.IP}
+	}
+	if n.cfg.Advertise != "" {
+		adv, err := net.ResolveTCPAddr("tcp", n.cfg.Advertise)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("raft-advertise: %w", err)
+		}
+		n.mux.advertise = adv
+	}
+	n.fsrv = newForwardServer(n)
+	n.mux.fwd = n.fsrv.serveConn
+	go n.mux.serve()
+	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:                raftLayer{n.mux},
+		MaxPool:               3,
+		Timeout:               10 * time.Second,
+		Logger:                hclog.New(&hclog.LoggerOptions{Name: "raft-net", Level: hclog.Warn, Output: os.Stderr}),
+		ServerAddressProvider: nil,
+	})
+	return nil
+}
+
+// ID is the node's ID.
+func (n *Node) ID() string { return n.cfg.NodeID }
+
+// Close stops the node: Raft shuts down, stores close.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		close(n.closing)
+		n.prop.stop()
+		if n.fwd != nil {
+			n.fwd.close()
+		}
+		if n.raft != nil {
+			n.raft.Shutdown().Error()
+		}
+		if n.mux != nil {
+			n.mux.close()
+		}
+		if n.fsrv != nil {
+			n.fsrv.close()
+		}
+		n.wg.Wait()
+		n.closeStores()
+	})
+	return nil
+}
+
+func (n *Node) close() { n.closeStores() }
+
+// fatal stops the process: an effect that cannot be applied means this
+// node can no longer follow the log, and going on would serve a state no
+// other node has.
+func (n *Node) fatal(err error) {
+	n.fatalOnce.Do(func() {
+		n.log.Error("cluster: stopping: this node cannot apply the replicated log", "node", n.cfg.NodeID, "err", err.Error())
+		os.Exit(1)
+	})
+}
+
+// newEpoch is a random nonzero epoch: unique enough that no two stints of
+// leadership, on any node, share one.
+func newEpoch() uint64 {
+	var b [8]byte
+	for {
+		rand.Read(b[:])
+		if e := binary.LittleEndian.Uint64(b[:]); e != 0 {
+			return e
+		}
+	}
+}
+
+// monitor follows Raft's state: on winning an election it waits for every
+// earlier entry to be applied and for an entry of its own term to commit
+// (Barrier), then starts an epoch and serves; on losing leadership it
+// stops executing and rebuilds the engine from the log. LeaderCh can drop
+// transitions, so the state is polled too.
+func (n *Node) monitor() {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.closing:
+			return
+		case <-n.raft.LeaderCh():
+		case <-t.C:
+		}
+		st := n.raft.State()
+		n.state.Store(uint32(st))
+		switch {
+		case st == raft.Leader && n.serving.Load() == 0:
+			if err := n.raft.Barrier(n.cfg.applyTimeout()).Error(); err != nil {
+				continue
+			}
+			if n.raft.State() != raft.Leader {
+				continue
+			}
+			if n.skewed() {
+				n.log.Warn("cluster: this node's clock is off the cluster's by more than max-clock-skew-ms: handing leadership away", "offset_ms", n.skewMs.Load())
+				n.raft.LeadershipTransfer()
+				continue
+			}
+			n.startEpoch()
+		case st != raft.Leader && n.serving.Load() != 0:
+			n.leadershipLost(n.serving.Load(), raft.ErrLeadershipLost)
+		}
+	}
+}
+
+func (n *Node) startEpoch() {
+	epoch := newEpoch()
+	f := n.fsm
+	f.mu.Lock()
+	n.door.Lock()
+	f.ownEpoch = epoch
+	f.ownSeq = n.prop.seq.Load()
+	n.prop.begin(epoch)
+	n.door.E.NoLazyDelete = false
+	n.serving.Store(epoch)
+	n.door.Unlock()
+	f.mu.Unlock()
+	n.log.Info("cluster: leader, serving", "node", n.cfg.NodeID, "term", n.raft.CurrentTerm())
+}
+
+// leadershipLost ends epoch (if it is still the one served): clients
+// waiting on its uncommitted units get ErrUnknown, and the engine is
+// rebuilt from the committed log.
+func (n *Node) leadershipLost(epoch uint64, cause error) {
+	f := n.fsm
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n.door.Lock()
+	if n.serving.Load() != epoch || epoch == 0 {
+		n.door.Unlock()
+		return
+	}
+	n.serving.Store(0)
+	n.door.E.NoLazyDelete = true
+	f.ownEpoch = 0
+	n.prop.abort()
+	n.door.Unlock()
+	n.log.Warn("cluster: leadership lost; rebuilding the engine from the log", "node", n.cfg.NodeID, "cause", cause.Error())
+	if err := f.reset(); err != nil {
+		n.fatal(err)
+	}
+	n.exec.DropSession(0, 0)
+}
+
+// snapshotTaken notes a snapshot (INFO).
+func (n *Node) snapshotTaken() { n.lastSnap.Store(time.Now().Unix()) }
+
+var _ io.Closer = (*Node)(nil)

@@ -1,0 +1,198 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+)
+
+// What the server asks of its node, per unit and per batch of replies.
+
+// Serving reports whether this node executes units (it is the leader and
+// has applied everything before its term). The engine lock is held, so
+// the answer holds until it is released.
+func (n *Node) Serving() bool { return n.serving.Load() != 0 }
+
+// Ticket is what a client's replies wait for (engine lock held): the last
+// record executed on this node so far.
+func (n *Node) Ticket() uint64 { return n.prop.Ticket() }
+
+// Wait blocks until ticket is committed; ErrUnknown when its epoch ended
+// first (the replies must not be sent: the engine was rebuilt).
+func (n *Node) Wait(ticket uint64) error {
+	err := n.prop.Wait(ticket, n.cfg.applyTimeout())
+	if err != nil {
+		n.stats.Unknown.Add(1)
+	}
+	return err
+}
+
+// ErrLocal tells the server to execute the unit itself: this node became
+// the leader while it was waiting to forward.
+var ErrLocal = errors.New("cluster: execute locally")
+
+// Forward runs a unit of this follower's client on the leader and waits
+// until this node has applied its effects. While there is no leader it
+// retries for LeaderWait, then gives ErrClusterDown. A unit that may have
+// reached the leader is never sent twice: its outcome is then ErrUnknown.
+func (n *Node) Forward(u *Unit) ([]byte, error) {
+	u.Session = n.fwd.session
+	u.Seq = n.fwd.seq.Add(1)
+	body := u.encode(nil)
+	deadline := time.Now().Add(n.cfg.leaderWait())
+	waited := false
+	for {
+		if n.Serving() {
+			return nil, ErrLocal
+		}
+		a, err := n.fwd.call(frameUnit, body, n.cfg.applyTimeout())
+		switch {
+		case err == nil && a.ok:
+			n.stats.Forwarded.Add(1)
+			if !n.waitApplied(a.index, n.cfg.applyTimeout()) {
+				return nil, ErrUnknown
+			}
+			return a.data, nil
+		case err == nil && strings.HasPrefix(string(a.data), "TRYAGAIN"):
+			// refused before running: safe to send again
+		case err == nil:
+			n.stats.ForwardErrors.Add(1)
+			return nil, errors.New(string(a.data))
+		case errors.Is(err, errConnLost):
+			n.stats.ForwardErrors.Add(1)
+			n.stats.Unknown.Add(1)
+			return nil, ErrUnknown
+		}
+		// no leader, or it refused: wait for the next one
+		if !waited {
+			waited = true
+			n.stats.LeaderWaits.Add(1)
+		}
+		if time.Now().After(deadline) {
+			n.stats.ClusterDown.Add(1)
+			return nil, ErrClusterDown
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-n.closing:
+			return nil, ErrClusterDown
+		}
+	}
+}
+
+// DropClient tells the leader that a client of this follower is gone (its
+// WATCHes there are released).
+func (n *Node) DropClient(client uint64) {
+	if n.Serving() || n.fwd == nil {
+		return
+	}
+	n.fwd.send(frameDrop, binary.AppendUvarint(nil, client))
+}
+
+// ReadBarrier makes a follower's next reads linearizable: it asks the
+// leader for the index every acknowledged write is at (ReadIndex) and
+// waits until this node has applied it. On the leader it returns at once
+// (its reads wait for their ticket instead). Without a leader it waits up
+// to LeaderWait, then ErrClusterDown.
+func (n *Node) ReadBarrier() error {
+	deadline := time.Now().Add(n.cfg.leaderWait())
+	for {
+		if n.Serving() {
+			return nil
+		}
+		a, err := n.fwd.call(frameRead, nil, n.cfg.leaderWait())
+		if err == nil && a.ok {
+			n.stats.ReadBarriers.Add(1)
+			if !n.waitApplied(a.index, n.cfg.applyTimeout()) {
+				return ErrClusterDown
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			n.stats.ClusterDown.Add(1)
+			return ErrClusterDown
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-n.closing:
+			return ErrClusterDown
+		}
+	}
+}
+
+// WaitServing waits up to LeaderWait for a leader to exist (this node or
+// another): a command arriving during an election waits instead of
+// failing. It reports whether one exists.
+func (n *Node) WaitServing() bool {
+	deadline := time.Now().Add(n.cfg.leaderWait())
+	for {
+		if n.Serving() {
+			return true
+		}
+		if addr, _ := n.raft.LeaderWithID(); addr != "" && n.mux != nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			n.stats.ClusterDown.Add(1)
+			return false
+		}
+		n.stats.LeaderWaits.Add(1)
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-n.closing:
+			return false
+		}
+	}
+}
+
+// applied tracks the FSM's progress for waiters (waitApplied).
+type appliedWaiter struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	index uint64
+}
+
+func (n *Node) notifyApplied(index uint64) {
+	w := &n.appliedW
+	w.mu.Lock()
+	if index > w.index {
+		w.index = index
+	}
+	w.mu.Unlock()
+	w.cond.Broadcast()
+}
+
+// waitApplied waits until the FSM has applied index, at most timeout.
+func (n *Node) waitApplied(index uint64, timeout time.Duration) bool {
+	w := &n.appliedW
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.index >= index {
+		return true
+	}
+	expired := false
+	t := time.AfterFunc(timeout, func() {
+		w.mu.Lock()
+		expired = true
+		w.mu.Unlock()
+		w.cond.Broadcast()
+	})
+	defer t.Stop()
+	for w.index < index && !expired {
+		w.cond.Wait()
+	}
+	return w.index >= index
+}
+
+// Counters are the slow path's counters, for INFO.
+type Counters struct {
+	Forwarded, ForwardErrors, ReadBarriers, LeaderWaits, ClusterDown, Unknown int64
+}
+
+// Counters reads them.
+func (n *Node) Counters() Counters {
+	s := &n.stats
+	return Counters{s.Forwarded.Load(), s.ForwardErrors.Load(), s.ReadBarriers.Load(), s.LeaderWaits.Load(), s.ClusterDown.Load(), s.Unknown.Load()}
+}

@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"errors"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// The leader cannot count on Raft's own snapshot timer: under load its
+// engine nearly always holds executed units not yet applied, and the FSM
+// refuses to snapshot then (fsm.Snapshot). So the leader checks the log's
+// growth itself and, past the threshold, pauses admission (it holds the
+// engine lock: no unit executes), waits until every executed unit is
+// applied, and asks Raft for a snapshot; the FSM captures the engine
+// under the lock the leader holds (copy-on-write, engine.Capture), and
+// admission resumes as soon as the capture is taken, while Raft persists
+// it in the background. Followers never speculate: Raft's timer serves
+// them.
+
+// pauseWait bounds how long admission may stay paused waiting for the
+// units in flight to be applied.
+const pauseWait = 2 * time.Second
+
+var errPauseTimeout = errors.New("cluster: units in flight were not applied in time; snapshot postponed")
+
+// snapshotLoop runs on every node; only a serving leader acts.
+func (n *Node) snapshotLoop(threshold uint64, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.closing:
+			return
+		case <-t.C:
+		}
+		if !n.Serving() {
+			continue
+		}
+		last := uint64(0)
+		if metas, err := n.snaps.List(); err == nil && len(metas) > 0 {
+			last = metas[0].Index
+		}
+		if n.raft.AppliedIndex()-last < threshold {
+			continue
+		}
+		if err := n.Snapshot(); err != nil {
+			n.log.Warn("cluster: leader snapshot failed", "err", err.Error())
+		}
+	}
+}
+
+// Snapshot takes a Raft snapshot now (SAVE, BGSAVE, the leader's loop):
+// it returns once the capture is taken; Raft writes it in the background.
+func (n *Node) Snapshot() error {
+	if !n.Serving() {
+		return n.raft.Snapshot().Error()
+	}
+	d := n.door
+	d.Lock()
+	deadline := time.Now().Add(pauseWait)
+	for n.prop.done.Load() < n.prop.seq.Load() {
+		if time.Now().After(deadline) || !n.Serving() {
+			d.Unlock()
+			return errPauseTimeout
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	captured := make(chan struct{})
+	n.pause.Store(&captured)
+	f := n.raft.Snapshot()
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	var err error
+	select {
+	case <-captured:
+	case err = <-done:
+	}
+	n.pause.Store(nil)
+	d.Unlock()
+	if err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Member is one server of the configuration, as RAFT INFO and INFO show it.
+type Member struct {
+	ID, RaftAddr, ClientAddr string
+	Voter                    bool
+	Leader                   bool
+	Applied                  uint64 // last reported (followers, on the leader)
+}
+
+// Status is the node's view of the cluster.
+type Status struct {
+	NodeID, State        string
+	Term                 uint64
+	LeaderID, LeaderRaft string
+	LeaderClient         string
+	CommitIndex          uint64
+	AppliedIndex         uint64
+	LastIndex            uint64
+	LastContactMs        int64 // -1: never (or this is the leader)
+	SnapshotIndex        uint64
+	SnapshotsInstalled   int64
+	Members              []Member
+	ClockOffsetMs        int64
+	AppendFsync          string
+	Serving              bool
+}
+
+// Status gathers the node's view.
+func (n *Node) Status() Status {
+	s := Status{
+		NodeID:        n.cfg.NodeID,
+		State:         n.raft.State().String(),
+		Term:          n.raft.CurrentTerm(),
+		CommitIndex:   n.raft.CommitIndex(),
+		AppliedIndex:  n.raft.AppliedIndex(),
+		LastIndex:     n.raft.LastIndex(),
+		ClockOffsetMs: n.skewMs.Load(),
+		AppendFsync:   n.cfg.AppendFsync,
+		Serving:       n.Serving(),
+	}
+	addr, id := n.raft.LeaderWithID()
+	s.LeaderID, s.LeaderRaft = string(id), string(addr)
+	s.LeaderClient = n.leaderClient.Load().(string)
+	if n.raft.State() == raft.Leader {
+		s.LeaderClient = n.cfg.ClientAddr
+		s.LastContactMs = 0
+	} else if t := n.raft.LastContact(); t.IsZero() {
+		s.LastContactMs = -1
+	} else {
+		s.LastContactMs = time.Since(t).Milliseconds()
+	}
+	if metas, err := n.snaps.List(); err == nil && len(metas) > 0 {
+		s.SnapshotIndex = metas[0].Index
+	}
+	s.SnapshotsInstalled = n.fsm.installed.Load()
+	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
+		var peers map[string]peerInfo
+		if n.fsrv != nil {
+			n.fsrv.mu.Lock()
+			peers = make(map[string]peerInfo, len(n.fsrv.peers))
+			for k, v := range n.fsrv.peers {
+				peers[k] = v
+			}
+			n.fsrv.mu.Unlock()
+		}
+		for _, srv := range cf.Configuration().Servers {
+			m := Member{ID: string(srv.ID), RaftAddr: string(srv.Address), Voter: srv.Suffrage == raft.Voter, Leader: srv.ID == id}
+			if p, ok := peers[m.ID]; ok {
+				m.Applied, m.ClientAddr = p.applied, p.client
+			}
+			if m.ID == n.cfg.NodeID {
+				m.ClientAddr, m.Applied = n.cfg.ClientAddr, s.AppliedIndex
+			}
+			s.Members = append(s.Members, m)
+		}
+		sort.Slice(s.Members, func(i, j int) bool { return s.Members[i].ID < s.Members[j].ID })
+	}
+	return s
+}
+
+// Text is the status as "field:value" lines (RAFT INFO, INFO's # Raft).
+func (s Status) Text() string {
+	var b strings.Builder
+	kv := func(k string, v any) { fmt.Fprintf(&b, "%s:%v\r\n", k, v) }
+	kv("raft_node_id", s.NodeID)
+	kv("raft_state", strings.ToLower(s.State))
+	kv("raft_serving", boolInt(s.Serving))
+	kv("raft_term", s.Term)
+	kv("raft_leader_id", s.LeaderID)
+	kv("raft_leader_addr", s.LeaderRaft)
+	kv("raft_leader_client_addr", s.LeaderClient)
+	kv("raft_commit_index", s.CommitIndex)
+	kv("raft_applied_index", s.AppliedIndex)
+	kv("raft_last_index", s.LastIndex)
+	kv("raft_last_contact_ms", s.LastContactMs)
+	kv("raft_snapshot_index", s.SnapshotIndex)
+	kv("raft_snapshots_installed", s.SnapshotsInstalled)
+	kv("raft_appendfsync", s.AppendFsync)
+	kv("raft_clock_offset_ms", s.ClockOffsetMs)
+	kv("raft_members", len(s.Members))
+	for i, m := range s.Members {
+		kv("raft_member"+strconv.Itoa(i), fmt.Sprintf("id=%s,raft_addr=%s,client_addr=%s,voter=%d,leader=%d,applied=%d",
+			m.ID, m.RaftAddr, m.ClientAddr, boolInt(m.Voter), boolInt(m.Leader), m.Applied))
+	}
+	return b.String()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SplitHostPort splits a client address for ROLE and INFO replication
+// (host "" and port 0 when unknown).
+func SplitHostPort(addr string) (string, int) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0
+	}
+	port, _ := strconv.Atoi(p)
+	return h, port
+}

@@ -1,0 +1,130 @@
+// Package door is the one place where limitdb's state changes.
+//
+// Every unit of work that may change the engine — one command, a
+// MULTI/EXEC block with its WATCH check, a script call (a command whose
+// handler runs Lua), an active-expiry pass, an eviction, a change of a
+// replicated setting — runs through a Door method, under the Door's lock,
+// at a time the Door fixes (never decreasing, also across restarts, since
+// the floor is engine state that snapshots carry). While it runs, the
+// engine records the unit's effects as Redis 7.0 propagates them
+// (engine/effects.go); when it ends, the Door turns them into one record
+// and hands it to its Log in execution order. Followers and recovery never
+// execute: they Apply records, which is deterministic and reads no clock.
+//
+// Reads go through the same door (Exec): a read may find a key past its
+// deadline and delete it, which is a DEL effect like any other.
+package door
+
+import (
+	"sync"
+
+	"limitdb/engine"
+)
+
+// Log receives each unit's record, in execution order, with the door's
+// lock held. The record is only valid during the call. A single node
+// without persistence has none; the cluster's log proposes them.
+type Log interface {
+	Append(rec []byte)
+}
+
+// Door serializes access to one engine and records what changes it.
+type Door struct {
+	E *engine.Engine
+
+	eff engine.Effects // the running unit's effects
+	rec []byte         // record buffer, reused
+	log Log
+	// depth counts nested units (a unit started inside another joins it:
+	// EXEC running a queued EVAL, a script calling a command).
+	depth int
+	// Records counts records handed to the log (INFO, tests).
+	Records int64
+	// Skew is added to the wall clock (ms): a test-only clock offset.
+	Skew int64
+}
+
+// New returns the door of e. log may be nil (effects are then dropped).
+func New(e *engine.Engine, log Log) *Door {
+	d := &Door{E: e, log: log}
+	d.eff.Reset()
+	return d
+}
+
+// SetLog replaces the log (start-up, tests). The lock must be held or the
+// door not yet in use.
+func (d *Door) SetLog(log Log) { d.log = log }
+
+// Lock takes the engine lock. Everything that reads or changes the engine
+// holds it; only Door methods change it.
+func (d *Door) Lock() { d.E.Mu.Lock() }
+
+// TryLock is Lock when the lock is free.
+func (d *Door) TryLock() bool { return d.E.Mu.TryLock() }
+
+// Unlock releases the engine lock.
+func (d *Door) Unlock() { d.E.Mu.Unlock() }
+
+// Locker returns the engine lock itself, for sync.Cond-style waiting.
+func (d *Door) Locker() sync.Locker { return &d.E.Mu }
+
+// begin starts a unit on c: its commands record into the door's effects.
+// Without a log nothing would read them, so nothing is recorded: a script
+// of 3,000,000 INCRs would otherwise hold 250 MB of effects for nothing.
+func (d *Door) begin(c *engine.Ctx) {
+	if d.log == nil {
+		c.Eff = nil
+		d.depth++
+		return
+	}
+	if d.depth == 0 {
+		d.eff.Reset()
+	}
+	d.depth++
+	c.Eff = &d.eff
+}
+
+// end finishes a unit: its effects become one record for the log.
+func (d *Door) end() {
+	d.depth--
+	if d.depth > 0 || d.eff.N == 0 {
+		return
+	}
+	d.rec = appendRecord(d.rec[:0], &d.eff)
+	d.Records++
+	d.log.Append(d.rec)
+	// one huge unit must not pin its buffers
+	if cap(d.rec) > 1<<20 {
+		d.rec = nil
+	}
+	if cap(d.eff.B) > 1<<20 {
+		d.eff.B = nil
+	}
+}
+
+// Exec runs one command as a unit (or as part of the unit already running
+// on this door, for a command an EXEC replays). The caller holds the lock,
+// has resolved cmd and checked its arity, and set c.DB and c.Now. A panic
+// in the handler leaves the unit's effects recorded so far, and the engine
+// has resynchronised the keys the command could have touched
+// (engine.Ctx.Call), before it unwinds to the caller's containment: the
+// unit's record is still handed to the log (Unwind).
+func (d *Door) Exec(c *engine.Ctx, cmd *engine.Command, argv [][]byte) {
+	d.begin(c)
+	c.Call(cmd, argv)
+	d.end()
+}
+
+// Depth is the nesting of the running units (0: none), for Unwind.
+func (d *Door) Depth() int { return d.depth }
+
+// Unwind ends the units a panic interrupted, down to depth to (0 for a
+// connection's containment, the EXEC's own depth for a queued command's):
+// what they recorded, including the engine's resynchronisation of the
+// failing command's keys, goes to the log when the outermost unit ends, so
+// that followers keep the executor's state. The lock is held.
+func (d *Door) Unwind(to int) {
+	for d.depth > to {
+		d.end()
+	}
+}

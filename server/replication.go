@@ -1,0 +1,187 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"limitdb/cluster"
+	"limitdb/engine"
+)
+
+// How commands meet the cluster (cluster/DESIGN.md). A node that serves
+// (the leader, or a cluster of one) executes every unit itself; its
+// replies wait for their commit at the end of the batch (release in
+// serveLoop). A follower forwards every unit that may write (commands
+// flagged write, scripts, EXEC's block, WATCH) to the leader and answers
+// once it has applied the result; its reads are linearizable (a read
+// barrier per batch) unless the connection said READONLY. Without a
+// node (tests, embedding) none of this runs.
+
+// route decides where an engine command runs. It returns true when the
+// command is to be executed here (the lock is held; it may be released
+// and taken again while waiting for the leader).
+func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
+	if s.node.Serving() {
+		return true
+	}
+	if cmd.IsWrite() {
+		return s.forward(cl, [][][]byte{argv})
+	}
+	if cl.readonly || cl.barrier {
+		return true
+	}
+	s.door.Unlock()
+	err := s.node.ReadBarrier()
+	s.door.Lock()
+	cl.ctx.Now, _ = s.door.Now()
+	if err != nil {
+		cl.w.Error(err.Error())
+		return false
+	}
+	cl.barrier = true
+	return true
+}
+
+// forward sends cmds (one command, or MULTI … EXEC) to the leader and
+// appends the reply (of the last command) to cl's replies. It returns true
+// when the node became the leader meanwhile: the caller executes instead.
+func (s *Server) forward(cl *client, cmds [][][]byte) bool {
+	u := &cluster.Unit{Client: uint64(cl.id), DB: cl.db, Proto: cl.w.Proto, User: cl.user.Name, Watching: cl.fwdWatching, Cmds: cmds}
+	s.door.Unlock()
+	data, err := s.node.Forward(u)
+	s.door.Lock()
+	cl.ctx.Now, _ = s.door.Now()
+	if errors.Is(err, cluster.ErrLocal) {
+		return true
+	}
+	if err != nil {
+		cl.w.Error(err.Error())
+		return false
+	}
+	db, n := binary.Uvarint(data)
+	if n <= 0 {
+		cl.w.Error("ERR malformed reply from the leader")
+		return false
+	}
+	cl.db = int(db)
+	cl.w.B = append(cl.w.B, data[n:]...)
+	return false
+}
+
+// fwdKey names a forwarded client on the leader.
+type fwdKey struct{ session, client uint64 }
+
+// ExecForwarded implements cluster.Executor: it runs a follower client's
+// unit as that client (its database, protocol and ACL user; its WATCHes
+// kept between units of the same session) with the engine lock held, and
+// returns the database the client ends in (uvarint) followed by the reply
+// of the unit's last command (a MULTI block's EXEC).
+func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte) {
+	key := fwdKey{u.Session, u.Client}
+	cl := s.fwdClients[key]
+	if cl == nil {
+		if u.Watching {
+			// the WATCHes were taken on a former leader: the block
+			// cannot be checked, so it aborts as if a key had changed
+			out := binary.AppendUvarint(nil, uint64(u.DB))
+			if u.Proto == 3 {
+				return append(out, "_\r\n"...)
+			}
+			return append(out, "*-1\r\n"...)
+		}
+		cl = s.newFwdClient()
+	}
+	cl.db = u.DB
+	cl.w.Proto = u.Proto
+	cl.w.B = cl.w.B[:0]
+	if user := s.auth.acl.User(u.User); user != nil {
+		cl.user, cl.authed = user, true
+	} else {
+		cl.user, cl.authed = s.auth.defaultUser.Load(), false
+	}
+	cl.ctx.Now, _ = s.door.Now()
+	mark := 0
+	defer func() {
+		if cl.cur != nil { // contain a panic as a connection would
+			s.containPanic(cl, recover(), 0)
+			out = binary.AppendUvarint(nil, uint64(cl.db))
+			out = append(out, cl.w.B[mark:]...)
+		}
+	}()
+	for _, argv := range u.Cmds {
+		mark = len(cl.w.B)
+		s.dispatch(cl, argv)
+	}
+	out = binary.AppendUvarint(nil, uint64(cl.db))
+	out = append(out, cl.w.B[mark:]...)
+	if cl.tx.Watching() || cl.tx.Active {
+		s.fwdClients[key] = cl
+	} else if s.fwdClients[key] != nil {
+		delete(s.fwdClients, key)
+	}
+	return out
+}
+
+// DropSession implements cluster.Executor: forwarded clients of a session
+// (one client when client != 0; every session when session == 0, after
+// the engine was rebuilt) are forgotten and their WATCHes released.
+func (s *Server) DropSession(session, client uint64) {
+	s.door.Lock()
+	defer s.door.Unlock()
+	for k, cl := range s.fwdClients {
+		if session == 0 || (k.session == session && (client == 0 || k.client == client)) {
+			cl.tx.Reset()
+			delete(s.fwdClients, k)
+		}
+	}
+}
+
+// newFwdClient is a client without a connection, for forwarded units.
+func (s *Server) newFwdClient() *client {
+	cl := &client{s: s, id: s.nextID.Add(1)}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl}
+	return cl
+}
+
+// forwardExec sends a follower's MULTI block (with its WATCH state) to
+// the leader. It returns true when the node became the leader meanwhile.
+func (s *Server) forwardExec(cl *client) bool {
+	cmds := make([][][]byte, 0, len(cl.tx.Queue)+2)
+	cmds = append(cmds, [][]byte{[]byte("MULTI")})
+	cmds = append(cmds, cl.tx.Queue...)
+	cmds = append(cmds, [][]byte{[]byte("EXEC")})
+	local := s.forward(cl, cmds)
+	if !local {
+		cl.tx.Reset()
+		cl.fwdWatching = false
+	}
+	return local
+}
+
+// replaceBatch replaces the replies of the batch just run by msg, one per
+// command: its units were executed under a leadership that ended before
+// they were committed, and the engine was rebuilt from the log, so no
+// reply of the batch (a read may have seen those units) can be trusted.
+func (cl *client) replaceBatch(msg string) {
+	if cl.batchStart > len(cl.w.B) {
+		cl.batchStart = len(cl.w.B)
+	}
+	cl.w.B = cl.w.B[:cl.batchStart]
+	for i := 0; i < cl.batchN; i++ {
+		cl.w.Error(msg)
+	}
+}
+
+// executes reports whether this node changes state on its own (active
+// expiry, eviction): a server without a node, or a serving leader.
+// Followers only apply what the leader decided. The lock is held.
+func (s *Server) executes() bool { return s.node == nil || s.node.Serving() }
+
+// unwatchForwarded releases the WATCHes a follower's client holds on the
+// leader (UNWATCH, DISCARD, RESET, an aborted EXEC).
+func (s *Server) unwatchForwarded(cl *client) {
+	if cl.fwdWatching {
+		cl.fwdWatching = false
+		s.node.DropClient(uint64(cl.id))
+	}
+}

@@ -1,0 +1,393 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A test cluster: real limitdb processes on loopback. Node i listens for
+// clients on 127.0.0.1 and for Raft on 127.0.0.(11+i), where it also
+// dials from; its peers reach it through a proxy on the same IP, which
+// the test can tell to drop traffic from chosen peers (a partition).
+
+type clusterNode struct {
+	i          int
+	id         string
+	port       int
+	ip         string
+	raftAddr   string // where the node listens
+	proxyAddr  string // what the others dial (raft-advertise)
+	dir        string
+	args       []string
+	cmd        *exec.Cmd
+	proxy      *tcpProxy
+	client     *redis.Client
+	clientOnce sync.Once
+}
+
+type testCluster struct {
+	t     testing.TB
+	bin   string
+	nodes []*clusterNode
+	extra []string
+	logs  string
+}
+
+// startCluster starts n nodes (the first bootstraps, the others join
+// through it) and waits until all are voters.
+func startCluster(t *testing.T, n int, extra ...string) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, bin: limitdbBinary(t), extra: extra, logs: t.TempDir()}
+	for i := 0; i < n; i++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ip := "127.0.0." + strconv.Itoa(11+i)
+		raftPort := freePortOn(t, ip)
+		proxyPort := freePortOn(t, ip)
+		nd := &clusterNode{i: i, id: "n" + strconv.Itoa(i+1), port: port, ip: ip,
+			raftAddr:  net.JoinHostPort(ip, strconv.Itoa(raftPort)),
+			proxyAddr: net.JoinHostPort(ip, strconv.Itoa(proxyPort)),
+			dir:       t.TempDir()}
+		nd.proxy = newTCPProxy(t, nd.proxyAddr, nd.raftAddr)
+		c.nodes = append(c.nodes, nd)
+	}
+	t.Cleanup(c.stopAll)
+	for i := range c.nodes {
+		c.start(i)
+		if i == 0 {
+			c.waitLeader(10 * time.Second)
+		}
+	}
+	c.waitVoters(n, 20*time.Second)
+	return c
+}
+
+func freePortOn(t testing.TB, ip string) int {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func (c *testCluster) addr(i int) string { return "127.0.0.1:" + strconv.Itoa(c.nodes[i].port) }
+
+// start runs node i (again, with the same dir, after a kill).
+func (c *testCluster) start(i int) {
+	nd := c.nodes[i]
+	args := []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(nd.port), "--dir", nd.dir,
+		"--node-id", nd.id, "--raft-addr", nd.raftAddr, "--raft-advertise", nd.proxyAddr,
+		"--enable-debug-command", "yes", "--loglevel", "notice"}
+	if i > 0 {
+		args = append(args, "--join", c.addr(0))
+	}
+	args = append(args, c.extra...)
+	args = append(args, nd.args...)
+	cmd := exec.Command(c.bin, args...)
+	logf, err := os.OpenFile(filepath.Join(c.logs, nd.id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	go func() { cmd.Wait(); logf.Close() }()
+	nd.cmd = cmd
+	if err := waitPing(c.addr(i)); err != nil {
+		c.t.Fatalf("node %s: %v\n%s", nd.id, err, c.log(i))
+	}
+}
+
+// log returns node i's log (for failure messages).
+func (c *testCluster) log(i int) string {
+	b, _ := os.ReadFile(filepath.Join(c.logs, c.nodes[i].id+".log"))
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// kill ends node i with SIGKILL.
+func (c *testCluster) kill(i int) {
+	nd := c.nodes[i]
+	if nd.cmd != nil && nd.cmd.Process != nil {
+		nd.cmd.Process.Kill()
+		for j := 0; j < 100 && nd.cmd.ProcessState == nil; j++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	nd.cmd = nil
+	if nd.client != nil {
+		nd.client.Close()
+		nd.client, nd.clientOnce = nil, sync.Once{}
+	}
+}
+
+// terminate ends node i with SIGTERM and waits for it to exit.
+func (c *testCluster) terminate(i int) {
+	nd := c.nodes[i]
+	if nd.cmd != nil && nd.cmd.Process != nil {
+		nd.cmd.Process.Signal(os.Interrupt)
+		deadline := time.Now().Add(10 * time.Second)
+		for nd.cmd.ProcessState == nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if nd.cmd.ProcessState == nil {
+			nd.cmd.Process.Kill()
+		}
+	}
+	nd.cmd = nil
+	if nd.client != nil {
+		nd.client.Close()
+		nd.client, nd.clientOnce = nil, sync.Once{}
+	}
+}
+
+func (c *testCluster) stopAll() {
+	for i := range c.nodes {
+		c.kill(i)
+		c.nodes[i].proxy.close()
+	}
+}
+
+// cli returns a client of node i: no retries (a retried INCR would be a
+// second command), bounded timeouts.
+func (c *testCluster) cli(i int) *redis.Client {
+	nd := c.nodes[i]
+	nd.clientOnce.Do(func() {
+		nd.client = redis.NewClient(&redis.Options{Addr: c.addr(i), MaxRetries: -1, DialTimeout: 2 * time.Second,
+			ReadTimeout: 15 * time.Second, WriteTimeout: 5 * time.Second, PoolSize: 32, Protocol: 2})
+	})
+	return nd.client
+}
+
+// info returns node i's RAFT INFO fields (nil when it does not answer).
+func (c *testCluster) info(i int) map[string]string {
+	if c.nodes[i].cmd == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s, err := c.cli(i).Do(ctx, "RAFT", "INFO").Text()
+	if err != nil {
+		return nil
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(s, "\r\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// leader returns the index of the node that is leader and serving, or -1.
+func (c *testCluster) leader() int {
+	for i := range c.nodes {
+		if m := c.info(i); m != nil && m["raft_state"] == "leader" && m["raft_serving"] == "1" {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *testCluster) waitLeader(d time.Duration) int {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if l := c.leader(); l >= 0 {
+			return l
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("no leader within %v\n%s", d, c.log(0))
+	return -1
+}
+
+// waitVoters waits until the leader sees n voters.
+func (c *testCluster) waitVoters(n int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if l := c.leader(); l >= 0 {
+			m := c.info(l)
+			voters := 0
+			for k, v := range m {
+				if strings.HasPrefix(k, "raft_member") && strings.Contains(v, "voter=1") {
+					voters++
+				}
+			}
+			if voters == n {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("not %d voters within %v", n, d)
+}
+
+// waitConverged waits until every running node has applied as far as
+// the leader's commit index, then returns their strict digests.
+func (c *testCluster) waitConverged(d time.Duration) []string {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		l := c.leader()
+		if l < 0 {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		commit, _ := strconv.ParseUint(c.info(l)["raft_commit_index"], 10, 64)
+		ok := true
+		for i, nd := range c.nodes {
+			if nd.cmd == nil {
+				continue
+			}
+			m := c.info(i)
+			a, _ := strconv.ParseUint(m["raft_applied_index"], 10, 64)
+			if m == nil || a < commit {
+				ok = false
+			}
+		}
+		if ok {
+			var ds []string
+			for i, nd := range c.nodes {
+				if nd.cmd == nil {
+					continue
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				d, err := c.cli(i).Do(ctx, "DEBUG", "DIGEST-STRICT").Text()
+				cancel()
+				if err != nil {
+					c.t.Fatalf("DEBUG DIGEST-STRICT on %s: %v", nd.id, err)
+				}
+				ds = append(ds, d)
+			}
+			return ds
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("nodes did not converge within %v", d)
+	return nil
+}
+
+// partition cuts node i off from every other node (both directions).
+func (c *testCluster) partition(i int) {
+	for j, nd := range c.nodes {
+		if j == i {
+			for k, other := range c.nodes {
+				if k != i {
+					nd.proxy.block(other.ip)
+				}
+			}
+		} else {
+			nd.proxy.block(c.nodes[i].ip)
+		}
+	}
+}
+
+// heal restores every link.
+func (c *testCluster) heal() {
+	for _, nd := range c.nodes {
+		nd.proxy.unblock()
+	}
+}
+
+// tcpProxy forwards connections to target, except from blocked source
+// IPs, whose connections it refuses and cuts.
+type tcpProxy struct {
+	ln      net.Listener
+	target  string
+	mu      sync.Mutex
+	blocked map[string]bool
+	conns   map[net.Conn]string // accepted connections and their source IP
+	closed  bool
+}
+
+func newTCPProxy(t testing.TB, addr, target string) *tcpProxy {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{ln: ln, target: target, blocked: map[string]bool{}, conns: map[net.Conn]string{}}
+	go p.serve()
+	return p
+}
+
+func (p *tcpProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		src, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+		p.mu.Lock()
+		if p.blocked[src] || p.closed {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		up, err := net.DialTimeout("tcp", p.target, 2*time.Second)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns[c], p.conns[up] = src, src
+		p.mu.Unlock()
+		pipe := func(dst, src net.Conn) {
+			io.Copy(dst, src)
+			dst.Close()
+			src.Close()
+			p.mu.Lock()
+			delete(p.conns, dst)
+			delete(p.conns, src)
+			p.mu.Unlock()
+		}
+		go pipe(up, c)
+		go pipe(c, up)
+	}
+}
+
+// block refuses and cuts the connections from ip.
+func (p *tcpProxy) block(ip string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blocked[ip] = true
+	for c, src := range p.conns {
+		if src == ip {
+			c.Close()
+		}
+	}
+}
+
+func (p *tcpProxy) unblock() {
+	p.mu.Lock()
+	p.blocked = map[string]bool{}
+	p.mu.Unlock()
+}
+
+func (p *tcpProxy) close() {
+	p.mu.Lock()
+	p.closed = true
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.ln.Close()
+}
+
+var _ = fmt.Sprintf

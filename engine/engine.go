@@ -81,6 +81,9 @@ type Engine struct {
 	Log func(level int, msg string)
 
 	ev evictState // maxmemory-policy, eviction pool (evict.go); node-local
+
+	cow   cowState   // active captures (cow.go)
+	dumpW *rdbWriter // DUMP's encoder, kept for its LZF table (rdb.go)
 }
 
 // ScriptGuard is the runaway-script state shared between the scripting
@@ -125,6 +128,9 @@ type Stats struct {
 	EvictedKeys    int64 // keys deleted by maxmemory eviction
 }
 
+// initialRandSeed is Rand's state in a new engine.
+const initialRandSeed = 0x6c696d6974646200
+
 // New returns an engine with 16 empty databases.
 func New() *Engine {
 	e := &Engine{Enc: defaultLimits}
@@ -133,7 +139,7 @@ func New() *Engine {
 	for i := range e.DBs {
 		e.DBs[i] = &DB{ID: i}
 	}
-	e.Rand.Seed(0x6c696d6974646200)
+	e.Rand.Seed(initialRandSeed)
 	e.ReadRand.Seed(0x7265616472616e64)
 	e.ev.access.Seed(0x6c6675636f756e74)
 	e.ev.samples = 5
@@ -296,11 +302,17 @@ func (c *Ctx) touchLRU(e *entry) {
 	}
 }
 
-// lookupWrite returns the live entry of key in the current DB (no stats).
+// lookupWrite returns the live entry of key in the current DB (no
+// stats), for a command that may change its value in place: while a
+// capture is active the value is copied first if the capture shares it
+// (cow.go).
 func (c *Ctx) lookupWrite(key []byte) *entry {
 	e := c.find(c.DB, bstr(key))
 	if e != nil {
 		c.touchLRU(e)
+		if c.E.cow.active.Load() != 0 {
+			c.E.cowEntry(e)
+		}
 	}
 	return e
 }

@@ -55,6 +55,7 @@ type Hash struct {
 	kv  []hpair
 	idx map[string]int32 // field -> pair index; nil for small hashes
 	ht  bool
+	gen uint32 // copy-on-write generation (cow.go)
 }
 
 // hpair is one field and its value.

@@ -42,6 +42,7 @@ type List struct {
 	buf  []lelem
 	head int // index in buf of element 0
 	n    int
+	gen  uint32 // copy-on-write generation (cow.go)
 }
 
 // lelem is one list element in 16 bytes, encoded like a string key's value:
@@ -225,11 +226,12 @@ func (l *List) replace(s []lelem) {
 	l.maybeShrink()
 }
 
+// clone copies the list without touching it (a capture may be reading
+// it: cow.go).
 func (l *List) clone() *List {
-	c := &List{}
-	c.buf = make([]lelem, max(l.n, 1))
-	copy(c.buf, l.linear())
-	c.n = l.n
+	c := &List{buf: make([]lelem, max(l.n, 1)), n: l.n}
+	k := copy(c.buf, l.buf[l.head:min(len(l.buf), l.head+l.n)])
+	copy(c.buf[k:l.n], l.buf[:l.n-k])
 	return c
 }
 

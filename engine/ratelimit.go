@@ -47,13 +47,16 @@ func init() {
 }
 
 // limObj is the per-key value of the algorithms that need a second state
-// word (40 bytes, a 48-byte allocation).
+// word (44 bytes with the copy-on-write generation: the 48-byte class, as
+// before it had one).
 type limObj struct {
 	prm ratelimit.Params // must stay the first field
 	b   int64
+	gen uint32 // copy-on-write generation (cow.go)
 }
 
-// limLog is sliding-log's per-key value: a limObj and the ring of times.
+// limLog is sliding-log's per-key value: a limObj and the ring of times
+// (72 bytes: the 80-byte class; the ring itself is 8 bytes per unit).
 type limLog struct {
 	limObj // must stay the first field
 	log    []int64

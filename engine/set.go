@@ -44,6 +44,7 @@ type Set struct {
 	members []string
 	idx     map[string]int32
 	ht      bool
+	gen     uint32 // copy-on-write generation (cow.go)
 }
 
 // set returns the Set of a set entry.

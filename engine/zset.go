@@ -57,6 +57,7 @@ type zset struct {
 	// compact: the small encoding of zsmall.go holds the members (lp,
 	// lph) and dict is empty.
 	compact bool
+	gen     uint32 // copy-on-write generation (cow.go)
 	lp      []zslNode1
 	lph     []uint32
 }

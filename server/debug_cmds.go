@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -10,8 +11,8 @@ import (
 )
 
 // DEBUG (Redis 7.0 debug.c): the subcommands Redis's own tests lean on —
-// DIGEST, DIGEST-VALUE, OBJECT, SLEEP, SET-ACTIVE-EXPIRE, HELP. The rest
-// (RELOAD, JMAP, POPULATE…) get Redis's unknown-subcommand error.
+// DIGEST, DIGEST-VALUE, OBJECT, RELOAD, SLEEP, SET-ACTIVE-EXPIRE, HELP.
+// The rest (JMAP, POPULATE…) get Redis's unknown-subcommand error.
 // enable-debug-command (no|yes|local, immutable) guards the whole command
 // as Redis's processCommand does, right after the arity check.
 
@@ -59,6 +60,10 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 			"    Output a hex signature of the values of all the specified keys.",
 			"OBJECT <key>",
 			"    Show low level info about `key` and associated value.",
+			"RELOAD",
+			"    Snapshot the dataset and load it back in place (in memory: limitdb",
+			"    writes no dump.rdb here; the MERGE, NOFLUSH and NOSAVE options are not",
+			"    supported).",
 			"SET-ACTIVE-EXPIRE <0|1>",
 			"    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -92,6 +97,8 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 			time.Sleep(time.Duration(min(d, math.MaxInt64)))
 		}
 		cl.w.Status("OK")
+	case sub == "reload":
+		s.debugReload(cl, argv[2:])
 	case sub == "set-active-expire" && len(argv) == 3:
 		s.activeExpireOff.Store(cAtoi(string(argv[2])) == 0)
 		cl.w.Status("OK")
@@ -154,4 +161,43 @@ func cAtoi(s string) int64 {
 		return -n
 	}
 	return n
+}
+
+const (
+	errReloadOption = "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+	errReloadFile   = "ERR DEBUG RELOAD MERGE, NOFLUSH and NOSAVE need an RDB file; limitdb reloads in memory only"
+	errReloadLoad   = "ERR Error trying to load the RDB dump"
+)
+
+// debugReload: DEBUG RELOAD — Redis saves dump.rdb, empties the dataset
+// and loads the file back; limitdb does the same through a snapshot in
+// memory (engine.WriteSnapshot, LoadSnapshot), with the engine lock held
+// throughout, and replies +OK. WATCHes on existing keys are dirtied, as
+// Redis's emptyData does. The options, which only make sense with a file,
+// are refused.
+func (s *Server) debugReload(cl *client, opts [][]byte) {
+	for _, o := range opts {
+		switch strings.ToLower(string(o)) {
+		case "merge", "noflush", "nosave":
+		default:
+			cl.w.Error(errReloadOption)
+			return
+		}
+	}
+	if len(opts) > 0 {
+		cl.w.Error(errReloadFile)
+		return
+	}
+	var buf bytes.Buffer
+	if err := s.eng.WriteSnapshot(&buf); err != nil {
+		cl.w.Error("ERR " + err.Error())
+		return
+	}
+	if err := s.eng.LoadSnapshot(&buf); err != nil {
+		s.log.Warn("DEBUG RELOAD failed", "err", err)
+		cl.w.Error(errReloadLoad)
+		return
+	}
+	s.log.Warn("DB reloaded by DEBUG RELOAD")
+	cl.w.Status("OK")
 }

@@ -165,9 +165,8 @@ func TestDebugSetActiveExpire(t *testing.T) {
 }
 
 // TestDebugObjectFields: DEBUG OBJECT's fields, in Redis's order, with the
-// encoding and refcount Redis gives and, for strings, its serializedlength
-// (LZF-compressible strings and listpack/quicklist collections differ, ql_*
-// fields are absent: commands.md).
+// encoding, refcount and serializedlength Redis gives (ql_* fields are
+// absent: commands.md).
 func TestDebugObjectFields(t *testing.T) {
 	fields := func(addr string) map[string][]string {
 		c := dialT(t, addr)
@@ -175,11 +174,12 @@ func TestDebugObjectFields(t *testing.T) {
 		mustDo(t, c, "FLUSHDB")
 		for _, cmd := range [][]string{{"SET", "a", "hello"}, {"SET", "n", "123"}, {"SET", "big", "123456789012"},
 			{"SET", "long", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"}, {"SET", "i32", "-100000"}, {"RPUSH", "l", "a", "b", "1"},
-			{"HSET", "h", "f", "v"}, {"SADD", "s", "1", "2"}, {"SADD", "ss", "x"}, {"ZADD", "z", "1", "a"}} {
+			{"HSET", "h", "f", "v"}, {"SADD", "s", "1", "2"}, {"SADD", "ss", "x"}, {"ZADD", "z", "1", "a"},
+			{"SET", "lz", strings.Repeat("ab", 40)}, {"ZADD", "zs", "1", strings.Repeat("m", 70)}} {
 			mustDo(t, c, cmd...)
 		}
 		out := map[string][]string{}
-		for _, k := range []string{"a", "n", "big", "long", "i32", "l", "h", "s", "ss", "z"} {
+		for _, k := range []string{"a", "n", "big", "long", "i32", "l", "h", "s", "ss", "z", "lz", "zs"} {
 			r := string(mustDo(t, c, "DEBUG", "OBJECT", k))
 			if !strings.HasPrefix(r, "+Value at:0x") {
 				t.Fatalf("%s: DEBUG OBJECT %s: %q", addr, k, r)
@@ -202,10 +202,8 @@ func TestDebugObjectFields(t *testing.T) {
 			if cn, _, _ := strings.Cut(cf[i], ":"); cn != name {
 				t.Fatalf("%s: field %d is %q, Redis %q", k, i, cf[i], f)
 			}
-			exact := name == "refcount" || name == "encoding" || name == "lru_seconds_idle" && f == "lru_seconds_idle:0"
-			if name == "serializedlength" && rf[3] != "encoding:quicklist" && !strings.Contains(rf[3], "listpack") && rf[3] != "encoding:intset" {
-				exact = true // strings and plain-encoded collections
-			}
+			exact := name == "refcount" || name == "encoding" || name == "serializedlength" ||
+				name == "lru_seconds_idle" && f == "lru_seconds_idle:0"
 			if exact && cf[i] != f {
 				t.Fatalf("%s: %q, Redis %q", k, cf[i], f)
 			}

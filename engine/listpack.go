@@ -1,0 +1,317 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+)
+
+// Redis 7.0's compact blobs, as RDB files and DUMP payloads carry them:
+// listpacks (listpack.c: small hashes and sorted sets, quicklist nodes)
+// and intsets (intset.c: small all-integer sets). limitdb keeps none of
+// them in memory; they are built when a value is written and taken apart
+// when one is read, byte for byte as Redis lays them out, so a DUMP of a
+// value equals Redis's.
+//
+// A listpack: total bytes (uint32 LE), element count (uint16 LE, 65535
+// when too many to count), the entries, 0xFF. An entry is its encoding and
+// data, then its own length in 1..5 bytes readable backwards (backlen).
+// Strings that are canonical integers (lpStringToInt64, Redis's string2ll)
+// are stored as integers of 7, 13, 16, 24, 32 or 64 bits.
+
+var errListpack = errors.New("listpack integrity check failed")
+
+const lpHdrSize = 6
+
+// lpWriter builds one listpack.
+type lpWriter struct {
+	b []byte
+	n int
+}
+
+func (w *lpWriter) reset() {
+	w.b = append(w.b[:0], 0, 0, 0, 0, 0, 0)
+	w.n = 0
+}
+
+// size is lpBytes of the listpack being built, terminator included.
+func (w *lpWriter) size() int { return len(w.b) + 1 }
+
+// lpBacklen appends the backlen of an entry of l bytes (lpEncodeBacklen).
+func lpBacklen(b []byte, l int) []byte {
+	switch {
+	case l <= 127:
+		return append(b, byte(l))
+	case l < 16383:
+		return append(b, byte(l>>7), byte(l&127)|128)
+	case l < 2097151:
+		return append(b, byte(l>>14), byte(l>>7&127)|128, byte(l&127)|128)
+	case l < 268435455:
+		return append(b, byte(l>>21), byte(l>>14&127)|128, byte(l>>7&127)|128, byte(l&127)|128)
+	}
+	return append(b, byte(l>>28), byte(l>>21&127)|128, byte(l>>14&127)|128, byte(l>>7&127)|128, byte(l&127)|128)
+}
+
+// lpIntSize is the encoded size of v as an integer entry (no backlen).
+func lpIntSize(v int64) int {
+	switch {
+	case v >= 0 && v <= 127:
+		return 1
+	case v >= -4096 && v <= 4095:
+		return 2
+	case v >= -32768 && v <= 32767:
+		return 3
+	case v >= -8388608 && v <= 8388607:
+		return 4
+	case v >= -2147483648 && v <= 2147483647:
+		return 5
+	}
+	return 9
+}
+
+// appendInt adds an integer entry (lpEncodeIntegerGetType).
+func (w *lpWriter) appendInt(v int64) {
+	n := lpIntSize(v)
+	u := uint64(v)
+	switch n {
+	case 1:
+		w.b = append(w.b, byte(v))
+	case 2:
+		if v < 0 {
+			u = uint64(1<<13 + v)
+		}
+		w.b = append(w.b, byte(u>>8)|0xC0, byte(u))
+	case 3:
+		w.b = append(w.b, 0xF1, byte(u), byte(u>>8))
+	case 4:
+		w.b = append(w.b, 0xF2, byte(u), byte(u>>8), byte(u>>16))
+	case 5:
+		w.b = append(w.b, 0xF3, byte(u), byte(u>>8), byte(u>>16), byte(u>>24))
+	default:
+		w.b = append(w.b, 0xF4)
+		w.b = binary.LittleEndian.AppendUint64(w.b, u)
+	}
+	w.b = lpBacklen(w.b, n)
+	w.n++
+}
+
+// appendString adds s, as an integer when it is a canonical one
+// (lpEncodeGetType).
+func (w *lpWriter) appendString(s string) {
+	if len(s) <= 20 {
+		if v, ok := ParseInt(s); ok {
+			w.appendInt(v)
+			return
+		}
+	}
+	l := len(s)
+	var hl int
+	switch {
+	case l < 64:
+		w.b = append(w.b, 0x80|byte(l))
+		hl = 1
+	case l < 4096:
+		w.b = append(w.b, 0xE0|byte(l>>8), byte(l))
+		hl = 2
+	default:
+		w.b = append(w.b, 0xF0)
+		w.b = binary.LittleEndian.AppendUint32(w.b, uint32(l))
+		hl = 5
+	}
+	w.b = append(w.b, s...)
+	w.b = lpBacklen(w.b, hl+l)
+	w.n++
+}
+
+// appendElem adds a list element or hash value.
+func (w *lpWriter) appendElem(x lelem) {
+	if x.p == nil {
+		w.appendInt(x.n)
+		return
+	}
+	w.appendString(x.String())
+}
+
+// lpEntrySize is the size an element would add, backlen included.
+func lpEntrySize(x lelem) int {
+	var n int
+	if x.p == nil {
+		n = lpIntSize(x.n)
+	} else {
+		switch l := int(x.n); {
+		case l < 64:
+			n = 1 + l
+		case l < 4096:
+			n = 2 + l
+		default:
+			n = 5 + l
+		}
+	}
+	switch {
+	case n <= 127:
+		return n + 1
+	case n < 16383:
+		return n + 2
+	case n < 2097151:
+		return n + 3
+	case n < 268435455:
+		return n + 4
+	}
+	return n + 5
+}
+
+// finish terminates the listpack and fills in its header.
+func (w *lpWriter) finish() []byte {
+	w.b = append(w.b, 0xFF)
+	binary.LittleEndian.PutUint32(w.b, uint32(len(w.b)))
+	cnt := w.n
+	if cnt > 65535 {
+		cnt = 65535
+	}
+	binary.LittleEndian.PutUint16(w.b[4:], uint16(cnt))
+	return w.b
+}
+
+// lpEach validates the listpack b entry by entry (lpValidateIntegrity
+// with deep checks: header, every encoding and backlen, terminator,
+// count) and calls fn with each entry: an integer (isInt) or a string
+// (s aliases b). fn's error stops the walk.
+func lpEach(b []byte, fn func(s []byte, v int64, isInt bool) error) error {
+	if len(b) < lpHdrSize+1 || int(binary.LittleEndian.Uint32(b)) != len(b) || b[len(b)-1] != 0xFF {
+		return errListpack
+	}
+	want := int(binary.LittleEndian.Uint16(b[4:]))
+	p, n := lpHdrSize, 0
+	end := len(b) - 1
+	for p < end {
+		c := b[p]
+		var hl, dl int // header and data lengths
+		var v int64
+		isInt := true
+		switch {
+		case c&0x80 == 0:
+			hl, v = 1, int64(c)
+		case c&0xC0 == 0x80:
+			hl, dl, isInt = 1, int(c&0x3F), false
+		case c&0xE0 == 0xC0:
+			if p+2 > end {
+				return errListpack
+			}
+			u := int64(c&0x1F)<<8 | int64(b[p+1])
+			if u >= 1<<12 {
+				u -= 1 << 13
+			}
+			hl, v = 2, u
+		case c&0xF0 == 0xE0:
+			if p+2 > end {
+				return errListpack
+			}
+			hl, dl, isInt = 2, int(c&0xF)<<8|int(b[p+1]), false
+		case c == 0xF0:
+			if p+5 > end {
+				return errListpack
+			}
+			l := binary.LittleEndian.Uint32(b[p+1:])
+			if uint64(l) > uint64(end) {
+				return errListpack
+			}
+			hl, dl, isInt = 5, int(l), false
+		case c >= 0xF1 && c <= 0xF4:
+			w := [...]int{2, 3, 4, 8}[c-0xF1]
+			if p+1+w > end {
+				return errListpack
+			}
+			var u uint64
+			for i := w - 1; i >= 0; i-- {
+				u = u<<8 | uint64(b[p+1+i])
+			}
+			shift := 64 - 8*uint(w)
+			hl, v = 1+w, int64(u<<shift)>>shift
+		default:
+			return errListpack
+		}
+		l := hl + dl
+		if l > end-p {
+			return errListpack
+		}
+		var bl [5]byte
+		blen := lpBacklen(bl[:0], l)
+		if len(blen) > end-p-l || string(b[p+l:p+l+len(blen)]) != string(blen) {
+			return errListpack
+		}
+		var s []byte
+		if !isInt {
+			s = b[p+hl : p+l]
+		}
+		if err := fn(s, v, isInt); err != nil {
+			return err
+		}
+		p += l + len(blen)
+		n++
+	}
+	if p != end || (want != 65535 && want != n) {
+		return errListpack
+	}
+	return nil
+}
+
+// --- intset -------------------------------------------------------------------
+
+var errIntset = errors.New("intset integrity check failed")
+
+// intsetBlob is the intset of the sorted values ints, in the narrowest
+// width that holds them all. (Redis never narrows an intset when its
+// widest member is removed; such a set dumps wider in Redis.)
+func intsetBlob(b []byte, ints []int64) []byte {
+	w := 2
+	for _, v := range ints {
+		switch {
+		case v < -1<<31 || v > 1<<31-1:
+			w = 8
+		case w < 4 && (v < -1<<15 || v > 1<<15-1):
+			w = 4
+		}
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(w))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(ints)))
+	for _, v := range ints {
+		switch w {
+		case 2:
+			b = binary.LittleEndian.AppendUint16(b, uint16(v))
+		case 4:
+			b = binary.LittleEndian.AppendUint32(b, uint32(v))
+		default:
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+	}
+	return b
+}
+
+// intsetValues checks an intset blob (intsetValidateIntegrity, deep: the
+// members strictly ascending) and returns its members.
+func intsetValues(b []byte) ([]int64, error) {
+	if len(b) < 8 {
+		return nil, errIntset
+	}
+	w := int(binary.LittleEndian.Uint32(b))
+	n := uint64(binary.LittleEndian.Uint32(b[4:]))
+	if (w != 2 && w != 4 && w != 8) || 8+n*uint64(w) != uint64(len(b)) || n == 0 {
+		return nil, errIntset
+	}
+	ints := make([]int64, n)
+	for i := range ints {
+		p := b[8+i*w:]
+		switch w {
+		case 2:
+			ints[i] = int64(int16(binary.LittleEndian.Uint16(p)))
+		case 4:
+			ints[i] = int64(int32(binary.LittleEndian.Uint32(p)))
+		default:
+			ints[i] = int64(binary.LittleEndian.Uint64(p))
+		}
+		if i > 0 && ints[i] <= ints[i-1] {
+			return nil, errIntset
+		}
+	}
+	return slices.Clip(ints), nil
+}

@@ -80,6 +80,8 @@ type Engine struct {
 	Log func(level int, msg string)
 
 	ev evictState // maxmemory-policy, eviction pool (evict.go); node-local
+
+	apply applyState // Apply's reused context and buffers (apply.go)
 }
 
 // ScriptGuard is the runaway-script state shared between the scripting
@@ -168,6 +170,11 @@ type Ctx struct {
 	// OOM: used memory was over maxmemory when the command started (a
 	// script's first deny-oom write is then refused, as in Redis).
 	OOM bool
+	// Applying: the command is an effect being applied (Engine.Apply), not
+	// a client's: Now is math.MinInt64, so nothing counts as expired, and
+	// node-local limits (lua-memory-limit) do not refuse what the
+	// executing node accepted.
+	Applying bool
 
 	// Deleted collects the keys the active expiry removed, when set.
 	Deleted *[]string
@@ -356,8 +363,10 @@ func (c *Ctx) delete(db *DB, key string) bool {
 func (c *Ctx) expireKey(db *DB, e *entry) {
 	key := e.keyStr()
 	db.removeEntry(e)
+	// Not a change of the command's (Redis's lazy expiry leaves
+	// server.dirty alone): the DEL is its own effect, and a read that
+	// reclaims a key must not propagate itself.
 	c.E.Stats.ExpiredKeys++
-	c.E.Stats.Dirty++
 	c.propagateDel(db, key)
 	// A WATCH taken while the key was already past its deadline sees no
 	// change when the key is reclaimed (Redis 7.0's touchWatchedKey skips

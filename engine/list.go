@@ -729,7 +729,7 @@ func init() {
 	Register(
 		&Command{Name: "lmove", Arity: 5, Flags: "write denyoom", FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0", Summary: "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", Run: cmdLMove},
 		&Command{Name: "rpoplpush", Arity: 3, Flags: "write denyoom", FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.2.0", Summary: "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", Run: cmdRPopLPush},
-		&Command{Name: "lmpop", Arity: -4, Flags: "write", FirstKey: 0, LastKey: 0, Step: 0, Group: "list", Since: "7.0.0", Summary: "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", Run: cmdLMPop},
+		&Command{Name: "lmpop", Arity: -4, Flags: "write noeffect", FirstKey: 0, LastKey: 0, Step: 0, Group: "list", Since: "7.0.0", Summary: "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", Run: cmdLMPop},
 	)
 }
 
@@ -808,7 +808,8 @@ func cmdRPopLPush(c *Ctx, argv [][]byte) { c.lmove(argv[1], argv[2], false, true
 // [key, [elements]], or the null array when every list is missing.
 // Errors: "numkeys should be greater than 0", syntax error (missing or bad
 // LEFT/RIGHT, unknown or repeated option), "count should be greater than
-// 0", WRONGTYPE for a non-list key met before a non-empty list.
+// 0", WRONGTYPE for a non-list key met before a non-empty list. Effect:
+// LPOP|RPOP key <number popped>.
 func cmdLMPop(c *Ctx, argv [][]byte) {
 	nk, ok := ParseIntB(argv[1])
 	if !ok || nk < 1 {
@@ -864,6 +865,16 @@ func cmdLMPop(c *Ctx, argv [][]byte) {
 		}
 		c.removeIfEmpty(e, l.n == 0)
 		c.touched(key)
+		// LPOP|RPOP key <popped>, as Redis 7.0 rewrites LMPOP
+		if f := c.own(3); f != nil {
+			if front {
+				f.argStr("LPOP")
+			} else {
+				f.argStr("RPOP")
+			}
+			f.arg(key)
+			f.argInt(int64(n))
+		}
 		return
 	}
 	c.W.NullArray()

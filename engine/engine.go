@@ -395,6 +395,13 @@ func (db *DB) setExpire(e *entry, ms int64) {
 // change. Every write must call it once per key it modifies.
 func (c *Ctx) signal(db *DB, key string) {
 	c.E.Stats.Dirty++
+	c.touchWatches(db, key)
+}
+
+// touchWatches dirties the WATCHes on key without counting a change:
+// Redis's signalModifiedKey for a command that changed nothing (LTRIM
+// keeping every element), so no effect is recorded.
+func (c *Ctx) touchWatches(db *DB, key string) {
 	if len(db.watched) != 0 {
 		for _, w := range db.watched[key] {
 			w.Dirty = true

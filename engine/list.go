@@ -507,6 +507,7 @@ func cmdLTrim(c *Ctx, argv [][]byte) {
 	}
 	l := e.list()
 	s, t := listRange(start, end, l.n)
+	n := l.n
 	if s > t {
 		c.DB.removeEntry(e)
 	} else {
@@ -517,7 +518,13 @@ func cmdLTrim(c *Ctx, argv [][]byte) {
 			l.PopFront()
 		}
 	}
-	c.touched(argv[1])
+	if n != l.n || s > t {
+		c.touched(argv[1])
+	} else {
+		// Redis signals the key (WATCH) but counts no change: a trim
+		// that removes nothing propagates nothing
+		c.touchWatches(c.DB, bstr(argv[1]))
+	}
 	c.W.OK()
 }
 

@@ -1,0 +1,601 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"limitdb/engine"
+	"limitdb/resp"
+)
+
+// TestEffects compares limitdb's effect stream with Redis 7.0's, command
+// by command: every line of the effect scenarios (effects/*.txt) and of
+// the differential scenarios (scenarios/**.txt) runs on a redis-server
+// that writes an append-only file and on an in-process engine recording
+// its effects (engine.Ctx.Eff); what each command appended to Redis's
+// incr AOF must be what the engine recorded for it. The rules of the
+// comparison, and what is skipped, are in effects/README.md.
+func TestEffects(t *testing.T) {
+	r, err := StartRedis("--appendonly", "yes", "--appendfsync", "always",
+		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	aof, err := openAOF(r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aof.f.Close()
+	ctl, err := Dial(r.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	// only lazy expiry, as in the engine: the active cycle would add DELs
+	// at random points of Redis's stream
+	if _, err := ctl.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"); err != nil {
+		t.Fatal(err)
+	}
+	files := append(scenarioFiles(t, "effects"), scenarioFiles(t, "scenarios")...)
+	total, ran := 0, 0
+	seen := map[string]bool{}
+	for _, f := range files {
+		name := strings.TrimSuffix(f, ".txt")
+		t.Run(name, func(t *testing.T) {
+			total += runEffectScenario(t, r.Addr, aof, f, readScenario(t, f), seen)
+			ran++
+		})
+	}
+	t.Logf("%d commands compared in %d files", total, ran)
+	if ran < len(files) {
+		return // a subset was asked for
+	}
+	// every write command of the table that Redis has is compared at
+	// least once (the native limiters' effects are tested in engine/)
+	var missing []string
+	for _, cmd := range engine.Commands() {
+		for _, c := range append([]*engine.Command{cmd}, cmd.Subs...) {
+			if c.IsWrite() && !c.Has(engine.FlagConn) && c.Group != "ratelimit" && !seen[c.Name] {
+				missing = append(missing, c.Name)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("write commands never compared: %v", missing)
+	}
+}
+
+// effectsVerbose (EFFECTS_VERBOSE=1) logs both streams of every command.
+var effectsVerbose = os.Getenv("EFFECTS_VERBOSE") != ""
+
+// aofFile follows Redis's incr AOF.
+type aofFile struct {
+	f   *os.File
+	buf []byte
+	db  int // the database the AOF has selected
+}
+
+func openAOF(dir string) (*aofFile, error) {
+	m, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+	if len(m) != 1 {
+		return nil, fmt.Errorf("want one incr AOF in %s, found %q", dir, m)
+	}
+	f, err := os.Open(m[0])
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, 2); err != nil {
+		return nil, err
+	}
+	return &aofFile{f: f, db: -1}, nil
+}
+
+// effect is one propagated command and the database it ran in.
+type effect struct {
+	db   int
+	argv []string
+}
+
+func (e effect) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%d]", e.db)
+	for _, a := range e.argv {
+		b.WriteByte(' ')
+		if a == "" || strings.ContainsAny(a, " \"\r\n") || len(a) > 60 {
+			if len(a) > 60 {
+				a = a[:57] + "..."
+			}
+			a = strconv.Quote(a)
+		}
+		b.WriteString(a)
+	}
+	return b.String()
+}
+
+// read returns the commands Redis appended since the last call (SELECTs
+// folded into each command's database; MULTI/EXEC reported by wrapped).
+func (a *aofFile) read() (effs []effect, wrapped bool, err error) {
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := a.f.Read(chunk)
+		a.buf = append(a.buf, chunk[:n]...)
+		if n == 0 || err != nil {
+			break
+		}
+	}
+	cmds, rest, err := splitRESP(a.buf)
+	if err != nil {
+		return nil, false, err
+	}
+	a.buf = append(a.buf[:0], rest...)
+	for _, argv := range cmds {
+		switch strings.ToUpper(argv[0]) {
+		case "SELECT":
+			a.db, _ = strconv.Atoi(argv[1])
+		case "MULTI", "EXEC":
+			wrapped = true
+		default:
+			effs = append(effs, effect{a.db, argv})
+		}
+	}
+	return effs, wrapped, nil
+}
+
+// splitRESP parses complete RESP arrays of bulk strings from b.
+func splitRESP(b []byte) (cmds [][]string, rest []byte, err error) {
+	for len(b) > 0 {
+		var argv []string
+		p := b
+		line := func() (string, bool) {
+			i := bytes.Index(p, []byte("\r\n"))
+			if i < 0 {
+				return "", false
+			}
+			l := string(p[:i])
+			p = p[i+2:]
+			return l, true
+		}
+		h, ok := line()
+		if !ok {
+			return cmds, b, nil
+		}
+		if h == "" || h[0] != '*' {
+			return nil, nil, fmt.Errorf("AOF: unexpected %q", h)
+		}
+		n, _ := strconv.Atoi(h[1:])
+		complete := true
+		for i := 0; i < n; i++ {
+			h, ok := line()
+			if !ok {
+				complete = false
+				break
+			}
+			l, _ := strconv.Atoi(h[1:])
+			if len(p) < l+2 {
+				complete = false
+				break
+			}
+			argv = append(argv, string(p[:l]))
+			p = p[l+2:]
+		}
+		if !complete {
+			return cmds, b, nil
+		}
+		cmds = append(cmds, argv)
+		b = p
+	}
+	return cmds, nil, nil
+}
+
+// engineEffects lists what the engine recorded for one command.
+func engineEffects(f *engine.Effects) []effect {
+	var out []effect
+	db := f.DB
+	for _, cmd := range f.Commands() {
+		argv := make([]string, len(cmd))
+		for i, a := range cmd {
+			argv[i] = string(a)
+		}
+		if strings.EqualFold(argv[0], "select") {
+			db, _ = strconv.Atoi(argv[1])
+			continue
+		}
+		out = append(out, effect{db, argv})
+	}
+	return out
+}
+
+// limitdbOnly names the effects Redis never writes: the native limiters'
+// RL.SET and the script cache's SCRIPT LOAD / FLUSH.
+func limitdbOnly(e effect) bool {
+	switch strings.ToUpper(e.argv[0]) {
+	case "RL.SET", "SCRIPT":
+		return true
+	}
+	return false
+}
+
+// effectScenario is the state of one scenario run.
+type effectScenario struct {
+	t        *testing.T
+	file     string
+	e        *engine.Engine
+	c        *engine.Ctx
+	eff      *engine.Effects
+	aof      *aofFile
+	volatile map[dbKey]bool // keys that had a deadline at some point
+}
+
+// effConn is one scenario connection: Redis's and the engine's database.
+type effConn struct {
+	r  *Conn
+	db int
+}
+
+func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lines []scenarioLine, seen map[string]bool) int {
+	s := &effectScenario{t: t, file: file, e: engine.New(), eff: engine.NewEffects(), aof: aof, volatile: map[dbKey]bool{}}
+	s.c = &engine.Ctx{E: s.e, DB: s.e.DBs[0], W: resp.NewWriter(), Eff: s.eff}
+	conns := map[string]*effConn{}
+	defer func() {
+		for _, c := range conns {
+			c.r.Close()
+		}
+	}()
+	dial := func() *effConn {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &effConn{r: c}
+	}
+	cur := dial()
+	conns["default"] = cur
+	for _, cmd := range [][]string{{"FLUSHALL"}, {"SCRIPT", "FLUSH"}} {
+		if _, err := cur.r.Do(cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := aof.read(); err != nil {
+		t.Fatal(err)
+	}
+	inMulti := false
+	compared := 0
+	for _, l := range lines {
+		text := l.text
+		mode, tol, random := "exact", int64(0), false
+		if strings.HasPrefix(text, "@") {
+			word, rest, _ := strings.Cut(text, " ")
+			switch word {
+			case "@proto", "@aclfile":
+				continue
+			case "@sleep":
+				ms, _ := strconv.Atoi(strings.TrimSpace(rest))
+				time.Sleep(time.Duration(ms) * time.Millisecond)
+				continue
+			case "@conn":
+				name := strings.TrimSpace(rest)
+				if conns[name] == nil {
+					conns[name] = dial()
+				}
+				cur = conns[name]
+				continue
+			case "@sort", "@words", "@acllog":
+				mode, text = word[1:], rest
+			case "@shape", "@nocompare":
+				// a random reply (SPOP, SRANDMEMBER …): its effects are
+				// compared as @random ones
+				mode, text, random = word[1:], rest, true
+			case "@tol":
+				n, rest2, _ := strings.Cut(rest, " ")
+				tol, _ = strconv.ParseInt(n, 10, 64)
+				mode, text = "tol", rest2
+			case "@random":
+				mode, text, random = "nocompare", rest, true
+			default:
+				t.Fatalf("%s:%d: unknown directive %s", file, l.n, word)
+			}
+		}
+		args, err := SplitLine(text)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", file, l.n, err)
+		}
+		if len(args) == 0 {
+			continue
+		}
+		name := strings.ToLower(args[0])
+		// transactions are the door's (connection level): the whole
+		// MULTI … EXEC block is skipped on both sides
+		if inMulti {
+			inMulti = name != "exec" && name != "discard"
+			continue
+		}
+		if name == "multi" {
+			inMulti = true
+			continue
+		}
+		if !s.runnable(args) {
+			continue
+		}
+		s.step(l.n, cur, args, mode, tol, random)
+		compared++
+		if cmd := engine.Lookup([]byte(args[0])); cmd != nil {
+			seen[cmd.Name] = true
+			if len(cmd.Subs) > 0 && len(args) > 1 {
+				if sub := cmd.Sub([]byte(args[1])); sub != nil {
+					seen[sub.Name] = true
+				}
+			}
+		}
+	}
+	return compared
+}
+
+// runnable reports whether a scenario command runs in the comparison:
+// engine commands do; connection commands (CLIENT, CONFIG, DEBUG, WATCH,
+// HELLO …) and commands limitdb lacks are skipped on both sides, except
+// SELECT (each connection's database) and CONFIG SET of the encoding
+// thresholds, which the engine holds (Engine.Enc).
+func (s *effectScenario) runnable(args []string) bool {
+	cmd := engine.Lookup([]byte(args[0]))
+	switch {
+	case cmd == nil:
+		return false
+	case cmd.Name == "select":
+		return true
+	case cmd.Name == "config":
+		if len(args) < 4 || len(args)%2 != 0 || !strings.EqualFold(args[1], "set") {
+			return false
+		}
+		probe := engine.New()
+		for i := 2; i+1 < len(args); i += 2 {
+			v, err := strconv.ParseInt(args[i+1], 10, 64)
+			if err != nil || !probe.SetEncodingLimit(strings.ToLower(args[i]), v) {
+				return false
+			}
+		}
+		return true
+	}
+	return !cmd.Has(engine.FlagConn)
+}
+
+// step runs one command on both sides and compares replies and effects.
+func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, tol int64, random bool) {
+	t := s.t
+	where := fmt.Sprintf("%s:%d: %s", s.file, n, strings.Join(args, " "))
+	ref, err := conn.r.Do(args...)
+	if err != nil {
+		t.Fatalf("%s: redis: %v", where, err)
+	}
+	redisEffs, wrapped, err := s.aof.read()
+	if err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	argv := make([][]byte, len(args))
+	for i, a := range args {
+		argv[i] = []byte(a)
+	}
+	c := s.c
+	c.DB = s.e.DBs[conn.db]
+	c.Now = time.Now().UnixMilli()
+	c.W.Reset()
+	s.eff.Reset()
+	switch cmd := engine.Lookup(argv[0]); cmd.Name {
+	case "select":
+		id, err := strconv.Atoi(args[1])
+		if len(args) != 2 || err != nil || id < 0 || id >= engine.NumDBs {
+			c.W.Error("ERR DB index is out of range")
+		} else {
+			conn.db = id
+			c.W.OK()
+		}
+	case "config":
+		for i := 2; i+1 < len(args); i += 2 {
+			v, _ := strconv.ParseInt(args[i+1], 10, 64)
+			s.e.SetEncodingLimit(strings.ToLower(args[i]), v)
+		}
+		c.W.OK()
+	default:
+		if cmd := c.Resolve(argv); cmd != nil {
+			c.Call(cmd, argv)
+		}
+	}
+	if msg := compareReplies(mode, tol, ref, c.W.B); msg != "" && !bytes.HasPrefix(ref, []byte("-")) {
+		// the reply only shows that both sides hold the same data; an
+		// error text may differ where the engine lacks the server's part
+		t.Errorf("%s: %s (the sides diverged)\n  redis:   %q\n  limitdb: %q", where, msg, ref, c.W.B)
+	}
+	limEffs := engineEffects(s.eff)
+	if effectsVerbose {
+		t.Logf("%s\n  redis:   %v %v\n  limitdb: %v", where, wrapped, redisEffs, limEffs)
+	}
+	if msg := s.compareEffects(redisEffs, limEffs, wrapped, s.eff.N > 1, random); msg != "" {
+		t.Errorf("%s: %s\n  redis:   %v\n  limitdb: %v", where, msg, redisEffs, limEffs)
+	}
+	s.noteVolatile(redisEffs)
+	s.noteVolatile(limEffs)
+	if random {
+		// the sides chose differently: the engine takes Redis's outcome
+		// for the keys the command changed, so that what follows stays
+		// comparable
+		done := map[dbKey]bool{}
+		for _, e := range append(redisEffs, limEffs...) {
+			if len(e.argv) > 1 && !done[dbKey{e.db, e.argv[1]}] {
+				done[dbKey{e.db, e.argv[1]}] = true
+				s.resync(conn, e.db, e.argv[1])
+			}
+		}
+		if _, _, err := s.aof.read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// resync makes key of database db in the engine what it is in Redis
+// (value and deadline), reading it on conn (left on its database) and
+// writing the engine with no effects recorded.
+func (s *effectScenario) resync(conn *effConn, db int, key string) {
+	t := s.t
+	do := func(args ...string) []byte {
+		r, err := conn.r.Do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	list := func(args ...string) []string {
+		cmds, _, err := splitRESP(do(args...))
+		if err != nil || len(cmds) > 1 {
+			t.Fatalf("resync %s: %v", key, err)
+		}
+		if len(cmds) == 0 {
+			return nil
+		}
+		return cmds[0]
+	}
+	do("SELECT", strconv.Itoa(db))
+	defer do("SELECT", strconv.Itoa(conn.db))
+	typ := strings.TrimSpace(string(do("TYPE", key))[1:])
+	var cmds [][]string
+	cmds = append(cmds, []string{"DEL", key})
+	switch typ {
+	case "string":
+		v := list("MGET", key)
+		cmds = append(cmds, []string{"SET", key, v[0]})
+	case "set":
+		cmds = append(cmds, append([]string{"SADD", key}, list("SMEMBERS", key)...))
+	case "list":
+		cmds = append(cmds, append([]string{"RPUSH", key}, list("LRANGE", key, "0", "-1")...))
+	case "hash":
+		cmds = append(cmds, append([]string{"HSET", key}, list("HGETALL", key)...))
+	case "zset":
+		m := list("ZRANGE", key, "0", "-1", "WITHSCORES")
+		z := []string{"ZADD", key}
+		for i := 0; i+1 < len(m); i += 2 {
+			z = append(z, m[i+1], m[i])
+		}
+		cmds = append(cmds, z)
+	}
+	if typ != "none" {
+		if at, ok := replyInt(do("PEXPIRETIME", key)); ok && at > 0 {
+			cmds = append(cmds, []string{"PEXPIREAT", key, strconv.FormatInt(at, 10)})
+		}
+	}
+	c := &engine.Ctx{E: s.e, DB: s.e.DBs[db], W: resp.NewWriter(), Now: time.Now().UnixMilli()}
+	for _, cmd := range cmds {
+		argv := make([][]byte, len(cmd))
+		for i, a := range cmd {
+			argv[i] = []byte(a)
+		}
+		c.Exec(argv)
+	}
+}
+
+// noteVolatile remembers the keys the effects gave a deadline (or moved
+// with one), whose DELs by expiry may fall on either side of a command.
+func (s *effectScenario) noteVolatile(effs []effect) {
+	for _, e := range effs {
+		a := e.argv
+		switch strings.ToUpper(a[0]) {
+		case "SET":
+			for _, o := range a[3:] {
+				if strings.EqualFold(o, "PXAT") {
+					s.volatile[dbKey{e.db, a[1]}] = true
+				}
+			}
+		case "PEXPIREAT", "RL.SET":
+			s.volatile[dbKey{e.db, a[1]}] = true
+		case "RENAME", "RENAMENX", "COPY":
+			if s.isVolatile(e.db, a[1]) {
+				s.volatile[dbKey{e.db, a[2]}] = true
+			}
+		}
+	}
+}
+
+// dbKey is a key of one database.
+type dbKey struct {
+	db  int
+	key string
+}
+
+func (s *effectScenario) isVolatile(db int, key string) bool { return s.volatile[dbKey{db, key}] }
+
+// compareEffects returns "" when the two streams agree: command names
+// compared without case, integers that look like unix ms times within
+// 2 s, a DEL of a key that had a deadline ignored when the other side
+// has none at that point (expiry at a slightly different time),
+// limitdb-only effects ignored. With random, only the command names and
+// keys are compared (SPOP's members differ).
+func (s *effectScenario) compareEffects(ref, got []effect, refWrapped, gotWrapped, random bool) string {
+	var lim []effect
+	ignored := false
+	for _, e := range got {
+		if limitdbOnly(e) {
+			ignored = true
+			continue
+		}
+		lim = append(lim, e)
+	}
+	i, j := 0, 0
+	for i < len(ref) || j < len(lim) {
+		if i < len(ref) && j < len(lim) && sameEffect(ref[i], lim[j], random) {
+			i, j = i+1, j+1
+			continue
+		}
+		if i < len(ref) && s.expiryDel(ref[i]) {
+			i, ignored = i+1, true
+			continue
+		}
+		if j < len(lim) && s.expiryDel(lim[j]) {
+			j, ignored = j+1, true
+			continue
+		}
+		if i < len(ref) && j < len(lim) {
+			return fmt.Sprintf("effect %d differs", i+1)
+		}
+		return "effect streams differ in length"
+	}
+	if refWrapped != gotWrapped && !ignored {
+		return fmt.Sprintf("MULTI/EXEC wrapping differs (redis %v, limitdb %v)", refWrapped, gotWrapped)
+	}
+	return ""
+}
+
+func (s *effectScenario) expiryDel(e effect) bool {
+	return len(e.argv) == 2 && strings.EqualFold(e.argv[0], "DEL") && s.isVolatile(e.db, e.argv[1])
+}
+
+func sameEffect(a, b effect, random bool) bool {
+	if a.db != b.db || len(a.argv) != len(b.argv) || !strings.EqualFold(a.argv[0], b.argv[0]) {
+		return false
+	}
+	if random {
+		return len(a.argv) < 2 || a.argv[1] == b.argv[1]
+	}
+	for k := 1; k < len(a.argv); k++ {
+		if a.argv[k] != b.argv[k] && !closeTimes(a.argv[k], b.argv[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// closeTimes reports whether x and y are unix ms times of now-ish
+// within 2 s of each other (deadlines computed from each side's clock).
+func closeTimes(x, y string) bool {
+	a, err1 := strconv.ParseInt(x, 10, 64)
+	b, err2 := strconv.ParseInt(y, 10, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	now := time.Now().UnixMilli()
+	near := func(v int64) bool { return v > now-365*86400e3 && v < now+20*365*86400e3 }
+	return near(a) && near(b) && a-b <= 2000 && b-a <= 2000
+}

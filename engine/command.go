@@ -40,6 +40,10 @@ const (
 	// SREM, RL.ALLOW as RL.SET …) because what it does depends on the
 	// clock, on chance or on Lua. Engine.Apply refuses it.
 	FlagNoEffect
+	// FlagArbitraryKeys: the command may reclaim any number of expired
+	// keys it was not given (SCAN, RANDOMKEY: Redis's
+	// touches_arbitrary_keys); run on its own, its DELs go out bare.
+	FlagArbitraryKeys
 )
 
 var flagNames = []struct {
@@ -56,7 +60,7 @@ var flagNames = []struct {
 }
 
 // internal flags that are not Redis flags and never reach COMMAND replies
-var internalFlags = map[string]Flag{"conn": FlagConn, "script": FlagScript, "notouch": FlagNoTouch, "noeffect": FlagNoEffect}
+var internalFlags = map[string]Flag{"conn": FlagConn, "script": FlagScript, "notouch": FlagNoTouch, "noeffect": FlagNoEffect, "arbitrarykeys": FlagArbitraryKeys}
 
 // ParseFlags turns "write denyoom fast" into a Flag set. It panics on an
 // unknown word: the table is static, a typo is a programming error.

@@ -32,13 +32,18 @@ type Effects struct {
 	B  []byte // the commands, RESP arrays of bulk strings
 	N  int    // commands in B, SELECTs excluded
 	DB int    // database of the first effect; -1 while there is none
+	// NoMulti: the unit's effects go out without MULTI/EXEC even when
+	// there are several (Redis's propagate_no_multi): the DELs of an
+	// active-expiry step or an eviction, or of SCAN/RANDOMKEY run on
+	// their own. Each of those is independent of the others.
+	NoMulti bool
 
 	cur int // database of the last effect
 }
 
 // Reset empties the stream for the next unit, keeping its buffer.
 func (f *Effects) Reset() {
-	f.B, f.N, f.DB, f.cur = f.B[:0], 0, -1, -1
+	f.B, f.N, f.DB, f.cur, f.NoMulti = f.B[:0], 0, -1, -1, false
 }
 
 // NewEffects returns an empty stream.
@@ -241,6 +246,9 @@ func (c *Ctx) callRecorded(cmd *Command, argv [][]byte) {
 	saved := c.prop
 	c.prop = propState{}
 	dirty := c.E.Stats.Dirty
+	if cmd.F&FlagArbitraryKeys != 0 && !c.InScript && !c.InMulti {
+		c.Eff.NoMulti = true
+	}
 	cmd.Run(c, argv)
 	if (c.E.Stats.Dirty != dirty || c.prop.force) && !c.prop.prevent && cmd.F&FlagScript == 0 {
 		if c.prop.rewrote {
@@ -265,8 +273,9 @@ func (c *Ctx) callRecorded(cmd *Command, argv [][]byte) {
 // ms (Engine.ClockMs, which followers keep so that a new leader never
 // runs a unit earlier than one already applied). The body is the stream
 // as Redis 7.0 would write it to its AOF after a SELECT of that database:
-// a unit of more than one effect is wrapped in MULTI … EXEC, a single
-// effect goes out bare, and SELECT appears where the database changes.
+// a unit of more than one effect is wrapped in MULTI … EXEC (unless
+// Effects.NoMulti), a single effect goes out bare, and SELECT appears
+// where the database changes.
 
 // recordMagic starts every record; a bare RESP body ('*') is refused.
 const recordMagic = 'E'
@@ -289,11 +298,12 @@ func AppendRecord(dst []byte, f *Effects, clockMs int64) []byte {
 	dst = binary.AppendUvarint(dst, uint64(db))
 	dst = binary.AppendUvarint(dst, uint64(f.N))
 	dst = binary.AppendUvarint(dst, uint64(max(clockMs, 0)))
-	if f.N > 1 {
+	wrap := f.N > 1 && !f.NoMulti
+	if wrap {
 		dst = append(dst, multiCmd...)
 	}
 	dst = append(dst, f.B...)
-	if f.N > 1 {
+	if wrap {
 		dst = append(dst, execCmd...)
 	}
 	return dst

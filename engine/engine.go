@@ -418,10 +418,14 @@ func (c *Ctx) touched(key []byte) { c.signal(c.DB, bstr(key)) }
 // cursor and deletes the keys whose deadline has passed, like Redis's
 // active expire cycle walks its expires table. It returns the number of
 // keys deleted. Because the cursor covers the whole table over successive
-// calls, every expired key is reclaimed within one sweep.
+// calls, every expired key is reclaimed within one sweep. With effects on
+// it is a unit of its own (Effects.NoMulti).
 func (c *Ctx) ActiveExpire(db *DB, maxBuckets int) int {
 	if db.expires == 0 {
 		return 0
+	}
+	if c.Eff != nil {
+		c.Eff.NoMulti = true // its DELs go out bare, as Redis's cycle's
 	}
 	n := 0
 	for i := 0; i < maxBuckets; i++ {

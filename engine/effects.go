@@ -80,10 +80,19 @@ func (f *Effects) argStr(a string) {
 	f.B = append(f.B, '\r', '\n')
 }
 
-// argInt appends an integer argument in decimal, without allocating.
+// argInt appends an integer argument in decimal, without allocating. Its
+// length (at most 20) is written by hand: limiter states are six integers
+// per effect.
 func (f *Effects) argInt(n int64) {
 	var tmp [20]byte
-	f.arg(strconv.AppendInt(tmp[:0], n, 10))
+	d := strconv.AppendInt(tmp[:0], n, 10)
+	f.B = append(f.B, '$')
+	if len(d) >= 10 {
+		f.B = append(f.B, '0'+byte(len(d)/10))
+	}
+	f.B = append(f.B, '0'+byte(len(d)%10), '\r', '\n')
+	f.B = append(f.B, d...)
+	f.B = append(f.B, '\r', '\n')
 }
 
 func (f *Effects) add(db int, argv [][]byte) {

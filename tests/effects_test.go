@@ -20,8 +20,10 @@ import (
 // the differential scenarios (scenarios/**.txt) runs on a redis-server
 // that writes an append-only file and on an in-process engine recording
 // its effects (engine.Ctx.Eff); what each command appended to Redis's
-// incr AOF must be what the engine recorded for it. The rules of the
-// comparison, and what is skipped, are in effects/README.md.
+// incr AOF must be what the engine recorded for it. Each command's record
+// is also applied to a follower engine (Engine.Apply), whose strict
+// digest must then equal the engine's. The rules of the comparison, and
+// what is skipped, are in effects/README.md.
 func TestEffects(t *testing.T) {
 	r, err := StartRedis("--appendonly", "yes", "--appendfsync", "always",
 		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
@@ -228,6 +230,7 @@ type effectScenario struct {
 	t        *testing.T
 	file     string
 	e        *engine.Engine
+	follower *engine.Engine // applies the engine's records (Engine.Apply)
 	c        *engine.Ctx
 	eff      *engine.Effects
 	aof      *aofFile
@@ -241,7 +244,7 @@ type effConn struct {
 }
 
 func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lines []scenarioLine, seen map[string]bool) int {
-	s := &effectScenario{t: t, file: file, e: engine.New(), eff: engine.NewEffects(), aof: aof, volatile: map[dbKey]bool{}}
+	s := &effectScenario{t: t, file: file, e: engine.New(), follower: engine.New(), eff: engine.NewEffects(), aof: aof, volatile: map[dbKey]bool{}}
 	s.c = &engine.Ctx{E: s.e, DB: s.e.DBs[0], W: resp.NewWriter(), Eff: s.eff}
 	conns := map[string]*effConn{}
 	defer func() {
@@ -385,6 +388,7 @@ func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, 
 	c := s.c
 	c.DB = s.e.DBs[conn.db]
 	c.Now = time.Now().UnixMilli()
+	s.e.ClockMs = c.Now
 	c.W.Reset()
 	s.eff.Reset()
 	switch cmd := engine.Lookup(argv[0]); cmd.Name {
@@ -400,6 +404,7 @@ func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, 
 		for i := 2; i+1 < len(args); i += 2 {
 			v, _ := strconv.ParseInt(args[i+1], 10, 64)
 			s.e.SetEncodingLimit(strings.ToLower(args[i]), v)
+			s.follower.SetEncodingLimit(strings.ToLower(args[i]), v)
 		}
 		c.W.OK()
 	default:
@@ -416,10 +421,20 @@ func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, 
 	if effectsVerbose {
 		t.Logf("%s\n  redis:   %v %v\n  limitdb: %v", where, wrapped, redisEffs, limEffs)
 	}
-	// the record the door would log for this command as its unit
-	_, body, err := engine.ParseRecordHeader(engine.AppendRecord(nil, s.eff, c.Now))
+	// the record the door would log for this command as its unit; the
+	// follower applies it and must then hold the same state
+	rec := engine.AppendRecord(nil, s.eff, c.Now)
+	_, body, err := engine.ParseRecordHeader(rec)
 	if err != nil {
 		t.Fatalf("%s: %v", where, err)
+	}
+	if s.eff.N > 0 {
+		if err := s.follower.Apply(rec); err != nil {
+			t.Fatalf("%s: follower: %v", where, err)
+		}
+		if a, b := s.e.StrictDigest(), s.follower.StrictDigest(); a != b {
+			t.Fatalf("%s: the follower's state differs after applying %q", where, rec)
+		}
 	}
 	limWrapped := bytes.HasPrefix(body, []byte("*1\r\n$5\r\nMULTI\r\n"))
 	if msg := s.compareEffects(redisEffs, limEffs, wrapped, limWrapped, random); msg != "" {
@@ -445,8 +460,8 @@ func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, 
 }
 
 // resync makes key of database db in the engine what it is in Redis
-// (value and deadline), reading it on conn (left on its database) and
-// writing the engine with no effects recorded.
+// (value and deadline), reading it on conn (left on its database); the
+// follower applies the same change.
 func (s *effectScenario) resync(conn *effConn, db int, key string) {
 	t := s.t
 	do := func(args ...string) []byte {
@@ -494,13 +509,20 @@ func (s *effectScenario) resync(conn *effConn, db int, key string) {
 			cmds = append(cmds, []string{"PEXPIREAT", key, strconv.FormatInt(at, 10)})
 		}
 	}
-	c := &engine.Ctx{E: s.e, DB: s.e.DBs[db], W: resp.NewWriter(), Now: time.Now().UnixMilli()}
+	// the same commands on the follower, as effects
+	eff := engine.NewEffects()
+	c := &engine.Ctx{E: s.e, DB: s.e.DBs[db], W: resp.NewWriter(), Now: time.Now().UnixMilli(), Eff: eff}
 	for _, cmd := range cmds {
 		argv := make([][]byte, len(cmd))
 		for i, a := range cmd {
 			argv[i] = []byte(a)
 		}
 		c.Exec(argv)
+	}
+	if eff.N > 0 {
+		if err := s.follower.Apply(engine.AppendRecord(nil, eff, s.e.ClockMs)); err != nil {
+			t.Fatalf("resync %s: follower: %v", key, err)
+		}
 	}
 }
 

@@ -269,65 +269,62 @@ func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lin
 	if _, _, err := aof.read(); err != nil {
 		t.Fatal(err)
 	}
-	inMulti := false
-	compared := 0
+	// parse every line first: a transaction is looked at whole
+	type line struct {
+		n         int
+		args      []string
+		mode      string
+		tol       int64
+		random    bool
+		sleep     int
+		conn      string
+		directive bool
+	}
+	var ls []line
 	for _, l := range lines {
 		text := l.text
-		mode, tol, random := "exact", int64(0), false
+		x := line{n: l.n, mode: "exact"}
 		if strings.HasPrefix(text, "@") {
 			word, rest, _ := strings.Cut(text, " ")
 			switch word {
 			case "@proto", "@aclfile":
 				continue
 			case "@sleep":
-				ms, _ := strconv.Atoi(strings.TrimSpace(rest))
-				time.Sleep(time.Duration(ms) * time.Millisecond)
-				continue
+				x.sleep, _ = strconv.Atoi(strings.TrimSpace(rest))
+				x.directive = true
 			case "@conn":
-				name := strings.TrimSpace(rest)
-				if conns[name] == nil {
-					conns[name] = dial()
-				}
-				cur = conns[name]
-				continue
+				x.conn = strings.TrimSpace(rest)
+				x.directive = true
 			case "@sort", "@words", "@acllog":
-				mode, text = word[1:], rest
+				x.mode, text = word[1:], rest
 			case "@shape", "@nocompare":
 				// a random reply (SPOP, SRANDMEMBER …): its effects are
 				// compared as @random ones
-				mode, text, random = word[1:], rest, true
+				x.mode, text, x.random = word[1:], rest, true
 			case "@tol":
 				n, rest2, _ := strings.Cut(rest, " ")
-				tol, _ = strconv.ParseInt(n, 10, 64)
-				mode, text = "tol", rest2
+				x.tol, _ = strconv.ParseInt(n, 10, 64)
+				x.mode, text = "tol", rest2
 			case "@random":
-				mode, text, random = "nocompare", rest, true
+				x.mode, text, x.random = "nocompare", rest, true
 			default:
 				t.Fatalf("%s:%d: unknown directive %s", file, l.n, word)
 			}
 		}
-		args, err := SplitLine(text)
-		if err != nil {
-			t.Fatalf("%s:%d: %v", file, l.n, err)
+		if !x.directive {
+			args, err := SplitLine(text)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", file, l.n, err)
+			}
+			if len(args) == 0 {
+				continue
+			}
+			x.args = args
 		}
-		if len(args) == 0 {
-			continue
-		}
-		name := strings.ToLower(args[0])
-		// transactions are the door's (connection level): the whole
-		// MULTI … EXEC block is skipped on both sides
-		if inMulti {
-			inMulti = name != "exec" && name != "discard"
-			continue
-		}
-		if name == "multi" {
-			inMulti = true
-			continue
-		}
-		if !s.runnable(args) {
-			continue
-		}
-		s.step(l.n, cur, args, mode, tol, random)
+		ls = append(ls, x)
+	}
+	compared := 0
+	note := func(args []string) {
 		compared++
 		if cmd := engine.Lookup([]byte(args[0])); cmd != nil {
 			seen[cmd.Name] = true
@@ -338,7 +335,111 @@ func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lin
 			}
 		}
 	}
+	for i := 0; i < len(ls); i++ {
+		x := ls[i]
+		switch {
+		case x.sleep > 0:
+			time.Sleep(time.Duration(x.sleep) * time.Millisecond)
+			continue
+		case x.conn != "":
+			if conns[x.conn] == nil {
+				conns[x.conn] = dial()
+			}
+			cur = conns[x.conn]
+			continue
+		}
+		if strings.EqualFold(x.args[0], "multi") {
+			// a transaction is one unit; it runs when every command in it
+			// is one the comparison runs (else it is skipped on both
+			// sides), up to its EXEC or DISCARD
+			j, ok := i+1, true
+			for ; j < len(ls); j++ {
+				y := ls[j]
+				if y.directive {
+					ok = false
+					continue
+				}
+				if name := strings.ToLower(y.args[0]); name == "exec" || name == "discard" {
+					break
+				}
+				if cmd := engine.Lookup([]byte(y.args[0])); cmd != nil && cmd.Has(engine.FlagConn) && cmd.Name != "select" {
+					ok = false
+				}
+			}
+			if j == len(ls) || len(ls[j].args) != 1 {
+				ok = false // no end, or an EXEC that is itself refused
+			}
+			if ok {
+				var q [][]string
+				random := false
+				for _, y := range ls[i+1 : j] {
+					q = append(q, y.args)
+					random = random || y.random
+				}
+				s.transaction(x.n, cur, q, ls[j].args, ls[j].mode, random)
+				for _, a := range q {
+					note(a)
+				}
+			}
+			i = j
+			continue
+		}
+		if !s.runnable(x.args) {
+			continue
+		}
+		s.step(x.n, cur, x.args, x.mode, x.tol, x.random)
+		note(x.args)
+	}
 	return compared
+}
+
+// transaction runs MULTI, the queued commands and EXEC (or DISCARD) on
+// both sides; the engine runs the queue as one unit, as the door does.
+func (s *effectScenario) transaction(n int, conn *effConn, queue [][]string, end []string, mode string, random bool) {
+	t := s.t
+	where := fmt.Sprintf("%s:%d: MULTI … %s", s.file, n, strings.Join(end, " "))
+	if _, err := conn.r.Do("MULTI"); err != nil {
+		t.Fatal(err)
+	}
+	c := s.c
+	failed := false
+	for _, args := range queue {
+		ref, err := conn.r.Do(args...)
+		if err != nil {
+			t.Fatalf("%s: redis: %v", where, err)
+		}
+		// queue-time checks: an unknown command or a wrong arity fails
+		// the transaction
+		c.W.Reset()
+		argv := toArgv(args)
+		if strings.EqualFold(args[0], "select") || c.Resolve(argv) != nil {
+			c.W.Status("QUEUED")
+		} else {
+			failed = true
+		}
+		if !bytes.Equal(ref, c.W.B) && !bytes.HasPrefix(ref, []byte("-")) {
+			t.Errorf("%s: queueing %v: redis %q, limitdb %q", where, args, ref, c.W.B)
+		}
+	}
+	ref, err := conn.r.Do(end...)
+	if err != nil {
+		t.Fatalf("%s: redis: %v", where, err)
+	}
+	s.begin()
+	switch {
+	case strings.EqualFold(end[0], "discard"):
+		c.W.OK()
+	case failed:
+		c.W.Error("EXECABORT Transaction discarded because of previous errors.")
+	default:
+		c.W.Array(len(queue))
+		c.InMulti = true
+		for _, args := range queue {
+			s.exec(conn, args)
+		}
+		c.InMulti = false
+	}
+	s.finish(where, conn, ref, mode, 0, random)
 }
 
 // runnable reports whether a scenario command runs in the comparison:
@@ -371,28 +472,40 @@ func (s *effectScenario) runnable(args []string) bool {
 
 // step runs one command on both sides and compares replies and effects.
 func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, tol int64, random bool) {
-	t := s.t
 	where := fmt.Sprintf("%s:%d: %s", s.file, n, strings.Join(args, " "))
 	ref, err := conn.r.Do(args...)
 	if err != nil {
-		t.Fatalf("%s: redis: %v", where, err)
+		s.t.Fatalf("%s: redis: %v", where, err)
 	}
-	redisEffs, wrapped, err := s.aof.read()
-	if err != nil {
-		t.Fatalf("%s: %v", where, err)
-	}
+	s.begin()
+	s.exec(conn, args)
+	s.finish(where, conn, ref, mode, tol, random)
+}
+
+func toArgv(args []string) [][]byte {
 	argv := make([][]byte, len(args))
 	for i, a := range args {
 		argv[i] = []byte(a)
 	}
+	return argv
+}
+
+// begin starts a unit on the engine: its time, an empty reply and effects.
+func (s *effectScenario) begin() {
 	c := s.c
-	c.DB = s.e.DBs[conn.db]
 	c.Now = time.Now().UnixMilli()
 	s.e.ClockMs = c.Now
 	c.W.Reset()
 	s.eff.Reset()
-	switch cmd := engine.Lookup(argv[0]); cmd.Name {
-	case "select":
+}
+
+// exec runs one command on the engine, its reply appended to c.W.
+func (s *effectScenario) exec(conn *effConn, args []string) {
+	c := s.c
+	c.DB = s.e.DBs[conn.db]
+	argv := toArgv(args)
+	switch cmd := engine.Lookup(argv[0]); {
+	case cmd != nil && cmd.Name == "select":
 		id, err := strconv.Atoi(args[1])
 		if len(args) != 2 || err != nil || id < 0 || id >= engine.NumDBs {
 			c.W.Error("ERR DB index is out of range")
@@ -400,7 +513,7 @@ func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, 
 			conn.db = id
 			c.W.OK()
 		}
-	case "config":
+	case cmd != nil && cmd.Name == "config":
 		for i := 2; i+1 < len(args); i += 2 {
 			v, _ := strconv.ParseInt(args[i+1], 10, 64)
 			s.e.SetEncodingLimit(strings.ToLower(args[i]), v)
@@ -412,6 +525,18 @@ func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, 
 			c.Call(cmd, argv)
 		}
 	}
+}
+
+// finish compares the unit's reply and effects with Redis's (reply ref,
+// what the AOF gained), applies its record to the follower and, after a
+// random unit, brings the engine to Redis's outcome.
+func (s *effectScenario) finish(where string, conn *effConn, ref []byte, mode string, tol int64, random bool) {
+	t := s.t
+	c := s.c
+	redisEffs, wrapped, err := s.aof.read()
+	if err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
 	if msg := compareReplies(mode, tol, ref, c.W.B); msg != "" && !bytes.HasPrefix(ref, []byte("-")) {
 		// the reply only shows that both sides hold the same data; an
 		// error text may differ where the engine lacks the server's part
@@ -421,8 +546,8 @@ func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, 
 	if effectsVerbose {
 		t.Logf("%s\n  redis:   %v %v\n  limitdb: %v", where, wrapped, redisEffs, limEffs)
 	}
-	// the record the door would log for this command as its unit; the
-	// follower applies it and must then hold the same state
+	// the record the door would log for this unit; the follower applies
+	// it and must then hold the same state
 	rec := engine.AppendRecord(nil, s.eff, c.Now)
 	_, body, err := engine.ParseRecordHeader(rec)
 	if err != nil {
@@ -444,7 +569,7 @@ func (s *effectScenario) step(n int, conn *effConn, args []string, mode string, 
 	s.noteVolatile(limEffs)
 	if random {
 		// the sides chose differently: the engine takes Redis's outcome
-		// for the keys the command changed, so that what follows stays
+		// for the keys the unit changed, so that what follows stays
 		// comparable
 		done := map[dbKey]bool{}
 		for _, e := range append(redisEffs, limEffs...) {

@@ -36,6 +36,7 @@ type client struct {
 	readonly    bool   // READONLY: a follower serves reads without a barrier
 	barrier     bool   // this batch's read barrier is done
 	fwdWatching bool   // WATCHes were forwarded to the leader
+	fwdSeq      uint64 // units forwarded so far (their IDs: at most once)
 	ticket      uint64 // the replies of this batch wait for this record
 	batchStart  int    // where this batch's replies start in w.B
 	batchN      int    // commands of this batch

@@ -107,6 +107,21 @@ func TestClusterBasics(t *testing.T) {
 type loadStats struct {
 	sent, acked, failed atomic.Int64
 	granted, rlFailed   atomic.Int64
+	mu                  sync.Mutex
+	errs                map[string]int // error kinds (first word)
+}
+
+func (st *loadStats) note(err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.errs == nil {
+		st.errs = map[string]int{}
+	}
+	w, _, _ := strings.Cut(err.Error(), " ")
+	if j := strings.LastIndexByte(err.Error(), '@'); j > 0 {
+		w += err.Error()[j:]
+	}
+	st.errs[w]++
 }
 
 // runLoad runs clients × (INCR counter, RL.ALLOW) through every running
@@ -132,6 +147,7 @@ func runLoad(c *testCluster, clients int, limit int, stop chan struct{}, st *loa
 				st.sent.Add(1)
 				if _, err := cli.Incr(ctx, "counter").Result(); err != nil {
 					st.failed.Add(1)
+					st.note(fmt.Errorf("%s@%d", err.Error(), i))
 					time.Sleep(5 * time.Millisecond)
 				} else {
 					st.acked.Add(1)
@@ -229,8 +245,8 @@ func testFailover(t *testing.T, offsetMs int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("INCR sent %d, acknowledged %d, failed %d, final %d; RL.ALLOW granted %d of %d (failed %d)",
-		st.sent.Load(), st.acked.Load(), st.failed.Load(), final, st.granted.Load(), limit, st.rlFailed.Load())
+	t.Logf("INCR sent %d, acknowledged %d, failed %d %v, final %d; RL.ALLOW granted %d of %d (failed %d)",
+		st.sent.Load(), st.acked.Load(), st.failed.Load(), st.errs, final, st.granted.Load(), limit, st.rlFailed.Load())
 	if final < st.acked.Load() || final > st.sent.Load() {
 		t.Fatalf("final counter %d outside [acknowledged %d, sent %d]", final, st.acked.Load(), st.sent.Load())
 	}

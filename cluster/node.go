@@ -132,6 +132,10 @@ type Executor interface {
 	// DropSession forgets the state of a forwarding session's clients
 	// (their WATCHes), or of one client when client != 0.
 	DropSession(session, client uint64)
+	// PublishSettings records the cluster-wide settings (ACL, encoding
+	// thresholds) as effects; a new leader calls it, with the engine lock
+	// held, before serving.
+	PublishSettings()
 }
 
 // ErrClusterDown answers a command that found no leader in time.
@@ -446,6 +450,7 @@ func (n *Node) startEpoch() {
 	n.prop.begin(epoch)
 	n.door.E.NoLazyDelete = false
 	n.serving.Store(epoch)
+	n.exec.PublishSettings()
 	n.door.Unlock()
 	f.mu.Unlock()
 	n.log.Info("cluster: leader, serving", "node", n.cfg.NodeID, "term", n.raft.CurrentTerm())

@@ -323,7 +323,15 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	}
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
-		connHandlers[cmd.Name](s, cl, argv)
+		if s.node == nil || s.node.Serving() || !changesShared(cmd, argv) || s.forward(cl, [][][]byte{argv}) {
+			recs := s.door.Records
+			connHandlers[cmd.Name](s, cl, argv)
+			if s.door.Records != recs && s.node != nil && s.node.Serving() {
+				// it changed replicated state (ACL, CONFIG, DEBUG RELOAD…):
+				// its reply waits for the commit like a write's
+				cl.ticket = s.node.Ticket()
+			}
+		}
 	} else if s.node == nil {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		s.door.Exec(&cl.ctx, cmd, argv)

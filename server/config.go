@@ -313,11 +313,20 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 		sets = append(sets, p)
 		vals = append(vals, v)
 	}
+	shared, mixed := sharedConfig(argv)
+	if mixed && s.node != nil {
+		cl.w.Error(errMixedConfig)
+		return
+	}
 	if name, why := s.setParams(sets, vals); why != "" {
 		cl.w.Error(setFailed(name, why))
 		return
 	}
 	s.applyConfig()
+	if shared {
+		s.publishConfig()
+		s.publishACL() // requirepass is the default user's password
+	}
 	cl.w.OK()
 }
 

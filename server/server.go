@@ -131,6 +131,8 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	}
 	s.log = slog.New(levelHandler{cfg.Log.Handler(), &s.net.level})
 	eng.Log = s.scriptLog
+	eng.Settings.OnACL = s.adoptACL
+	eng.Settings.OnConfig = s.adoptConfig
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()

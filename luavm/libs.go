@@ -17,7 +17,9 @@ var cjsonNull *lua.LUserData
 
 func openCjson(L *lua.LState) *lua.LTable {
 	t := L.NewTable()
-	cjsonNull = L.NewUserData()
+	// lua_cjson's null is a light userdata holding NULL: object id 0
+	// hashes as address 0 does, and tostring shows "userdata: (nil)"
+	cjsonNull = &lua.LUserData{Metatable: lua.LNil}
 	t.RawSetString("null", cjsonNull)
 	t.RawSetString("encode", L.NewFunction(cjsonEncode))
 	t.RawSetString("decode", L.NewFunction(cjsonDecode))
@@ -107,6 +109,10 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 			case lua.LString:
 				b = jsonString(b, string(kk))
 			case lua.LNumber:
+				// json_append_number between quotes: same refusal
+				if f := float64(kk); math.IsInf(f, 0) || f != f {
+					luaErrorf(L, "Cannot serialise number: must not be NaN or Inf")
+				}
 				b = jsonString(b, fmtNumber(float64(kk)))
 			default:
 				luaErrorf(L, "Cannot serialise table: table key must be a number or string")

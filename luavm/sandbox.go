@@ -316,8 +316,15 @@ func tostring(v lua.LValue) string {
 	switch x := v.(type) {
 	case lua.LNumber:
 		return fmtNumber(float64(x))
-	case *lua.LTable, *lua.LFunction, *lua.LUserData, *lua.LState:
-		return lua.LVAsString(v) // gopher-lua's own "table: 0x…" form
+	case *lua.LUserData:
+		if x == cjsonNull {
+			return "userdata: (nil)" // glibc's %p of NULL
+		}
+		return x.String()
+	case *lua.LTable, *lua.LFunction, *lua.LState:
+		// "table: 0x…" as Lua's %p, from the object's id (never a Go
+		// address: the same script shows the same text on every call)
+		return v.String()
 	}
 	return v.String()
 }

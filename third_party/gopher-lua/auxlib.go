@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 )
 
@@ -277,8 +278,8 @@ func (ls *LState) RegisterModule(name string, funcs map[string]LGFunction) LValu
 		if newmodtb, ok := newmod.(*LTable); !ok {
 			ls.RaiseError("name conflict for module(%v)", name)
 		} else {
-			for fname, fn := range funcs {
-				newmodtb.RawSetString(fname, ls.NewFunction(fn))
+			for _, fname := range sortedNames(funcs) {
+				newmodtb.RawSetString(fname, ls.NewFunction(funcs[fname]))
 			}
 			ls.SetField(tb, name, newmodtb)
 			return newmodtb
@@ -288,10 +289,22 @@ func (ls *LState) RegisterModule(name string, funcs map[string]LGFunction) LValu
 }
 
 func (ls *LState) SetFuncs(tb *LTable, funcs map[string]LGFunction, upvalues ...LValue) *LTable {
-	for fname, fn := range funcs {
-		tb.RawSetString(fname, ls.NewClosure(fn, upvalues...))
+	for _, fname := range sortedNames(funcs) {
+		tb.RawSetString(fname, ls.NewClosure(funcs[fname], upvalues...))
 	}
 	return tb
+}
+
+// sortedNames is the keys of funcs in order (limitdb patch): the order of
+// insertion decides a table's layout, so registering in Go's map order
+// gave library tables a different pairs() order in every process.
+func sortedNames(funcs map[string]LGFunction) []string {
+	names := make([]string, 0, len(funcs))
+	for k := range funcs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }
 
 /* }}} */

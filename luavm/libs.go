@@ -2,7 +2,6 @@ package luavm
 
 import (
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -411,7 +410,6 @@ func pushBit(L *lua.LState, x uint32) int {
 }
 
 func openBit(L *lua.LState) *lua.LTable {
-	t := L.NewTable()
 	fns := map[string]lua.LGFunction{
 		"tobit": func(L *lua.LState) int { return pushBit(L, toBit(L, 1)) },
 		"bnot":  func(L *lua.LState) int { return pushBit(L, ^toBit(L, 1)) },
@@ -474,15 +472,15 @@ func openBit(L *lua.LState) *lua.LTable {
 			return 1
 		},
 	}
-	names := make([]string, 0, len(fns))
-	for k := range fns {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	// luaL_register's table and lua_bit.c's bit_funcs order: pairs(bit)
+	// gives Redis's order
+	t := L.CreateTable(0, len(bitOrder))
+	for _, k := range bitOrder {
 		t.RawSetString(k, L.NewFunction(fns[k]))
 	}
 	return t
 }
+
+var bitOrder = []string{"tobit", "bnot", "band", "bor", "bxor", "lshift", "rshift", "arshift", "rol", "ror", "bswap", "tohex"}
 
 var _ = resp.AppendG

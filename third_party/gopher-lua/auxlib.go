@@ -271,15 +271,34 @@ func (ls *LState) FindTable(obj *LTable, n string, size int) LValue {
 /* register operations {{{ */
 
 func (ls *LState) RegisterModule(name string, funcs map[string]LGFunction) LValue {
+	names := sortedNames(funcs)
+	fns := make([]libFunc, len(names))
+	for i, n := range names {
+		fns[i] = libFunc{n, funcs[n]}
+	}
+	return ls.registerLib(name, fns)
+}
+
+// libFunc is one entry of a library's luaL_Reg array.
+type libFunc struct {
+	name string
+	fn   LGFunction
+}
+
+// registerLib is luaL_register (limitdb patch): the library's table is
+// sized for its functions (lua_createtable(L, 0, n)) and filled in the
+// order of the C library's luaL_Reg array, which decides its layout and
+// so the order pairs() gives.
+func (ls *LState) registerLib(name string, fns []libFunc) LValue {
 	tb := ls.FindTable(ls.Get(RegistryIndex).(*LTable), "_LOADED", 1)
 	mod := ls.GetField(tb, name)
 	if mod.Type() != LTTable {
-		newmod := ls.FindTable(ls.Get(GlobalsIndex).(*LTable), name, len(funcs))
+		newmod := ls.FindTable(ls.Get(GlobalsIndex).(*LTable), name, len(fns))
 		if newmodtb, ok := newmod.(*LTable); !ok {
 			ls.RaiseError("name conflict for module(%v)", name)
 		} else {
-			for _, fname := range sortedNames(funcs) {
-				newmodtb.RawSetString(fname, ls.NewFunction(funcs[fname]))
+			for _, f := range fns {
+				newmodtb.RawSetString(f.name, ls.NewFunction(f.fn))
 			}
 			ls.SetField(tb, name, newmodtb)
 			return newmodtb

@@ -319,7 +319,7 @@ func baseRawGet(L *LState) int {
 
 func baseRawSet(L *LState) int {
 	if L.CheckTable(1).Readonly {
-		L.RaiseError("Attempt to modify a readonly table")
+		L.runError("Attempt to modify a readonly table") // lua_rawset's luaG_runerror: no position
 	}
 	L.RawSet(L.CheckTable(1), L.CheckAny(2), L.CheckAny(3))
 	return 0
@@ -399,6 +399,11 @@ func baseSetMetatable(L *LState) int {
 		if tb, ok := m.(*LTable); ok && tb.RawGetString("__metatable") != LNil {
 			L.RaiseError("cannot change a protected metatable")
 		}
+	}
+	if tb, ok := obj.(*LTable); ok && tb.Readonly {
+		// limitdb patch: Redis's lua_setmetatable refuses read-only tables
+		// (a library's metatable would reach every later script)
+		L.runError("Attempt to modify a readonly table")
 	}
 	L.SetMetatable(obj, mt)
 	L.SetTop(1)

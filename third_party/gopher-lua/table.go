@@ -704,6 +704,11 @@ func seqArraySize(n int) int {
 // tables (KEYS, ARGV) are then indistinguishable from Redis's fresh ones.
 func (tb *LTable) ShapeArray(n int) {
 	size := seqArraySize(n)
+	if len(tb.array) == size && tb.node == nil && tb.Metatable == LNil {
+		// the usual case: the same count as last time, nothing added
+		clear(tb.array[n:])
+		return
+	}
 	tb.Metatable = LNil
 	if tb.node != nil {
 		tb.setNodeVector(0)

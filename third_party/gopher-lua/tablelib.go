@@ -1,21 +1,14 @@
 package lua
 
 func OpenTable(L *LState) int {
-	tabmod := L.RegisterModule(TabLibName, tableFuncs)
+	// limitdb patch: ltablib.c's order (pairs(table) as Lua's)
+	tabmod := L.registerLib(TabLibName, []libFunc{
+		{"concat", tableConcat}, {"foreach", tableForeach}, {"foreachi", tableForeachi},
+		{"getn", tableGetN}, {"maxn", tableMaxN}, {"insert", tableInsert},
+		{"remove", tableRemove}, {"setn", tableSetN}, {"sort", tableSort},
+	})
 	L.Push(tabmod)
 	return 1
-}
-
-var tableFuncs = map[string]LGFunction{
-	"getn":     tableGetN,
-	"concat":   tableConcat,
-	"foreach":  tableForeach,
-	"foreachi": tableForeachi,
-	"insert":   tableInsert,
-	"maxn":     tableMaxN,
-	"remove":   tableRemove,
-	"setn":     tableSetN,
-	"sort":     tableSort,
 }
 
 // tableSort is Lua 5.1's sort (limitdb patch): its quicksort (auxsort)

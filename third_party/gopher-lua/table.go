@@ -600,7 +600,11 @@ func (tb *LTable) RawSet(key LValue, value LValue) {
 	}
 	switch k := key.(type) {
 	case LString:
-		*tb.setStr(string(k)) = value
+		if i := tb.findStr(string(k)); i >= 0 {
+			tb.node[i].val = value
+		} else {
+			*tb.newKey(key) = value // the caller's boxed key, not a new one
+		}
 		return
 	case LNumber:
 		if k != k {

@@ -288,6 +288,22 @@ func (v *vm) raise(L *lua.LState, msg string, raise bool) int {
 	return 1
 }
 
+// raiseCall is raise for the errors of the command itself, which Redis
+// finds in scriptCall or gets as the command's reply: its table also has
+// ignore_error_stats_update = true, which a script sees through
+// redis.pcall.
+func (v *vm) raiseCall(L *lua.LState, msg string, raise bool) int {
+	t := L.CreateTable(0, 1)
+	t.RawSetString("err", lua.LString(msg))
+	t.RawSetString("ignore_error_stats_update", lua.LTrue)
+	if raise {
+		L.Error(t, 0)
+		return 0
+	}
+	L.Push(t)
+	return 1
+}
+
 // luaArgv converts the n Lua arguments to argv (strings as they are,
 // numbers as %.17g), laid in one reused arena; false for another type.
 func (v *vm) luaArgv(L *lua.LState, n int) ([][]byte, bool) {
@@ -361,7 +377,7 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	}
 	cmd := engine.Lookup(argv[0])
 	if cmd == nil {
-		return v.raise(L, errUnknownCmd, raise)
+		return v.raiseCall(L, errUnknownCmd, raise)
 	}
 	if len(cmd.Subs) > 0 && len(argv) >= 2 {
 		if sub := cmd.Sub(argv[1]); sub != nil {
@@ -369,19 +385,19 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 	}
 	if !engine.ArityOK(cmd.Arity, len(argv)) {
-		return v.raise(L, errWrongArity, raise)
+		return v.raiseCall(L, errWrongArity, raise)
 	}
 	if cmd.Has(engine.FlagNoScript) {
-		return v.raise(L, errNotAllowed, raise)
+		return v.raiseCall(L, errNotAllowed, raise)
 	}
 	if c.ACL != nil {
 		if msg := c.ACL.ScriptCheck(cmd, argv); msg != "" {
-			return v.raise(L, msg, raise)
+			return v.raiseCall(L, msg, raise)
 		}
 	}
 	isWrite := cmd.Has(engine.FlagWrite)
 	if isWrite && v.ro {
-		return v.raise(L, engine.ErrReadOnlyScript, raise)
+		return v.raiseCall(L, engine.ErrReadOnlyScript, raise)
 	}
 	if cmd.Run == nil {
 		// connection-level commands (PING, ECHO, SELECT …) have no engine
@@ -404,9 +420,9 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 			n, ok := engine.ParseIntB(argv[1])
 			switch {
 			case !ok:
-				return v.raise(L, engine.ErrNotInt, raise)
+				return v.raiseCall(L, engine.ErrNotInt, raise)
 			case n < 0 || n >= engine.NumDBs:
-				return v.raise(L, engine.ErrDBIndex, raise)
+				return v.raiseCall(L, engine.ErrDBIndex, raise)
 			}
 			v.db = c.E.DBs[n]
 			t := L.NewTable()
@@ -414,12 +430,12 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 			L.Push(t)
 			return 1
 		}
-		return v.raise(L, errNotAllowed, raise)
+		return v.raiseCall(L, errNotAllowed, raise)
 	}
 	if c.OOM && !v.wrote && cmd.Has(engine.FlagDenyOOM) {
 		// Redis 7.0 (scriptVerifyOOM): over maxmemory at the script's
 		// start, its first write is refused; later ones are not.
-		return v.raise(L, engine.ErrOOM, raise)
+		return v.raiseCall(L, engine.ErrOOM, raise)
 	}
 	if isWrite && !v.wrote {
 		v.wrote = true

@@ -1343,6 +1343,8 @@ func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *e
 			sv = string(slv)
 		}
 		context.Proto.stringConstants = append(context.Proto.stringConstants, sv)
+		// limitdb patch: field names hashed once, not at every lookup
+		context.Proto.stringHashes = append(context.Proto.stringHashes, strHash(sv))
 	}
 	patchCode(context)
 } // }}}

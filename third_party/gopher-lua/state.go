@@ -928,6 +928,17 @@ func (ls *LState) rkString(idx int) string {
 	return string(ls.reg.array[ls.currentFrame.LocalBase+idx].(LString))
 }
 
+// rkStringH is rkString with the string's table hash, precomputed for
+// constants (limitdb patch).
+func (ls *LState) rkStringH(idx int) (string, uint32) {
+	if (idx & opBitRk) != 0 {
+		p := ls.currentFrame.Fn.Proto
+		return p.stringConstants[idx & ^opBitRk], p.stringHashes[idx & ^opBitRk]
+	}
+	s := string(ls.reg.array[ls.currentFrame.LocalBase+idx].(LString))
+	return s, strHash(s)
+}
+
 func (ls *LState) closeUpvalues(idx int) { // +inline-start
 	if ls.uvcache != nil {
 		var prev *Upvalue
@@ -1322,13 +1333,20 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 }
 
 func (ls *LState) getFieldString(obj LValue, key string) LValue {
+	return ls.getFieldStringH(obj, key, strHash(key))
+}
+
+// getFieldStringH is getFieldString with key's hash already known
+// (limitdb patch: the VM passes the precomputed hashes of its constants).
+func (ls *LState) getFieldStringH(obj LValue, key string, h uint32) LValue {
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
-			ret := tb.RawGetString(key)
-			if ret != LNil {
-				return ret
+			if n := tb.findStrH(key, h); n >= 0 {
+				if v := tb.node[n].val; v != nil {
+					return v
+				}
 			}
 		}
 		metaindex := ls.metaOp1(curobj, "__index")
@@ -1404,6 +1422,11 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 
 // setFieldString is setField for a string key.
 func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
+	ls.setFieldStringH(obj, key, strHash(key), value)
+}
+
+// setFieldStringH is setFieldString with key's hash already known.
+func (ls *LState) setFieldStringH(obj LValue, key string, h uint32, value LValue) {
 	sv := value // what the table stores: Lua's nil is Go's nil there
 	if sv == LNil {
 		sv = nil
@@ -1415,7 +1438,7 @@ func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
 			if tb.Readonly {
 				ls.RaiseError("Attempt to modify a readonly table")
 			}
-			slot := tb.setStr(key)
+			slot := tb.setStrH(key, h)
 			if *slot != nil || tb.Metatable == LNil {
 				*slot = sv
 				return

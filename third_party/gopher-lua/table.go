@@ -113,10 +113,19 @@ func (tb *LTable) findStr(s string) int {
 	if len(nodes) == 0 {
 		return -1
 	}
-	i := 0
-	if len(nodes) > 1 {
-		i = int(strHash(s) & uint32(len(nodes)-1))
+	if len(nodes) == 1 {
+		return tb.findStrH(s, 0)
 	}
+	return tb.findStrH(s, strHash(s))
+}
+
+// findStrH is findStr with s's hash (strHash) known.
+func (tb *LTable) findStrH(s string, h uint32) int {
+	nodes := tb.node
+	if len(nodes) == 0 {
+		return -1
+	}
+	i := int(h & uint32(len(nodes)-1))
 	for {
 		n := &nodes[i]
 		if k, ok := n.key.(LString); ok && string(k) == s {
@@ -238,6 +247,14 @@ func (tb *LTable) setInt(k int) *LValue {
 // setStr is luaH_setstr.
 func (tb *LTable) setStr(s string) *LValue {
 	if i := tb.findStr(s); i >= 0 {
+		return &tb.node[i].val
+	}
+	return tb.newKey(LString(s))
+}
+
+// setStrH is setStr with s's hash known.
+func (tb *LTable) setStrH(s string, h uint32) *LValue {
+	if i := tb.findStrH(s, h); i >= 0 {
 		return &tb.node[i].val
 	}
 	return tb.newKey(LString(s))
@@ -710,7 +727,9 @@ func (tb *LTable) ShapeArray(n int) {
 	size := seqArraySize(n)
 	if len(tb.array) == size && tb.node == nil && tb.Metatable == LNil {
 		// the usual case: the same count as last time, nothing added
-		clear(tb.array[n:])
+		if n < size {
+			clear(tb.array[n:])
+		}
 		return
 	}
 	tb.Metatable = LNil

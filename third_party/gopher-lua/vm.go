@@ -545,7 +545,7 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//reg.Set(RA, L.getField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx]))
-			v := L.getFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx])
+			v := L.getFieldStringH(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], cf.Fn.Proto.stringHashes[Bx])
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -607,7 +607,8 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := L.getFieldString(reg.Get(lbase+B), L.rkString(C))
+			key, h := L.rkStringH(C)
+			v := L.getFieldStringH(reg.Get(lbase+B), key, h)
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -638,7 +639,7 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//L.setField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx], reg.Get(RA))
-			L.setFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], reg.Get(RA))
+			L.setFieldStringH(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], cf.Fn.Proto.stringHashes[Bx], reg.Get(RA))
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_SETUPVAL
@@ -670,7 +671,8 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			L.setFieldString(reg.Get(RA), L.rkString(B), L.rkValue(C))
+			key, h := L.rkStringH(B)
+			L.setFieldStringH(reg.Get(RA), key, h, L.rkValue(C))
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_NEWTABLE
@@ -714,7 +716,8 @@ func init() {
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
 			selfobj := reg.Get(lbase + B)
-			v := L.getFieldString(selfobj, L.rkString(C))
+			key, h := L.rkStringH(C)
+			v := L.getFieldStringH(selfobj, key, h)
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{

@@ -209,9 +209,17 @@ func (tb *LTable) get(key LValue) LValue {
 		}
 		return nil
 	case LNumber:
-		if n, ok := luaInt(float64(k)); ok && uint(n-1) < uint(len(tb.array)) {
-			return tb.array[n-1]
+		// an integer in the array part's range is there; any other number
+		// hashes the same whether or not it is an integer (hashnum)
+		if f := float64(k); f >= 1 && f <= float64(len(tb.array)) {
+			if n := int(f); float64(n) == f {
+				return tb.array[n-1]
+			}
 		}
+		if i := tb.findNum(float64(k)); i >= 0 {
+			return tb.node[i].val
+		}
+		return nil
 	}
 	if i := tb.find(key); i >= 0 {
 		return tb.node[i].val
@@ -223,8 +231,10 @@ func (tb *LTable) get(key LValue) LValue {
 // value) when absent. key is neither nil nor NaN.
 func (tb *LTable) set(key LValue) *LValue {
 	if k, ok := key.(LNumber); ok {
-		if n, ok := luaInt(float64(k)); ok && uint(n-1) < uint(len(tb.array)) {
-			return &tb.array[n-1]
+		if f := float64(k); f >= 1 && f <= float64(len(tb.array)) {
+			if n := int(f); float64(n) == f {
+				return &tb.array[n-1]
+			}
 		}
 	}
 	if i := tb.find(key); i >= 0 {

@@ -383,9 +383,9 @@ func (tb *LTable) rehash(ek LValue) {
 	tb.resize(n, totaluse-na)
 }
 
-// resize is resize: the array part gets nasize slots, the hash part room for
-// nhsize keys (a new node vector); keys of a shrinking array part and the
-// old nodes (from the last to the first) are inserted again.
+// resize is ltable.c's resize: the array part gets nasize slots, the hash
+// part room for nhsize keys (a new node vector); keys of a shrinking array
+// part and the old nodes (from the last to the first) are inserted again.
 func (tb *LTable) resize(nasize, nhsize int) {
 	oldarray := tb.array
 	oldnode := tb.node
@@ -466,7 +466,7 @@ func (tb *LTable) resizeArray(nasize int) {
 	tb.resize(nasize, len(tb.node))
 }
 
-// setSeqArray is OP_SETLIST's store of n values from vals, ending at index
+// setList is OP_SETLIST's store of the values vals, ending at index
 // last: the array part grows to last first (luaH_resizearray), then the
 // values are stored from the last down.
 func (tb *LTable) setList(last int, vals []LValue) {

@@ -6,7 +6,7 @@ package server
 // Each parameter still accepts the value that describes what limitdb
 // does, which is also Redis's default.
 const (
-	errNoAOF        = "limitdb has no append-only file (no persistence yet)"
+	errStartupOnly  = "limitdb sets it at start-up only (its Raft log and node are opened then)"
 	errNoRDB        = "limitdb does not save snapshots (no persistence yet)"
 	errNoNotify     = "limitdb has no Pub/Sub yet, so no keyspace notifications"
 	errNoLazyfree   = "limitdb does not free values lazily in Redis's sense (no lazyfreed_objects; Go's garbage collector frees them)"

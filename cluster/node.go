@@ -266,11 +266,8 @@ func (n *Node) openStores(dir string) error {
 			return err
 		}
 	}
-	var store raft.LogStore = n.logDB
-	if n.cfg.AppendFsync == "always" {
-		store = &countingStore{LogStore: n.logDB, n: &n.fsyncs}
-	}
-	n.logs, err = raft.NewLogCache(512, store)
+	store := &logStore{LogStore: n.logDB, path: logPath, syncs: n.cfg.AppendFsync == "always", fsyncs: &n.fsyncs}
+	n.logs, err = raft.NewLogCache(16, store)
 	if err != nil {
 		return err
 	}
@@ -485,19 +482,3 @@ func (n *Node) snapshotTaken() { n.lastSnap.Store(time.Now().Unix()) }
 
 var _ io.Closer = (*Node)(nil)
 
-// countingStore counts the log store's synced writes (appendfsync
-// always: raft-boltdb syncs every StoreLogs).
-type countingStore struct {
-	raft.LogStore
-	n *atomic.Int64
-}
-
-func (s *countingStore) StoreLogs(logs []*raft.Log) error {
-	err := s.LogStore.StoreLogs(logs)
-	if err == nil {
-		s.n.Add(1)
-	}
-	return err
-}
-
-func (s *countingStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }

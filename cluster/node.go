@@ -481,4 +481,3 @@ func (n *Node) leadershipLost(epoch uint64, cause error) {
 func (n *Node) snapshotTaken() { n.lastSnap.Store(time.Now().Unix()) }
 
 var _ io.Closer = (*Node)(nil)
-

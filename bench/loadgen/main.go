@@ -143,7 +143,13 @@ func main() {
 			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
 			procs = strconv.Itoa(*fProcs)
 		}
-		args := append([]string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort), "--bind", "127.0.0.1", "--loglevel", "warn"},
+		// its own dir: the default configuration keeps a Raft log there
+		dir, err := os.MkdirTemp("", "limitdb-bench-")
+		if err != nil {
+			fatalf("%v", err)
+		}
+		defer os.RemoveAll(dir)
+		args := append([]string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort), "--bind", "127.0.0.1", "--loglevel", "warn", "--dir", dir},
 			strings.Fields(*fLimitArgs)...)
 		cand.addr, cand.pid = startServer("limitdb", args, env, *fLimitPort)
 	}

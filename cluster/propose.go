@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"container/heap"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -27,7 +28,10 @@ type proposer struct {
 
 	mu      sync.Mutex
 	cutCond *sync.Cond // the submitter waits for records or a free slot
-	ackCond *sync.Cond // waiters wait for done to pass their ticket
+	// waiters, ordered by ticket (a heap): a completion wakes exactly the
+	// ones it acknowledges. A sync.Cond broadcast woke all 50 clients of
+	// a P=1 run on every entry, and their lock traffic was 11% of the CPU.
+	waiters waitHeap
 
 	// guarded by mu
 	pend     []byte // records since the last cut, length-prefixed
@@ -50,6 +54,7 @@ type proposer struct {
 	lostMax atomic.Uint64 // the highest lost sequence: above it, done decides alone
 
 	futures chan proposal
+	stopCh  chan struct{} // closed by stop
 }
 
 type seqRange struct{ from, to uint64 }
@@ -64,10 +69,13 @@ type proposal struct {
 	epoch   uint64
 }
 
-// maxInflight entries may be proposed and not yet committed: the leader
-// keeps the log pipeline busy while one entry is being written and
-// replicated.
-const maxInflight = 4
+// maxInflight entries may be proposed and not yet committed. One: while
+// an entry is being stored and replicated, everything executed meanwhile
+// gathers into the next, which makes entries as big as they can be (each
+// costs a bolt transaction, ~40 µs of CPU). Measured with 50 clients of
+// INCR at P=1 on a cluster of one: 1, 2 and 4 gave 0.38, 0.35 and 0.38
+// of Redis's throughput, 17, 26 and 19 µs of CPU per command.
+const maxInflight = 1
 
 // maxEntry caps an entry's records: a cut stops adding units past it.
 // A single unit bigger than that still goes out alone (its effects are
@@ -75,9 +83,8 @@ const maxInflight = 4
 const maxEntry = 16 << 20
 
 func newProposer(n *Node) *proposer {
-	p := &proposer{n: n, futures: make(chan proposal, maxInflight)}
+	p := &proposer{n: n, futures: make(chan proposal, maxInflight), stopCh: make(chan struct{})}
 	p.cutCond = sync.NewCond(&p.mu)
-	p.ackCond = sync.NewCond(&p.mu)
 	return p
 }
 
@@ -115,38 +122,140 @@ func (p *proposer) addForget(id unitID) {
 func (p *proposer) Ticket() uint64 { return p.seq.Load() }
 
 // Wait blocks until every record up to ticket is committed, or returns
-// ErrUnknown when they were lost with the leadership, or errTimeout.
+// ErrUnknown when they were lost with the leadership, or when timeout
+// passes first.
 func (p *proposer) Wait(ticket uint64, timeout time.Duration) error {
 	if ticket <= p.done.Load() && ticket > p.lostMax.Load() {
 		return nil
 	}
-	var timer *time.Timer
-	expired := false
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for {
-		for _, r := range p.lost {
-			if ticket > r.from && ticket <= r.to {
-				return ErrUnknown
-			}
-		}
-		if ticket <= p.done.Load() {
-			return nil
-		}
-		if expired || p.stopped {
-			return ErrUnknown
-		}
-		if timer == nil && timeout > 0 {
-			timer = time.AfterFunc(timeout, func() {
-				p.mu.Lock()
-				expired = true
-				p.mu.Unlock()
-				p.ackCond.Broadcast()
-			})
-			defer timer.Stop()
-		}
-		p.ackCond.Wait()
+	if err, ok := p.settled(ticket); ok {
+		p.mu.Unlock()
+		return err
 	}
+	w := waiterPool.Get().(*waiter)
+	w.ticket = ticket
+	heap.Push(&p.waiters, w)
+	p.mu.Unlock()
+	// no timer per wait (one per command cost measurable CPU at P=1): every
+	// proposal ends in complete(), committed or failed, and a failure
+	// ends the epoch (abort), which answers the waiter; callers on the
+	// command path pass 0, tests bound their waits
+	var err error
+	if timeout <= 0 {
+		err = <-w.ch
+	} else {
+		t := time.NewTimer(timeout)
+		select {
+		case err = <-w.ch:
+			t.Stop()
+		case <-t.C:
+			p.mu.Lock()
+			if w.index >= 0 {
+				heap.Remove(&p.waiters, w.index)
+				err = ErrUnknown
+			} else {
+				err = <-w.ch
+			}
+			p.mu.Unlock()
+		case <-p.stopCh:
+			p.mu.Lock()
+			if w.index >= 0 {
+				heap.Remove(&p.waiters, w.index)
+				err = ErrUnknown
+			} else {
+				err = <-w.ch
+			}
+			p.mu.Unlock()
+		}
+	}
+	waiterPool.Put(w)
+	return err
+}
+
+// settled says whether ticket's outcome is known (mu held).
+func (p *proposer) settled(ticket uint64) (error, bool) {
+	for _, r := range p.lost {
+		if ticket > r.from && ticket <= r.to {
+			return ErrUnknown, true
+		}
+	}
+	if ticket <= p.done.Load() {
+		return nil, true
+	}
+	if p.stopped {
+		return ErrUnknown, true
+	}
+	return nil, false
+}
+
+// wake answers every waiter whose outcome is now known (mu held).
+func (p *proposer) wake() {
+	for len(p.waiters) > 0 {
+		w := p.waiters[0]
+		err, ok := p.settled(w.ticket)
+		if !ok {
+			// the lowest ticket is not settled: neither is any higher one,
+			// unless a lost range covers it
+			if len(p.lost) == 0 || w.ticket > p.lostMax.Load() {
+				return
+			}
+			p.wakeLost()
+			return
+		}
+		heap.Pop(&p.waiters)
+		w.ch <- err
+	}
+}
+
+// wakeLost answers the waiters inside lost ranges (mu held; rare).
+func (p *proposer) wakeLost() {
+	keep := p.waiters[:0]
+	for _, w := range p.waiters {
+		if err, ok := p.settled(w.ticket); ok {
+			w.index = -1
+			w.ch <- err
+			continue
+		}
+		keep = append(keep, w)
+	}
+	for i, w := range keep {
+		w.index = i
+	}
+	p.waiters = keep
+	heap.Init(&p.waiters)
+}
+
+// waiter is one Wait in progress.
+type waiter struct {
+	ticket uint64
+	index  int // in the heap; -1 once answered
+	ch     chan error
+}
+
+var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan error, 1)} }}
+
+// waitHeap orders waiters by ticket.
+type waitHeap []*waiter
+
+func (h waitHeap) Len() int           { return len(h) }
+func (h waitHeap) Less(i, j int) bool { return h[i].ticket < h[j].ticket }
+func (h waitHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *waitHeap) Push(x any) {
+	w := x.(*waiter)
+	w.index = len(*h)
+	*h = append(*h, w)
+}
+func (h *waitHeap) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	w.index = -1
+	return w
 }
 
 // begin starts an epoch of leadership: records appended from now on are
@@ -174,8 +283,8 @@ func (p *proposer) abort() {
 		p.lostMax.Store(seq)
 	}
 	p.cutSeq = p.seq.Load()
+	p.wake()
 	p.mu.Unlock()
-	p.ackCond.Broadcast()
 }
 
 // run is the submitter: it cuts and proposes entries in execution order.
@@ -226,9 +335,9 @@ func (p *proposer) complete() {
 				p.doneIndex.Store(pr.f.Index())
 			}
 		}
+		p.wake()
 		p.mu.Unlock()
 		p.cutCond.Signal()
-		p.ackCond.Broadcast()
 		if err != nil {
 			p.n.leadershipLost(pr.epoch, err)
 		}
@@ -238,8 +347,11 @@ func (p *proposer) complete() {
 // stop ends the submitter; waiters get ErrUnknown.
 func (p *proposer) stop() {
 	p.mu.Lock()
+	if !p.stopped {
+		close(p.stopCh)
+	}
 	p.stopped = true
+	p.wake()
 	p.mu.Unlock()
 	p.cutCond.Broadcast()
-	p.ackCond.Broadcast()
 }

@@ -139,6 +139,10 @@ type Executor interface {
 	PublishSettings()
 }
 
+// errStalled ends an epoch whose entry in flight made no progress: it
+// was lost without Raft changing state where the monitor could see it.
+var errStalled = errors.New("cluster: the entry in flight made no progress")
+
 // ErrClusterDown answers a command that found no leader in time.
 var ErrClusterDown = errors.New("CLUSTERDOWN The cluster is down: no leader was elected in time")
 
@@ -438,6 +442,8 @@ func (n *Node) monitor() {
 			n.startEpoch()
 		case st != raft.Leader && n.serving.Load() != 0:
 			n.leadershipLost(n.serving.Load(), raft.ErrLeadershipLost)
+		case n.serving.Load() != 0 && n.prop.stalled(n.cfg.applyTimeout()):
+			n.leadershipLost(n.serving.Load(), errStalled)
 		}
 	}
 }

@@ -35,6 +35,9 @@ const (
 	// FlagScript marks EVAL-family commands: they go to the applier as one
 	// unit and may write even though they are not flagged write.
 	FlagScript
+	// FlagNoAsyncLoading is Redis's no_async_loading (SAVE, BGSAVE): shown
+	// by COMMAND; limitdb never loads asynchronously.
+	FlagNoAsyncLoading
 )
 
 var flagNames = []struct {
@@ -46,8 +49,10 @@ var flagNames = []struct {
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
 	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
 	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMayReplicate, "may_replicate"},
+	// Redis's reply order (addReplyFlagsForCommand): no_mandatory_keys,
+	// no_async_loading, no_multi, allow_busy
+	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagNoAsyncLoading, "no_async_loading"},
 	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
-	{FlagNoMandatoryKeys, "no_mandatory_keys"},
 }
 
 // internal flags that are not Redis flags and never reach COMMAND replies

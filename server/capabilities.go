@@ -1,18 +1,26 @@
 package server
 
+import "strings"
+
 // Reasons CONFIG SET gives for valid values that would need behaviour
 // limitdb does not have (yet). Redis's error form is kept:
 // "ERR CONFIG SET failed (possibly related to argument '<name>') - <why>".
 // Each parameter still accepts the value that describes what limitdb
 // does, which is also Redis's default.
 const (
-	errNoAOF        = "limitdb has no append-only file (no persistence yet)"
-	errNoRDB        = "limitdb does not save snapshots (no persistence yet)"
 	errNoNotify     = "limitdb has no Pub/Sub yet, so no keyspace notifications"
 	errNoLazyfree   = "limitdb does not free values lazily in Redis's sense (no lazyfreed_objects; Go's garbage collector frees them)"
 	errListNodes    = "limitdb lists are not made of listpack nodes"
 	errListCompress = "limitdb does not compress lists"
 )
+
+// baseName is Redis's isValidDBfilename (dbfilename).
+func baseName(v string) string {
+	if strings.ContainsAny(v, `/\`) {
+		return "dbfilename can't be a path, just a filename"
+	}
+	return ""
+}
 
 // only returns a cannot check that accepts the one value limitdb honours
 // (compared after normalisation by param.check).

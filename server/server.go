@@ -71,6 +71,13 @@ type Server struct {
 	started time.Time
 	stats   serverStats
 	stop    chan struct{}
+	closed  chan struct{} // closed when Close has finished (Serve returns then)
+
+	rdb rdbState // SAVE, BGSAVE, save rules, MISCONF (rdb_save.go); guarded by eng.Mu
+	// down is set once a SHUTDOWN is past its save: a client that gets
+	// the engine lock afterwards runs nothing (shutdown.go)
+	down       atomic.Bool
+	shutdownMu sync.Mutex // one shutdown at a time
 
 	limits     resp.Limits               // client-query-buffer-limit, proto-max-bulk-len
 	maxClients atomic.Int64              // maxclients
@@ -125,6 +132,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 		clients: make(map[int64]*client),
 		started: time.Now(),
 		stop:    make(chan struct{}),
+		closed:  make(chan struct{}),
 		conf:    newRuntimeConfig(),
 
 		fwdClients: map[fwdKey]*client{},
@@ -135,6 +143,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()
 	s.initAuth()
+	s.initRDB()
 	s.initConfig()
 	s.runID = newRunID()
 	return s
@@ -157,12 +166,19 @@ func (s *Server) ListenAndServe() error {
 	return s.Serve()
 }
 
-// Close stops accepting, closes every connection and waits for them.
+// Close stops accepting, closes every connection and waits for them,
+// aborts a BGSAVE in progress, and closes the cluster node. It saves
+// nothing (Shutdown does, as SHUTDOWN). A second call waits for the first.
 func (s *Server) Close() error {
 	if s.closing.Swap(true) {
+		<-s.closed
 		return nil
 	}
+	defer close(s.closed)
 	close(s.stop)
+	s.door.Lock()
+	s.stopBgsave()
+	s.door.Unlock()
 	var err error
 	s.net.mu.Lock()
 	for _, l := range s.net.listeners {
@@ -216,6 +232,7 @@ func (s *Server) cron() {
 		}
 		s.closeIdleClients()
 		s.trackOutputPeaks()
+		s.rdbCron()
 		s.scavenge(&lastScavenge)
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {

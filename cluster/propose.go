@@ -45,7 +45,8 @@ type proposer struct {
 	// lost are the ranges (from, to] of sequences executed under an epoch
 	// that ended before they were committed (guarded by mu). Sequences are
 	// never reused, so done passing them says nothing about them.
-	lost []seqRange
+	lost    []seqRange
+	lostMax atomic.Uint64 // the highest lost sequence: above it, done decides alone
 
 	futures chan proposal
 }
@@ -106,7 +107,7 @@ func (p *proposer) Ticket() uint64 { return p.seq.Load() }
 // Wait blocks until every record up to ticket is committed, or returns
 // ErrUnknown when they were lost with the leadership, or errTimeout.
 func (p *proposer) Wait(ticket uint64, timeout time.Duration) error {
-	if ticket <= p.done.Load() {
+	if ticket <= p.done.Load() && ticket > p.lostMax.Load() {
 		return nil
 	}
 	var timer *time.Timer
@@ -160,6 +161,7 @@ func (p *proposer) abort() {
 			p.lost = append(p.lost[:0], p.lost[1:]...)
 		}
 		p.lost = append(p.lost, seqRange{done, seq})
+		p.lostMax.Store(seq)
 	}
 	p.cutSeq = p.seq.Load()
 	p.mu.Unlock()

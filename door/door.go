@@ -84,13 +84,13 @@ func (d *Door) begin(c *engine.Ctx) {
 	c.Eff = &d.eff
 }
 
-// end finishes a unit: its effects become one record for the log.
+// end finishes a unit: its effects become one record for the log (engine.AppendRecord).
 func (d *Door) end() {
 	d.depth--
 	if d.depth > 0 || d.eff.N == 0 {
 		return
 	}
-	d.rec = appendRecord(d.rec[:0], &d.eff)
+	d.rec = engine.AppendRecord(d.rec[:0], &d.eff, d.E.ClockMs)
 	d.Records++
 	d.log.Append(d.rec)
 	// one huge unit must not pin its buffers

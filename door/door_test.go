@@ -2,6 +2,7 @@ package door
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +16,14 @@ import (
 type sink struct{ recs []string }
 
 func (s *sink) Append(rec []byte) {
-	r := resp.NewReader(bytes.NewReader(rec))
+	h, body, err := engine.ParseRecordHeader(rec)
+	if err != nil {
+		panic(err)
+	}
+	if h.DB != 0 { // shown as the SELECT a Redis AOF would have
+		body = append([]byte("*2\r\n$6\r\nSELECT\r\n$1\r\n"+strconv.Itoa(h.DB)+"\r\n"), body...)
+	}
+	r := resp.NewReader(bytes.NewReader(body))
 	var cmds []string
 	for r.Fill() == nil {
 		for {

@@ -49,11 +49,13 @@ func cmdSetBit(c *Ctx, argv [][]byte) {
 	}
 	byteIdx := int(off >> 3)
 	var buf []byte
+	changed := e == nil
 	if e == nil {
 		e = c.create(argv[1])
 		buf = make([]byte, byteIdx+1)
 	} else {
 		n := max(e.strLen(), byteIdx+1)
+		changed = n != e.strLen()
 		buf = make([]byte, 0, n)
 		buf = e.appendStr(buf)
 		buf = buf[:n]
@@ -63,7 +65,12 @@ func cmdSetBit(c *Ctx, argv [][]byte) {
 	buf[byteIdx] = buf[byteIdx]&^(1<<shift) | byte(on)<<shift
 	e.setRaw(unsafe.String(&buf[0], len(buf)))
 	e.enc = encRawObj
-	c.touched(argv[1])
+	// a bit set to what it was is no change (no WATCH, no effect), as in
+	// Redis 7.0 (the value still becomes raw, as dbUnshareStringValue
+	// makes it)
+	if changed || old != byte(on) {
+		c.touched(argv[1])
+	}
 	c.W.Int(int64(old))
 }
 

@@ -75,7 +75,8 @@ type cmdMeta struct {
 
 // limitdbMeta covers the commands Redis 7.0 does not have: the native
 // limiter commands (@ratelimit; RL.ALLOWALL's keys come every third
-// argument after the count), and two CLIENT subcommands of Redis 7.2
+// argument after the count; RL.SET is also @dangerous: like RESTORE it
+// replaces the key and can set any state), and two CLIENT subcommands of Redis 7.2
 // (with 7.2's categories).
 var limitdbMeta = map[string]cmdMeta{
 	"rl.allow":        {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
@@ -85,6 +86,7 @@ var limitdbMeta = map[string]cmdMeta{
 	"rl.info":         {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
 	"rl.allowall":     {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 3}}},
 	"cl.throttle":     {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.set":          {cats: CatRateLimit | CatDangerous, specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
 	"client|no-touch": {cats: CatConnection},
 	"client|setinfo":  {cats: CatConnection},
 }

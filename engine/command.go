@@ -35,6 +35,15 @@ const (
 	// FlagScript marks EVAL-family commands: they go to the applier as one
 	// unit and may write even though they are not flagged write.
 	FlagScript
+	// FlagNoEffect marks a write that never appears in an effect stream:
+	// it is always recorded in another form (EXPIRE as PEXPIREAT, SPOP as
+	// SREM, RL.ALLOW as RL.SET …) because what it does depends on the
+	// clock, on chance or on Lua. Engine.Apply refuses it.
+	FlagNoEffect
+	// FlagArbitraryKeys: the command may reclaim any number of expired
+	// keys it was not given (SCAN, RANDOMKEY: Redis's
+	// touches_arbitrary_keys); run on its own, its DELs go out bare.
+	FlagArbitraryKeys
 	// FlagNoAsyncLoading is Redis's no_async_loading (SAVE, BGSAVE): shown
 	// by COMMAND; limitdb never loads asynchronously.
 	FlagNoAsyncLoading
@@ -56,7 +65,7 @@ var flagNames = []struct {
 }
 
 // internal flags that are not Redis flags and never reach COMMAND replies
-var internalFlags = map[string]Flag{"conn": FlagConn, "script": FlagScript, "notouch": FlagNoTouch}
+var internalFlags = map[string]Flag{"conn": FlagConn, "script": FlagScript, "notouch": FlagNoTouch, "noeffect": FlagNoEffect, "arbitrarykeys": FlagArbitraryKeys}
 
 // ParseFlags turns "write denyoom fast" into a Flag set. It panics on an
 // unknown word: the table is static, a typo is a programming error.

@@ -72,6 +72,7 @@ func cmdFlushDB(c *Ctx, argv [][]byte) {
 		return
 	}
 	c.flush(c.DB)
+	c.ForcePropagation() // also when the database was empty, as Redis
 	c.W.OK()
 }
 
@@ -84,6 +85,7 @@ func cmdFlushAll(c *Ctx, argv [][]byte) {
 	for _, db := range c.E.DBs {
 		c.flush(db)
 	}
+	c.ForcePropagation() // also when every database was empty, as Redis
 	c.W.OK()
 }
 

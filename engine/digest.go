@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha1"
 	"encoding/binary"
+	"slices"
 	"strconv"
 
 	"limitdb/ratelimit"
@@ -163,4 +164,56 @@ func limiterDigest(en *entry, d *Digest) {
 			d.mix(buf)
 		}
 	}
+}
+
+// ScriptSHAs returns the SHA1s of the scripts cached in e, in any order.
+// The scripting package sets it (the engine does not import it); nil
+// means no scripting.
+var ScriptSHAs func(e *Engine) []string
+
+// StrictDigest extends DatasetDigest to everything two nodes that applied
+// the same effects must agree on (DEBUG DIGEST-STRICT): Redis's digest
+// (which notes only whether a key has a deadline), then per database
+// every key's absolute deadline, the script cache's SHA1s, ClockMs and
+// the encoding thresholds (which decide encodings, and through them the
+// order of replies). Limiter state is in Redis's part already
+// (limiterDigest). Node-local state is left out: access times, the
+// random generators, statistics.
+func (e *Engine) StrictDigest() Digest {
+	d := e.DatasetDigest()
+	var buf []byte
+	for _, db := range e.DBs {
+		if db.expires == 0 {
+			continue
+		}
+		var x Digest
+		db.dict.each(func(en *entry) bool {
+			if en.exp != 0 {
+				var k Digest
+				k.mixString(en.keyStr())
+				buf = strconv.AppendInt(buf[:0], en.exp, 10)
+				k.mix(buf)
+				x.xor(k[:])
+			}
+			return true
+		})
+		buf = append(strconv.AppendInt(buf[:0], int64(db.ID), 10), " deadlines"...)
+		d.mix(buf)
+		d.mix(x[:])
+	}
+	if ScriptSHAs != nil {
+		shas := ScriptSHAs(e)
+		slices.Sort(shas)
+		d.mixString("scripts")
+		for _, s := range shas {
+			d.mixString(s)
+		}
+	}
+	l := &e.Enc
+	for _, n := range [...]int64{e.ClockMs, l.HashMaxListpackEntries, l.HashMaxListpackValue,
+		l.SetMaxIntsetEntries, l.ZsetMaxListpackEntries, l.ZsetMaxListpackValue, l.ProtoMaxBulkLen} {
+		buf = strconv.AppendInt(buf[:0], n, 10)
+		d.mix(buf)
+	}
+	return d
 }

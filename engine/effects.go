@@ -2,13 +2,17 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
 	"strconv"
 
 	"limitdb/resp"
 )
 
 // EffectsVersion is the format version of an effect record: the RESP
-// commands below, applied with Apply semantics (applymode.go). A node that
+// commands below, applied with Apply semantics (apply.go). A node that
 // meets a record of a newer version refuses it.
 const EffectsVersion = 1
 
@@ -28,13 +32,18 @@ type Effects struct {
 	B  []byte // the commands, RESP arrays of bulk strings
 	N  int    // commands in B, SELECTs excluded
 	DB int    // database of the first effect; -1 while there is none
+	// NoMulti: the unit's effects go out without MULTI/EXEC even when
+	// there are several (Redis's propagate_no_multi): the DELs of an
+	// active-expiry step or an eviction, or of SCAN/RANDOMKEY run on
+	// their own. Each of those is independent of the others.
+	NoMulti bool
 
 	cur int // database of the last effect
 }
 
 // Reset empties the stream for the next unit, keeping its buffer.
 func (f *Effects) Reset() {
-	f.B, f.N, f.DB, f.cur = f.B[:0], 0, -1, -1
+	f.B, f.N, f.DB, f.cur, f.NoMulti = f.B[:0], 0, -1, -1, false
 }
 
 // NewEffects returns an empty stream.
@@ -68,6 +77,21 @@ func (f *Effects) argStr(a string) {
 	f.B = strconv.AppendInt(f.B, int64(len(a)), 10)
 	f.B = append(f.B, '\r', '\n')
 	f.B = append(f.B, a...)
+	f.B = append(f.B, '\r', '\n')
+}
+
+// argInt appends an integer argument in decimal, without allocating. Its
+// length (at most 20) is written by hand: limiter states are six integers
+// per effect.
+func (f *Effects) argInt(n int64) {
+	var tmp [20]byte
+	d := strconv.AppendInt(tmp[:0], n, 10)
+	f.B = append(f.B, '$')
+	if len(d) >= 10 {
+		f.B = append(f.B, '0'+byte(len(d)/10))
+	}
+	f.B = append(f.B, '0'+byte(len(d)%10), '\r', '\n')
+	f.B = append(f.B, d...)
 	f.B = append(f.B, '\r', '\n')
 }
 
@@ -154,6 +178,7 @@ type propState struct {
 	own     EffectArgs // the rewritten effect (Rewrite), when rewritten
 	rewrote bool
 	prevent bool
+	force   bool // propagate even though nothing changed (FLUSHALL)
 }
 
 // Rewrite replaces the running command's own effect with a (Redis's
@@ -166,6 +191,46 @@ func (c *Ctx) Rewrite(a EffectArgs) {
 // PreventPropagation suppresses the running command's own effect (Redis's
 // preventCommandPropagation); effects it added stay.
 func (c *Ctx) PreventPropagation() { c.prop.prevent = true }
+
+// ForcePropagation records the running command's own effect even when it
+// changed nothing (Redis's forceCommandPropagation: FLUSHALL and FLUSHDB of
+// empty databases still reach replicas).
+func (c *Ctx) ForcePropagation() { c.prop.force = true }
+
+// own starts the running command's own effect of n arguments and returns
+// the stream to write them into (f.argStr, f.arg, f.argInt), or nil when
+// nothing is recorded. It is Rewrite without EffectArgs, so the hot
+// commands rewrite without allocating; the caller writes exactly n
+// arguments, calls it only once it has changed something and as its last
+// step (Redis records the own effect after everything the command
+// propagated while it ran).
+func (c *Ctx) own(n int) *Effects {
+	if c.Eff == nil {
+		return nil
+	}
+	c.prop.prevent = true
+	c.Eff.begin(c.DB.ID, n)
+	return c.Eff
+}
+
+// ownDel makes DEL key the running command's own effect.
+func (c *Ctx) ownDel(key []byte) {
+	if f := c.own(2); f != nil {
+		f.argStr("DEL")
+		f.arg(key)
+	}
+}
+
+// also starts an effect of n arguments recorded now, in the current
+// database: AlsoPropagate without EffectArgs (no allocation), for effects
+// a command emits one by one (SPOP's SREMs).
+func (c *Ctx) also(n int) *Effects {
+	if c.Eff == nil {
+		return nil
+	}
+	c.Eff.begin(c.DB.ID, n)
+	return c.Eff
+}
 
 // AlsoPropagate records an effect now, in the current database, before the
 // running command's own (Redis's alsoPropagate).
@@ -190,8 +255,11 @@ func (c *Ctx) callRecorded(cmd *Command, argv [][]byte) {
 	saved := c.prop
 	c.prop = propState{}
 	dirty := c.E.Stats.Dirty
+	if cmd.F&FlagArbitraryKeys != 0 && !c.InScript && !c.InMulti {
+		c.Eff.NoMulti = true
+	}
 	cmd.Run(c, argv)
-	if c.E.Stats.Dirty != dirty && !c.prop.prevent && cmd.F&FlagScript == 0 {
+	if (c.E.Stats.Dirty != dirty || c.prop.force) && !c.prop.prevent && cmd.F&FlagScript == 0 {
 		if c.prop.rewrote {
 			c.Eff.addArgs(c.DB.ID, c.prop.own)
 		} else {
@@ -199,4 +267,88 @@ func (c *Ctx) callRecorded(cmd *Command, argv [][]byte) {
 		}
 	}
 	c.prop = saved
+}
+
+// --- records ----------------------------------------------------------------
+//
+// A record is one unit's effects as the log carries them: a header, then
+// the effects as RESP arrays of bulk strings. The header is
+//
+//	'E' version db count clock
+//
+// the byte 'E' and four unsigned varints: the format version
+// (EffectsVersion), the database of the first effect, the number of
+// effects (SELECT, MULTI and EXEC not counted) and the unit's time in unix
+// ms (Engine.ClockMs, which followers keep so that a new leader never
+// runs a unit earlier than one already applied). The body is the stream
+// as Redis 7.0 would write it to its AOF after a SELECT of that database:
+// a unit of more than one effect is wrapped in MULTI … EXEC (unless
+// Effects.NoMulti), a single effect goes out bare, and SELECT appears
+// where the database changes.
+
+// recordMagic starts every record; a bare RESP body ('*') is refused.
+const recordMagic = 'E'
+
+var (
+	multiCmd = []byte("*1\r\n$5\r\nMULTI\r\n")
+	execCmd  = []byte("*1\r\n$4\r\nEXEC\r\n")
+)
+
+// AppendRecord appends the record of one unit's effects f, executed at
+// clockMs, to dst. A unit without effects has no record: the caller skips
+// it (f.N == 0).
+func AppendRecord(dst []byte, f *Effects, clockMs int64) []byte {
+	db := f.DB
+	if db < 0 {
+		db = 0
+	}
+	dst = append(dst, recordMagic)
+	dst = binary.AppendUvarint(dst, EffectsVersion)
+	dst = binary.AppendUvarint(dst, uint64(db))
+	dst = binary.AppendUvarint(dst, uint64(f.N))
+	dst = binary.AppendUvarint(dst, uint64(max(clockMs, 0)))
+	wrap := f.N > 1 && !f.NoMulti
+	if wrap {
+		dst = append(dst, multiCmd...)
+	}
+	dst = append(dst, f.B...)
+	if wrap {
+		dst = append(dst, execCmd...)
+	}
+	return dst
+}
+
+// RecordHeader is a record's header.
+type RecordHeader struct {
+	Version int
+	DB      int
+	Count   int
+	ClockMs int64
+}
+
+// ParseRecordHeader splits a record into its header and its body (the
+// RESP commands). A record of a newer version is refused: its body may
+// mean something this node does not know.
+func ParseRecordHeader(rec []byte) (RecordHeader, []byte, error) {
+	var h RecordHeader
+	if len(rec) == 0 || rec[0] != recordMagic {
+		return h, nil, errors.New("effects record: bad header")
+	}
+	p := rec[1:]
+	var v [4]uint64
+	for i := range v {
+		x, n := binary.Uvarint(p)
+		if n <= 0 {
+			return h, nil, errors.New("effects record: truncated header")
+		}
+		v[i], p = x, p[n:]
+		if i == 0 && x > EffectsVersion {
+			return h, nil, fmt.Errorf("effects record version %d is newer than this node's %d: upgrade it to apply the log", x, EffectsVersion)
+		}
+	}
+	if v[0] < 1 || v[1] >= NumDBs || v[2] > uint64(len(p)) || v[3] > math.MaxInt64 {
+		return h, nil, fmt.Errorf("effects record: bad header (version %d, db %d, count %d)", v[0], v[1], v[2])
+	}
+	h = RecordHeader{Version: int(v[0]), DB: int(v[1]), Count: int(v[2]), ClockMs: int64(v[3])}
+	return h, p, nil
 }

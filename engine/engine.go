@@ -6,7 +6,6 @@
 package engine
 
 import (
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -96,6 +95,7 @@ type Engine struct {
 
 	cow   cowState   // active captures (cow.go)
 	dumpW *rdbWriter // DUMP's encoder, kept for its LZF table (rdb.go)
+	apply applyState // Apply's reused context and buffers (apply.go)
 }
 
 // ScriptGuard is the runaway-script state shared between the scripting
@@ -201,6 +201,11 @@ type Ctx struct {
 	// OOM: used memory was over maxmemory when the command started (a
 	// script's first deny-oom write is then refused, as in Redis).
 	OOM bool
+	// Applying: the command is an effect being applied (Engine.Apply), not
+	// a client's: Now is math.MinInt64, so nothing counts as expired, and
+	// node-local limits (lua-memory-limit) do not refuse what the
+	// executing node accepted.
+	Applying bool
 
 	// Deleted collects the keys the active expiry removed, when set.
 	Deleted *[]string
@@ -213,15 +218,6 @@ type Ctx struct {
 	Eff  *Effects
 	prop propState
 }
-
-// ApplyNow is the time of a command applied from an effect record: no
-// deadline is ever past it, so nothing expires and a deadline already
-// past is stored as data, as on a Redis replica.
-const ApplyNow = math.MinInt64
-
-// Applying reports whether the command is applied from an effect record
-// (no clock, no node-local limits: it was accepted where it executed).
-func (c *Ctx) Applying() bool { return c.Now == ApplyNow }
 
 // ScriptACL is the caller's permission check for commands run by a
 // script: it returns "" when allowed, else the error to raise.
@@ -404,9 +400,10 @@ func (c *Ctx) delete(db *DB, key string) bool {
 func (c *Ctx) expireKey(db *DB, e *entry) {
 	key := e.keyStr()
 	db.removeEntry(e)
+	// Not a change of the command's (Redis's lazy expiry leaves
+	// server.dirty alone): the DEL is its own effect, and a read that
+	// reclaims a key must not propagate itself.
 	c.E.Stats.ExpiredKeys++
-	// not a change of the command's (Redis's dirty counter does not move:
-	// a GET that reclaims a key propagates the DEL, not itself)
 	c.propagateDel(db, key)
 	// A WATCH taken while the key was already past its deadline sees no
 	// change when the key is reclaimed (Redis 7.0's touchWatchedKey skips
@@ -435,6 +432,13 @@ func (db *DB) setExpire(e *entry, ms int64) {
 // change. Every write must call it once per key it modifies.
 func (c *Ctx) signal(db *DB, key string) {
 	c.E.Stats.Dirty++
+	c.touchWatches(db, key)
+}
+
+// touchWatches dirties the WATCHes on key without counting a change:
+// Redis's signalModifiedKey for a command that changed nothing (LTRIM
+// keeping every element), so no effect is recorded.
+func (c *Ctx) touchWatches(db *DB, key string) {
 	if len(db.watched) != 0 {
 		for _, w := range db.watched[key] {
 			w.Dirty = true
@@ -451,10 +455,14 @@ func (c *Ctx) touched(key []byte) { c.signal(c.DB, bstr(key)) }
 // cursor and deletes the keys whose deadline has passed, like Redis's
 // active expire cycle walks its expires table. It returns the number of
 // keys deleted. Because the cursor covers the whole table over successive
-// calls, every expired key is reclaimed within one sweep.
+// calls, every expired key is reclaimed within one sweep. With effects on
+// it is a unit of its own (Effects.NoMulti).
 func (c *Ctx) ActiveExpire(db *DB, maxBuckets int) int {
 	if db.expires == 0 {
 		return 0
+	}
+	if c.Eff != nil {
+		c.Eff.NoMulti = true // its DELs go out bare, as Redis's cycle's
 	}
 	n := 0
 	for i := 0; i < maxBuckets; i++ {

@@ -136,10 +136,15 @@ const (
 // deleted keys reaches toFree, or maxKeys keys were deleted. Each deletion
 // goes through the ordinary delete path: WATCH is signalled, the key is
 // appended to Deleted when set, and Stats.EvictedKeys counts it. It returns
-// the estimated bytes freed.
+// the estimated bytes freed. With effects on it is a unit of its own (as
+// Redis evicts before the command that needs the memory, apart from it):
+// its DELs go out bare (Effects.NoMulti).
 func (c *Ctx) Evict(toFree int64, maxKeys int) (int64, EvictResult) {
 	if c.E.ev.policy == PolicyNoEviction {
 		return 0, EvictFail
+	}
+	if c.Eff != nil {
+		c.Eff.NoMulti = true
 	}
 	var freed int64
 	for n := 0; freed < toFree; n++ {

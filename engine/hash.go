@@ -34,7 +34,7 @@ func init() {
 		&Command{Name: "hkeys", Arity: 2, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Returns all fields in a hash.", Run: cmdHKeys},
 		&Command{Name: "hvals", Arity: 2, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Returns all values in a hash.", Run: cmdHVals},
 		&Command{Name: "hincrby", Arity: 4, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0", Summary: "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", Run: cmdHIncrBy},
-		&Command{Name: "hincrbyfloat", Arity: 4, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.6.0", Summary: "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", Run: cmdHIncrByFloat},
+		&Command{Name: "hincrbyfloat", Arity: 4, Flags: "write denyoom fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.6.0", Summary: "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", Run: cmdHIncrByFloat},
 		&Command{Name: "hstrlen", Arity: 3, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "3.2.0", Summary: "Returns the length of the value of a field.", Run: cmdHStrLen},
 		&Command{Name: "hscan", Arity: -3, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.8.0", Summary: "Iterates over fields and values of a hash.", Run: cmdHScan},
 	)
@@ -511,6 +511,14 @@ func cmdHIncrByFloat(c *Ctx, argv [][]byte) {
 	h.set(bstr(argv[2]), elemOfString(s), &c.E.Enc)
 	c.touched(argv[1])
 	c.W.BulkString(s)
+	// the effect carries the result (HSET key field <new value>), so that
+	// no replica computes the sum again
+	if f := c.own(4); f != nil {
+		f.argStr("HSET")
+		f.arg(argv[1])
+		f.arg(argv[2])
+		f.argStr(s)
+	}
 }
 
 // parseScanCursor is Redis's parseScanCursorOrReply: strtoul in base 10

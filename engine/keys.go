@@ -21,11 +21,11 @@ func init() {
 		&Command{Name: "rename", Arity: 3, Flags: "write", FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key and overwrites the destination.", Run: cmdRename},
 		&Command{Name: "renamenx", Arity: 3, Flags: "write fast", FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key only when the target key name doesn't exist.", Run: cmdRenameNX},
 		&Command{Name: "keys", Arity: 2, Flags: "readonly", Group: "generic", Since: "1.0.0", Summary: "Returns all key names that match a pattern.", Run: cmdKeys},
-		&Command{Name: "scan", Arity: -2, Flags: "readonly", Group: "generic", Since: "2.8.0", Summary: "Iterates over the key names in the database.", Run: cmdScan},
-		&Command{Name: "randomkey", Arity: 1, Flags: "readonly", Group: "generic", Since: "1.0.0", Summary: "Returns a random key name from the database.", Run: cmdRandomKey},
-		&Command{Name: "expire", Arity: -3, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Sets the expiration time of a key in seconds.", Run: cmdExpire},
-		&Command{Name: "pexpire", Arity: -3, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Sets the expiration time of a key in milliseconds.", Run: cmdPExpire},
-		&Command{Name: "expireat", Arity: -3, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.2.0", Summary: "Sets the expiration time of a key to a Unix timestamp.", Run: cmdExpireAt},
+		&Command{Name: "scan", Arity: -2, Flags: "readonly arbitrarykeys", Group: "generic", Since: "2.8.0", Summary: "Iterates over the key names in the database.", Run: cmdScan},
+		&Command{Name: "randomkey", Arity: 1, Flags: "readonly arbitrarykeys", Group: "generic", Since: "1.0.0", Summary: "Returns a random key name from the database.", Run: cmdRandomKey},
+		&Command{Name: "expire", Arity: -3, Flags: "write fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Sets the expiration time of a key in seconds.", Run: cmdExpire},
+		&Command{Name: "pexpire", Arity: -3, Flags: "write fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Sets the expiration time of a key in milliseconds.", Run: cmdPExpire},
+		&Command{Name: "expireat", Arity: -3, Flags: "write fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.2.0", Summary: "Sets the expiration time of a key to a Unix timestamp.", Run: cmdExpireAt},
 		&Command{Name: "pexpireat", Arity: -3, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", Run: cmdPExpireAt},
 		&Command{Name: "ttl", Arity: 2, Flags: "readonly fast notouch", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Returns the expiration time in seconds of a key.", Run: cmdTTL},
 		&Command{Name: "pttl", Arity: 2, Flags: "readonly fast notouch", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Returns the expiration time in milliseconds of a key.", Run: cmdPTTL},
@@ -260,7 +260,9 @@ const (
 // Reply :1 when the deadline was set (a deadline not in the future deletes
 // the key), :0 when the key is missing or a condition failed. Errors:
 // "Unsupported option X", the NX/XX/GT/LT conflict errors, ErrNotInt,
-// "invalid expire time in '<cmd>' command" on overflow.
+// "invalid expire time in '<cmd>' command" on overflow. Effect: PEXPIREAT
+// key <deadline> with the options as given, or DEL key when the deadline
+// has passed (always in the future while applying: Now is MinInt64).
 func (c *Ctx) expireGeneric(argv [][]byte, secs, rel bool) {
 	flag := 0
 	for _, o := range argv[3:] {
@@ -323,11 +325,24 @@ func (c *Ctx) expireGeneric(argv [][]byte, secs, rel bool) {
 	if when <= c.Now {
 		c.delete(c.DB, bstr(argv[1]))
 		c.W.Int(1)
+		c.ownDel(argv[1])
 		return
 	}
 	c.DB.setExpire(e, when)
 	c.touched(argv[1])
 	c.W.Int(1)
+	if rel || secs {
+		// PEXPIREAT key <deadline> [options], as Redis 7.0 rewrites it;
+		// PEXPIREAT itself goes out as sent
+		if f := c.own(len(argv)); f != nil {
+			f.argStr("PEXPIREAT")
+			f.arg(argv[1])
+			f.argInt(when)
+			for _, o := range argv[3:] {
+				f.arg(o)
+			}
+		}
+	}
 }
 
 // cmdExpire: EXPIRE key seconds [NX|XX|GT|LT]; see expireGeneric.

@@ -509,6 +509,7 @@ func cmdLTrim(c *Ctx, argv [][]byte) {
 	}
 	l := e.list()
 	s, t := listRange(start, end, l.n)
+	n := l.n
 	if s > t {
 		c.DB.removeEntry(e)
 	} else {
@@ -519,7 +520,13 @@ func cmdLTrim(c *Ctx, argv [][]byte) {
 			l.PopFront()
 		}
 	}
-	c.touched(argv[1])
+	if n != l.n || s > t {
+		c.touched(argv[1])
+	} else {
+		// Redis signals the key (WATCH) but counts no change: a trim
+		// that removes nothing propagates nothing
+		c.touchWatches(c.DB, bstr(argv[1]))
+	}
 	c.W.OK()
 }
 
@@ -731,7 +738,7 @@ func init() {
 	Register(
 		&Command{Name: "lmove", Arity: 5, Flags: "write denyoom", FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0", Summary: "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", Run: cmdLMove},
 		&Command{Name: "rpoplpush", Arity: 3, Flags: "write denyoom", FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.2.0", Summary: "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", Run: cmdRPopLPush},
-		&Command{Name: "lmpop", Arity: -4, Flags: "write", FirstKey: 0, LastKey: 0, Step: 0, Group: "list", Since: "7.0.0", Summary: "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", Run: cmdLMPop},
+		&Command{Name: "lmpop", Arity: -4, Flags: "write noeffect", FirstKey: 0, LastKey: 0, Step: 0, Group: "list", Since: "7.0.0", Summary: "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", Run: cmdLMPop},
 	)
 }
 
@@ -810,7 +817,8 @@ func cmdRPopLPush(c *Ctx, argv [][]byte) { c.lmove(argv[1], argv[2], false, true
 // [key, [elements]], or the null array when every list is missing.
 // Errors: "numkeys should be greater than 0", syntax error (missing or bad
 // LEFT/RIGHT, unknown or repeated option), "count should be greater than
-// 0", WRONGTYPE for a non-list key met before a non-empty list.
+// 0", WRONGTYPE for a non-list key met before a non-empty list. Effect:
+// LPOP|RPOP key <number popped>.
 func cmdLMPop(c *Ctx, argv [][]byte) {
 	nk, ok := ParseIntB(argv[1])
 	if !ok || nk < 1 {
@@ -866,6 +874,16 @@ func cmdLMPop(c *Ctx, argv [][]byte) {
 		}
 		c.removeIfEmpty(e, l.n == 0)
 		c.touched(key)
+		// LPOP|RPOP key <popped>, as Redis 7.0 rewrites LMPOP
+		if f := c.own(3); f != nil {
+			if front {
+				f.argStr("LPOP")
+			} else {
+				f.argStr("RPOP")
+			}
+			f.arg(key)
+			f.argInt(int64(n))
+		}
 		return
 	}
 	c.W.NullArray()

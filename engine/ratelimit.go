@@ -18,7 +18,8 @@ import (
 //	             can always be read as *ratelimit.Params); n = state word A.
 //
 // Every limiter key carries an expiry: the time it is back to full, so
-// idle limiters vanish by themselves. Decisions use c.Now only.
+// idle limiters vanish by themselves. Decisions use c.Now only. Their
+// effects are RL.SET of the new state (rlset.go) or DEL.
 
 const (
 	errRLAlgo      = "ERR unknown algorithm, expected gcra, token-bucket, leaky-bucket, fixed-window, sliding-window or sliding-log"
@@ -35,13 +36,13 @@ const (
 
 func init() {
 	Register(
-		&Command{Name: "rl.allow", Arity: -4, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Decides and consumes a request against a rate limiter.", Run: cmdRLAllow},
+		&Command{Name: "rl.allow", Arity: -4, Flags: "write denyoom fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Decides and consumes a request against a rate limiter.", Run: cmdRLAllow},
 		&Command{Name: "rl.peek", Arity: -4, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Tells what RL.ALLOW would decide, without consuming.", Run: cmdRLPeek},
-		&Command{Name: "rl.refund", Arity: 3, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Gives units back to a rate limiter.", Run: cmdRLRefund},
-		&Command{Name: "rl.reset", Arity: 2, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Deletes a rate limiter (back to full).", Run: cmdRLReset},
+		&Command{Name: "rl.refund", Arity: 3, Flags: "write fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Gives units back to a rate limiter.", Run: cmdRLRefund},
+		&Command{Name: "rl.reset", Arity: 2, Flags: "write fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Deletes a rate limiter (back to full).", Run: cmdRLReset},
 		&Command{Name: "rl.info", Arity: 2, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Returns a rate limiter's algorithm, parameters and state.", Run: cmdRLInfo},
-		&Command{Name: "rl.allowall", Arity: -5, Flags: "write denyoom", FirstKey: 2, LastKey: 2, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Decides one request against several limits, all or nothing.", Run: cmdRLAllowAll},
-		&Command{Name: "cl.throttle", Arity: -1, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "redis-cell's GCRA rate limiter.", Run: cmdCLThrottle},
+		&Command{Name: "rl.allowall", Arity: -5, Flags: "write denyoom noeffect", FirstKey: 2, LastKey: 2, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "Decides one request against several limits, all or nothing.", Run: cmdRLAllowAll},
+		&Command{Name: "cl.throttle", Arity: -1, Flags: "write denyoom fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "ratelimit", Since: "1.0.0", Summary: "redis-cell's GCRA rate limiter.", Run: cmdCLThrottle},
 	)
 	RegisterKind(KindLimiter, KindOps{Clone: cloneLimiter})
 }
@@ -114,8 +115,15 @@ func limLoad(e *entry) ratelimit.State {
 }
 
 // limStore writes p and st into e (a new or existing limiter key) and
-// sets its deadline to now+resetAfter.
+// sets its deadline to now+resetAfter (at least 1 ms ahead).
 func (c *Ctx) limStore(e *entry, p *ratelimit.Params, st *ratelimit.State, resetAfter int64) {
+	c.limStoreAt(e, p, st, c.Now+max(1, resetAfter))
+}
+
+// limStoreAt writes p and st into e with the absolute deadline. e is a
+// new key or a limiter of p's algorithm (RL.SET makes any other value a
+// fresh one first).
+func (c *Ctx) limStoreAt(e *entry, p *ratelimit.Params, st *ratelimit.State, deadline int64) {
 	if sharedAlgo(p.Algo) {
 		if e.kind != KindLimiter || limParams(e) != p && *limParams(e) != *p {
 			e.setObj(KindLimiter, unsafe.Pointer(internParams(p)))
@@ -139,10 +147,7 @@ func (c *Ctx) limStore(e *entry, p *ratelimit.Params, st *ratelimit.State, reset
 		}
 	}
 	e.n = st.A
-	if resetAfter < 1 {
-		resetAfter = 1
-	}
-	c.DB.setExpire(e, c.Now+resetAfter)
+	c.DB.setExpire(e, deadline)
 }
 
 // rlArgs are the parsed arguments of one limit.
@@ -320,6 +325,7 @@ func cmdRLAllow(c *Ctx, argv [][]byte) {
 		}
 		c.limStore(e, &a.p, &st, r.ResetAfter)
 		c.touched(a.key)
+		c.limEffect(a.key, e, true)
 	}
 	c.writeResult(&r)
 }
@@ -369,6 +375,7 @@ func cmdRLRefund(c *Ctx, argv [][]byte) {
 	rem := ratelimit.Refund(&p, &st, c.Now, n)
 	if ratelimit.Full(&p, &st, c.Now) {
 		c.DB.removeEntry(e)
+		c.ownDel(argv[1])
 	} else {
 		e.n = st.A
 		if !sharedAlgo(p.Algo) {
@@ -382,6 +389,7 @@ func cmdRLRefund(c *Ctx, argv [][]byte) {
 			reset = ratelimit.Decide(&p, &st, c.Now, 1, false).ResetAfter
 		}
 		c.DB.setExpire(e, c.Now+max(1, reset))
+		c.limEffect(argv[1], e, true)
 	}
 	c.touched(argv[1])
 	c.W.Int(rem)
@@ -402,6 +410,7 @@ func cmdRLReset(c *Ctx, argv [][]byte) {
 	c.DB.removeEntry(e)
 	c.touched(argv[1])
 	c.W.Int(1)
+	c.ownDel(argv[1])
 }
 
 // cmdRLInfo: RL.INFO key — map algorithm, limit, period_ms, burst,
@@ -537,7 +546,9 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 			}
 			c.limStore(e, &args[i].p, &sts[i], res[i].ResetAfter)
 			c.touched(args[i].key)
+			c.limEffect(args[i].key, e, false)
 		}
+		c.PreventPropagation()
 	}
 	w := c.W
 	w.Map(4)
@@ -642,6 +653,7 @@ func cmdCLThrottle(c *Ctx, argv [][]byte) {
 		}
 		c.limStore(e, &p, &st, r.ResetAfter/1e6)
 		c.touched(argv[1])
+		c.limEffect(argv[1], e, true)
 	}
 	w := c.W
 	w.Array(5)

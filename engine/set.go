@@ -21,7 +21,7 @@ func init() {
 		&Command{Name: "smismember", Arity: -3, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "6.2.0", Summary: "Determines whether multiple members belong to a set.", Run: cmdSMIsMember},
 		&Command{Name: "scard", Arity: 2, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Returns the number of members in a set.", Run: cmdSCard},
 		&Command{Name: "smembers", Arity: 2, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Returns all members of a set.", Run: cmdSMembers},
-		&Command{Name: "spop", Arity: -2, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", Run: cmdSPop},
+		&Command{Name: "spop", Arity: -2, Flags: "write fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", Run: cmdSPop},
 		&Command{Name: "srandmember", Arity: -2, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "1.0.0", Summary: "Get one or multiple random members from a set", Run: cmdSRandMember},
 		&Command{Name: "sscan", Arity: -3, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "2.8.0", Summary: "Iterates over members of a set.", Run: cmdSScan},
 	)
@@ -350,7 +350,9 @@ func cmdSMembers(c *Ctx, argv [][]byte) {
 // RESP3) of min(count, SCARD) members, empty for a missing key or count 0;
 // when count >= SCARD the whole set is returned in its order and the key
 // deleted. More arguments are a syntax error. The key is deleted when
-// emptied. Errors: WRONGTYPE.
+// emptied. Errors: WRONGTYPE. Effects (Redis 7.0.15's): SREM key member
+// without count (also when it empties the set); with a count, DEL key when
+// it takes the whole set, else one SREM key member per member popped.
 func cmdSPop(c *Ctx, argv [][]byte) {
 	if len(argv) > 3 {
 		c.W.Error(ErrSyntax)
@@ -370,10 +372,24 @@ func cmdSPop(c *Ctx, argv [][]byte) {
 	}
 	s := e.set()
 	i := c.rng().Intn(s.Len())
-	c.W.BulkString(s.memberAt(i))
+	s.writeAt(c, i)
+	if f := c.own(3); f != nil {
+		f.argStr("SREM")
+		f.arg(argv[1])
+		s.argAt(f, i)
+	}
 	s.removeAt(i)
 	c.removeIfEmpty(e, s.Len() == 0)
 	c.touched(argv[1])
+}
+
+// argAt appends the member at position i to an effect.
+func (s *Set) argAt(f *Effects, i int) {
+	if s.ht {
+		f.argStr(s.members[i])
+	} else {
+		f.argInt(s.ints[i])
+	}
 }
 
 func (c *Ctx) spopCount(argv [][]byte) {
@@ -395,14 +411,22 @@ func (c *Ctx) spopCount(argv [][]byte) {
 		c.writeWholeSet(s)
 		c.DB.removeEntry(e)
 		c.touched(argv[1])
+		c.ownDel(argv[1])
 		return
 	}
 	c.W.Set(int(count))
 	for k := int64(0); k < count; k++ {
 		i := c.rng().Intn(s.Len())
 		s.writeAt(c, i)
+		// one SREM per member, in the reply's order (Redis 7.0.15)
+		if f := c.also(3); f != nil {
+			f.argStr("SREM")
+			f.arg(argv[1])
+			s.argAt(f, i)
+		}
 		s.removeAt(i)
 	}
+	c.PreventPropagation()
 	c.touched(argv[1])
 }
 

@@ -16,16 +16,16 @@ func init() {
 		&Command{Name: "incrby", Arity: 3, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Increments the integer value of a key by a number.", Run: cmdIncrBy},
 		&Command{Name: "decrby", Arity: 3, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Decrements a number from the integer value of a key.", Run: cmdDecrBy},
 		&Command{Name: "set", Arity: -3, Flags: "write denyoom", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Run: cmdSet},
-		&Command{Name: "setex", Arity: 4, Flags: "write denyoom", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.0.0", Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Run: cmdSetEx},
-		&Command{Name: "psetex", Arity: 4, Flags: "write denyoom", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.6.0", Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Run: cmdPSetEx},
+		&Command{Name: "setex", Arity: 4, Flags: "write denyoom noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.0.0", Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Run: cmdSetEx},
+		&Command{Name: "psetex", Arity: 4, Flags: "write denyoom noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.6.0", Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Run: cmdPSetEx},
 		&Command{Name: "setnx", Arity: 3, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Set the string value of a key only when the key doesn't exist.", Run: cmdSetNX},
-		&Command{Name: "getset", Arity: 3, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns the previous string value of a key after setting it to a new value.", Run: cmdGetSet},
-		&Command{Name: "getdel", Arity: 2, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after deleting the key.", Run: cmdGetDel},
-		&Command{Name: "getex", Arity: -2, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after setting its expiration time.", Run: cmdGetEx},
+		&Command{Name: "getset", Arity: 3, Flags: "write denyoom fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns the previous string value of a key after setting it to a new value.", Run: cmdGetSet},
+		&Command{Name: "getdel", Arity: 2, Flags: "write fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after deleting the key.", Run: cmdGetDel},
+		&Command{Name: "getex", Arity: -2, Flags: "write fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after setting its expiration time.", Run: cmdGetEx},
 		&Command{Name: "mget", Arity: -2, Flags: "readonly fast", FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Atomically returns the string values of one or more keys.", Run: cmdMGet},
 		&Command{Name: "mset", Arity: -3, Flags: "write denyoom", FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Summary: "Atomically creates or modifies the string values of one or more keys.", Run: cmdMSet},
 		&Command{Name: "msetnx", Arity: -3, Flags: "write denyoom", FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Run: cmdMSetNX},
-		&Command{Name: "incrbyfloat", Arity: 3, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.6.0", Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Run: cmdIncrByFloat},
+		&Command{Name: "incrbyfloat", Arity: 3, Flags: "write denyoom fast noeffect", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.6.0", Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Run: cmdIncrByFloat},
 		&Command{Name: "append", Arity: 3, Flags: "write denyoom fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.0.0", Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Run: cmdAppend},
 		&Command{Name: "strlen", Arity: 2, Flags: "readonly fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.2.0", Summary: "Returns the length of a string value.", Run: cmdStrlen},
 		&Command{Name: "getrange", Arity: 4, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.4.0", Summary: "Returns a substring of the string stored at a key.", Run: cmdGetRange},
@@ -253,13 +253,17 @@ func (c *Ctx) expireMillis(arg []byte, flags int) (int64, bool) {
 // setGeneric is SET's core (also SETEX, PSETEX): flags and the time
 // argument as parseSetArgs returns them. With setGet the reply is the old
 // value (nil when none; WRONGTYPE and nothing set when not a string);
-// otherwise +OK, or nil when NX/XX prevented the write.
-func (c *Ctx) setGeneric(flags int, key, val, expire []byte) {
+// otherwise +OK, or nil when NX/XX prevented the write. It reports whether
+// the key was set. With a time, the effect is SET key value PXAT
+// <deadline> (Redis 7.0's setGenericCommand rewrite, also for SETEX and
+// PSETEX); a deadline already past is stored all the same, as Redis 7.0
+// does (the key is reclaimed, with its DEL, when next found).
+func (c *Ctx) setGeneric(flags int, key, val, expire []byte) bool {
 	var when int64
 	if expire != nil {
 		var ok bool
 		if when, ok = c.expireMillis(expire, flags); !ok {
-			return
+			return false
 		}
 	}
 	e := c.lookupWrite(key)
@@ -269,7 +273,7 @@ func (c *Ctx) setGeneric(flags int, key, val, expire []byte) {
 			c.W.Null()
 		} else if e.kind != KindString {
 			c.W.Error(ErrWrongType)
-			return
+			return false
 		} else {
 			c.E.Stats.KeyspaceHits++
 			c.writeStr(e)
@@ -279,7 +283,7 @@ func (c *Ctx) setGeneric(flags int, key, val, expire []byte) {
 		if flags&setGet == 0 {
 			c.W.Null()
 		}
-		return
+		return false
 	}
 	if e == nil {
 		e = c.create(key)
@@ -294,6 +298,16 @@ func (c *Ctx) setGeneric(flags int, key, val, expire []byte) {
 	if flags&setGet == 0 {
 		c.W.OK()
 	}
+	if expire != nil {
+		if f := c.own(5); f != nil {
+			f.argStr("SET")
+			f.arg(key)
+			f.arg(val)
+			f.argStr("PXAT")
+			f.argInt(when)
+		}
+	}
+	return true
 }
 
 // cmdSet: SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms-ts|KEEPTTL].
@@ -313,7 +327,22 @@ func cmdSet(c *Ctx, argv [][]byte) {
 		c.W.Error(ErrSyntax)
 		return
 	}
-	c.setGeneric(flags, argv[1], argv[2], expire)
+	if c.setGeneric(flags, argv[1], argv[2], expire) && flags&setGet != 0 && expire == nil {
+		// the effect leaves GET out (every GET: it may be repeated)
+		n := 0
+		for j := 3; j < len(argv); j++ {
+			if !isOpt(argv[j], "get") {
+				n++
+			}
+		}
+		if f := c.own(3 + n); f != nil {
+			for j, a := range argv {
+				if j < 3 || !isOpt(a, "get") {
+					f.arg(a)
+				}
+			}
+		}
+	}
 }
 
 // cmdSetEx: SETEX key seconds value — SET key value EX seconds.
@@ -334,7 +363,8 @@ func cmdSetNX(c *Ctx, argv [][]byte) {
 }
 
 // cmdGetSet: GETSET key value — set the value (clearing the TTL) and reply
-// with the old one (nil when absent). WRONGTYPE when not a string.
+// with the old one (nil when absent). WRONGTYPE when not a string. Effect:
+// SET key value.
 func cmdGetSet(c *Ctx, argv [][]byte) {
 	e, ok := c.lookupString(argv[1], true)
 	if !ok {
@@ -346,10 +376,15 @@ func cmdGetSet(c *Ctx, argv [][]byte) {
 		c.writeStr(e)
 	}
 	c.setKey(e, argv[1], argv[2], false)
+	if f := c.own(3); f != nil {
+		f.argStr("SET")
+		f.arg(argv[1])
+		f.arg(argv[2])
+	}
 }
 
 // cmdGetDel: GETDEL key — reply with the value (nil when absent) and
-// delete the key. WRONGTYPE when not a string.
+// delete the key. WRONGTYPE when not a string. Effect: DEL key.
 func cmdGetDel(c *Ctx, argv [][]byte) {
 	e, ok := c.lookupString(argv[1], true)
 	if !ok {
@@ -361,11 +396,13 @@ func cmdGetDel(c *Ctx, argv [][]byte) {
 	}
 	c.writeStr(e)
 	c.delete(c.DB, bstr(argv[1]))
+	c.ownDel(argv[1])
 }
 
 // cmdGetEx: GETEX key [EX s|PX ms|EXAT ts|PXAT ms-ts|PERSIST] — the value
 // (nil when absent), then the TTL is changed as asked; a deadline in the
-// past deletes the key. Errors: syntax error, WRONGTYPE, ErrNotInt,
+// past deletes the key. Effect: PEXPIREAT key <deadline>, DEL key or
+// PERSIST key (nothing without an option). Errors: syntax error, WRONGTYPE, ErrNotInt,
 // "invalid expire time in 'getex' command" (checked after the lookup, as
 // Redis does).
 func cmdGetEx(c *Ctx, argv [][]byte) {
@@ -392,12 +429,22 @@ func cmdGetEx(c *Ctx, argv [][]byte) {
 	switch {
 	case expire != nil && when <= c.Now:
 		c.delete(c.DB, bstr(argv[1]))
+		c.ownDel(argv[1])
 	case expire != nil:
 		c.DB.setExpire(e, when)
 		c.touched(argv[1])
+		if f := c.own(3); f != nil {
+			f.argStr("PEXPIREAT")
+			f.arg(argv[1])
+			f.argInt(when)
+		}
 	case flags&setPersist != 0 && e.exp != 0:
 		c.DB.setExpire(e, 0)
 		c.touched(argv[1])
+		if f := c.own(2); f != nil {
+			f.argStr("PERSIST")
+			f.arg(argv[1])
+		}
 	}
 }
 
@@ -452,7 +499,8 @@ func cmdMSetNX(c *Ctx, argv [][]byte) {
 // Redis 7.0 does ("%.17Lf", trailing zeros stripped); the TTL is kept.
 // Reply: the new value as a bulk string. Errors: WRONGTYPE; "value is not
 // a valid float" for the stored value or the increment; "increment would
-// produce NaN or Infinity".
+// produce NaN or Infinity". Effect: SET key <new value> KEEPTTL, so that
+// no replica computes the sum again.
 func cmdIncrByFloat(c *Ctx, argv [][]byte) {
 	e, ok := c.lookupString(argv[1], false)
 	if !ok {
@@ -488,6 +536,12 @@ func cmdIncrByFloat(c *Ctx, argv [][]byte) {
 	e.setRaw(s) // not integer-encoded: Redis stores the result as is
 	c.touched(argv[1])
 	c.W.BulkString(s)
+	if f := c.own(4); f != nil {
+		f.argStr("SET")
+		f.arg(argv[1])
+		f.argStr(s)
+		f.argStr("KEEPTTL")
+	}
 }
 
 // checkStringLength writes Redis's error and returns false when a string

@@ -32,7 +32,7 @@ func init() {
 		&Command{Name: "zdiff", Arity: -3, Flags: "readonly", Group: g, Since: "6.2.0", Summary: "Returns the difference between multiple sorted sets.", Run: cmdZDiff},
 		&Command{Name: "zintercard", Arity: -3, Flags: "readonly", Group: g, Since: "7.0.0", Summary: "Returns the number of members of the intersect of multiple sorted sets.", Run: cmdZInterCard},
 		&Command{Name: "zrangestore", Arity: -5, Flags: "write denyoom", FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0", Summary: "Stores a range of members from sorted set in a key.", Run: cmdZRangeStore},
-		&Command{Name: "zmpop", Arity: -4, Flags: "write", Group: g, Since: "7.0.0", Summary: "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", Run: cmdZMPop},
+		&Command{Name: "zmpop", Arity: -4, Flags: "write noeffect", Group: g, Since: "7.0.0", Summary: "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", Run: cmdZMPop},
 		&Command{Name: "zrandmember", Arity: -2, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "6.2.0", Summary: "Returns one or more random members from a sorted set.", Run: cmdZRandMember},
 	)
 }
@@ -369,7 +369,7 @@ func cmdZRangeStore(c *Ctx, argv [][]byte) {
 // array when every key is missing. Errors: "numkeys should be greater than
 // 0", ErrSyntax (numkeys beyond the arguments, bad MIN/MAX or options),
 // "count should be greater than 0", WRONGTYPE on the first existing key of
-// another type.
+// another type. Effect: ZPOPMIN|ZPOPMAX key <number popped>.
 func cmdZMPop(c *Ctx, argv [][]byte) {
 	numkeys, ok := ParseIntB(argv[1])
 	if !ok || numkeys < 1 {
@@ -432,6 +432,16 @@ func cmdZMPop(c *Ctx, argv [][]byte) {
 		}
 		c.touched(key)
 		c.zsetDeleteIfEmpty(e, z)
+		// ZPOPMIN|ZPOPMAX key <popped>, as Redis 7.0 rewrites ZMPOP
+		if f := c.own(3); f != nil {
+			if popMax {
+				f.argStr("ZPOPMAX")
+			} else {
+				f.argStr("ZPOPMIN")
+			}
+			f.arg(key)
+			f.argInt(int64(n))
+		}
 		return
 	}
 	c.W.NullArray()

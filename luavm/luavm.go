@@ -76,10 +76,10 @@ type running struct {
 
 func init() {
 	engine.Register(
-		&engine.Command{Name: "eval", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: cmdEval},
-		&engine.Command{Name: "evalsha", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: cmdEvalSha},
-		&engine.Command{Name: "eval_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: cmdEvalRO},
-		&engine.Command{Name: "evalsha_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: cmdEvalShaRO},
+		&engine.Command{Name: "eval", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: cmdEval},
+		&engine.Command{Name: "evalsha", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: cmdEvalSha},
+		&engine.Command{Name: "eval_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: cmdEvalRO},
+		&engine.Command{Name: "evalsha_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: cmdEvalShaRO},
 		&engine.Command{Name: "script", Arity: -2, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands.", Subs: []*engine.Command{
 			{Name: "load", Arity: 3, Flags: "noscript stale script", Group: "scripting", Since: "2.6.0", Summary: "Loads a server-side Lua script to the script cache.", Run: cmdScriptLoad},
 			{Name: "exists", Arity: -3, Flags: "noscript", Group: "scripting", Since: "2.6.0", Summary: "Determines whether server-side Lua scripts exist in the script cache.", Run: cmdScriptExists},
@@ -89,6 +89,17 @@ func init() {
 			{Name: "help", Arity: 2, Flags: "loading stale", Group: "scripting", Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: cmdScriptHelp},
 		}},
 	)
+	engine.ScriptSHAs = func(e *engine.Engine) []string {
+		st, ok := e.Scripts.(*State)
+		if !ok {
+			return nil
+		}
+		out := make([]string, 0, len(st.Scripts))
+		for sha := range st.Scripts {
+			out = append(out, sha)
+		}
+		return out
+	}
 }
 
 // SHA1Hex is the lower-case hex SHA1 of b (redis.sha1hex, script ids).
@@ -128,22 +139,15 @@ func (st *State) lookupSHA(b []byte) *Script {
 }
 
 // load compiles body and caches it. On a compile error it returns Redis's
-// error text. A body whose compilation would need more than
-// lua-memory-limit (~64 bytes per source byte) is refused as Lua refuses
-// a chunk when it runs out of memory while loading it; an applied effect
-// is not (it was accepted where it executed, and a follower must not
-// diverge over a node-local setting).
-//
-// A body new to the cache is recorded as a SCRIPT LOAD effect: the cache
-// is state every node must have (Redis 7.0 propagates no such effect, so
-// an EVALSHA would fail on a replica after a failover), and it comes
-// before the effects of the script that brought it.
-func (st *State) load(c *engine.Ctx, body []byte) (*Script, string) {
+// error text. A body whose compilation would need more than memLimit
+// (lua-memory-limit, ~64 bytes per source byte) is refused as Lua refuses
+// a chunk when it runs out of memory while loading it.
+func (st *State) load(body []byte, memLimit int64) (*Script, string) {
 	sha := SHA1Hex(body)
 	if s := st.Scripts[sha]; s != nil {
 		return s, ""
 	}
-	if memLimit := c.E.Guard.MemLimit.Load(); memLimit > 0 && !c.Applying() && int64(len(body))*compileBytesPerByte > memLimit {
+	if memLimit > 0 && int64(len(body))*compileBytesPerByte > memLimit {
 		return nil, errCompile + lua.MemErrorText
 	}
 	src := string(body)
@@ -153,8 +157,27 @@ func (st *State) load(c *engine.Ctx, body []byte) (*Script, string) {
 	}
 	s := &Script{SHA: sha, Body: src, proto: proto}
 	st.Scripts[sha] = s
-	c.AlsoPropagate(engine.Args("SCRIPT").S("LOAD").B(body))
 	return s, ""
+}
+
+// cache is load for a command: a script new to the cache is recorded as
+// the limitdb-only effect SCRIPT LOAD <body>. Redis 7.0 replicates no
+// script body (its replicas run only the effects), but here a follower
+// becomes the leader and must answer EVALSHA as the old one did, so the
+// cache is replicated state (StrictDigest covers it). While applying,
+// the node-local lua-memory-limit does not refuse what the executing node
+// accepted.
+func (st *State) cache(c *engine.Ctx, body []byte) (*Script, string) {
+	limit := c.E.Guard.MemLimit.Load()
+	if c.Applying {
+		limit = 0
+	}
+	n := len(st.Scripts)
+	s, msg := st.load(body, limit)
+	if s != nil && len(st.Scripts) != n {
+		c.AlsoPropagate(engine.Args("SCRIPT").S("LOAD").B(body))
+	}
+	return s, msg
 }
 
 // compile parses and compiles a script body as "user_script".
@@ -228,7 +251,7 @@ func evalGeneric(c *engine.Ctx, argv [][]byte, bySHA, ro bool) {
 		}
 	} else {
 		var msg string
-		s, msg = st.load(c, argv[1])
+		s, msg = st.cache(c, argv[1])
 		if s == nil {
 			c.W.Error(msg)
 			return
@@ -239,7 +262,7 @@ func evalGeneric(c *engine.Ctx, argv [][]byte, bySHA, ro bool) {
 
 // cmdScriptLoad: SCRIPT LOAD script — compile and cache, reply the SHA1.
 func cmdScriptLoad(c *engine.Ctx, argv [][]byte) {
-	s, msg := StateOf(c.E).load(c, argv[2])
+	s, msg := StateOf(c.E).cache(c, argv[2])
 	if s == nil {
 		c.W.Error(msg)
 		return
@@ -271,6 +294,7 @@ func cmdScriptFlush(c *engine.Ctx, argv [][]byte) {
 	if st.vm != nil {
 		st.vm.fns = map[*Script]*lua.LFunction{}
 	}
+	// the cache is replicated (see cache); Redis propagates no SCRIPT FLUSH
 	c.AlsoPropagate(engine.Args("SCRIPT").S("FLUSH"))
 	c.W.OK()
 }

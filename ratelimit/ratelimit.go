@@ -258,9 +258,13 @@ func Refund(p *Params, s *State, now, n int64) int64 {
 		cur = max(0, cur-n)
 		s.B = swPack(prev, cur)
 	case SlidingLog:
+		a, b := s.A, s.B
 		slPrune(p, s, now)
 		k := min(n, s.B)
 		s.B -= k
+		// zero what the prune dropped and the k newest (see slClear)
+		slClear(s.Log, a, b-s.B-k)
+		slClear(s.Log, s.A+s.B, k)
 	}
 	if p.Algo == Cell {
 		return CellThrottle(p, s, now, 0).Remaining
@@ -592,6 +596,19 @@ func slPrune(p *Params, s *State, now int64) {
 	}
 }
 
+// slClear zeroes k slots of a sliding log's ring from index from on (the
+// entries being dropped). Slots outside the live window are always zero, so a state is
+// its live entries and ring position alone: an effect (the engine's
+// RL.SET) carries only those and rebuilds the very same ring, digest
+// included. Only consuming and refunding calls write the ring; a peek
+// never does.
+func slClear(log []int64, from, k int64) {
+	n := int64(len(log))
+	for i := int64(0); i < k; i++ {
+		log[(from+i)%n] = 0
+	}
+}
+
 func slAt(s *State, i int64) int64 {
 	n := int64(len(s.Log))
 	j := s.A + i
@@ -627,6 +644,7 @@ func slidingLog(p *Params, s *State, now, cost int64, consume bool) Result {
 		return r
 	}
 	n := int64(len(st.Log))
+	slClear(s.Log, s.A, s.B-st.B) // the entries the prune dropped
 	for i := int64(0); i < cost; i++ {
 		j := st.A + st.B
 		if j >= n {

@@ -11,8 +11,10 @@ import (
 )
 
 // DEBUG (Redis 7.0 debug.c): the subcommands Redis's own tests lean on —
-// DIGEST, DIGEST-VALUE, OBJECT, RELOAD, SLEEP, SET-ACTIVE-EXPIRE, HELP.
-// The rest (JMAP, POPULATE…) get Redis's unknown-subcommand error.
+// DIGEST, DIGEST-VALUE, OBJECT, RELOAD, SLEEP, SET-ACTIVE-EXPIRE, HELP — and
+// limitdb's DIGEST-STRICT (engine.StrictDigest; not in HELP, which keeps
+// Redis's text). The rest (JMAP, POPULATE…) get Redis's unknown-subcommand
+// error.
 // enable-debug-command (no|yes|local, immutable) guards the whole command
 // as Redis's processCommand does, right after the arity check.
 
@@ -75,6 +77,9 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 		)
 	case sub == "digest" && len(argv) == 2:
 		d := s.eng.DatasetDigest()
+		cl.w.Status(d.Hex())
+	case sub == "digest-strict" && len(argv) == 2:
+		d := s.eng.StrictDigest()
 		cl.w.Status(d.Hex())
 	case sub == "digest-value":
 		db := s.eng.DBs[cl.db]

@@ -231,3 +231,30 @@ func TestDebugLocalUnixSocket(t *testing.T) {
 		t.Fatalf("limitdb %q, redis %q", got, want)
 	}
 }
+
+// DEBUG DIGEST-STRICT (limitdb): DIGEST notes only that a key has a
+// deadline; the strict digest also tells which.
+func TestDebugDigestStrict(t *testing.T) {
+	c, err := Dial(limitAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	digests := func() (string, string) {
+		d, err1 := c.Do("DEBUG", "DIGEST")
+		s, err2 := c.Do("DEBUG", "DIGEST-STRICT")
+		if err1 != nil || err2 != nil || len(s) != 43 || s[0] != '+' {
+			t.Fatalf("%q %q %v %v", d, s, err1, err2)
+		}
+		return string(d), string(s)
+	}
+	c.Do("SELECT", "9")
+	defer c.Do("FLUSHDB")
+	c.Do("SET", "k", "v", "PXAT", "99999999999990")
+	d1, s1 := digests()
+	c.Do("SET", "k", "v", "PXAT", "99999999999999")
+	d2, s2 := digests()
+	if d1 != d2 || s1 == s2 {
+		t.Fatalf("DIGEST %s %s, DIGEST-STRICT %s %s", d1, d2, s1, s2)
+	}
+}

@@ -156,24 +156,24 @@ func fillAllTypes(t *testing.T, c *Conn) string {
 // persistedState is what must be equal before and after a restart.
 type persistedState struct {
 	digest    string
-	deadlines map[string]string // "db/key" → PEXPIRETIME
+	deadlines map[string]string // "db/key" → PEXPIRETIME and OBJECT ENCODING
 }
 
-// stateOf reads the digest and every key's PEXPIRETIME in databases 0
-// and 3. DEBUG DIGEST-STRICT (encodings and order too) when the server
-// has it, else DEBUG DIGEST (values and deadlines).
+// stateOf reads DEBUG DIGEST (Redis's: every value, whether a key has a
+// deadline) and every key's PEXPIRETIME (the absolute deadline) and
+// encoding in databases 0 and 3. DEBUG DIGEST-STRICT is not compared
+// across a restart: it mixes in the engine's time floor (ClockMs), which
+// every unit raises, the cron's expiry steps included, so it changes
+// from one second to the next on an idle server.
 func stateOf(t *testing.T, c *Conn) persistedState {
 	t.Helper()
 	st := persistedState{deadlines: map[string]string{}}
-	r := mustDo(t, c, "DEBUG", "DIGEST-STRICT")
-	if r[0] == '-' {
-		r = mustDo(t, c, "DEBUG", "DIGEST")
-	}
-	st.digest = string(r)
+	st.digest = string(mustDo(t, c, "DEBUG", "DIGEST"))
 	for _, db := range []string{"0", "3"} {
 		mustDo(t, c, "SELECT", db)
 		for _, k := range mustDoValue(t, c, "KEYS", "*").([]any) {
-			st.deadlines[db+"/"+k.(string)] = fmt.Sprint(mustDoValue(t, c, "PEXPIRETIME", k.(string)))
+			st.deadlines[db+"/"+k.(string)] = fmt.Sprint(mustDoValue(t, c, "PEXPIRETIME", k.(string)), " ",
+				mustDoValue(t, c, "OBJECT", "ENCODING", k.(string)))
 		}
 	}
 	mustDo(t, c, "SELECT", "0")

@@ -194,7 +194,9 @@ func infoPersistence(s *Server, b []byte) []byte {
 	var done, total int64
 	cur := int64(-1)
 	if r.bg != nil {
-		done, total = r.bg.snap.Keys()
+		if r.bg.snap != nil {
+			done, total = r.bg.snap.Keys()
+		}
 		cur = int64(time.Since(r.bg.start) / time.Second)
 	}
 	perc := 0.0

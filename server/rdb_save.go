@@ -72,14 +72,17 @@ type rdbState struct {
 
 // bgsave is a background save in progress.
 type bgsave struct {
+	// snap is the capture being written; nil with a Raft node, whose
+	// snapshot the goroutine takes and copies (bgsaveRaft)
 	snap  *engine.Snapshot
 	start time.Time
 	dirty int64 // Stats.Dirty at the capture: what the save covers
 	// abort stops the writing (SHUTDOWN, Close): Redis kills its child
 	abort atomic.Bool
-	// done is closed once the file is written, renamed or removed; the
-	// goroutine takes the engine lock only after it, so a holder of the
-	// lock may wait for it
+	// done is closed once the file is written, renamed or removed. The
+	// writer of a capture takes the engine lock only after it, so a
+	// holder of the lock may wait for it (not so with a Raft node: the
+	// Raft snapshot pauses admission under that lock)
 	done chan struct{}
 }
 
@@ -184,7 +187,7 @@ func (s *Server) tempPath(bg bool) string {
 // and LASTSAVE moves; a failure leaves rdb_last_bgsave_status alone, as
 // in Redis (only a failed BGSAVE sets it).
 func (s *Server) saveLocked() error {
-	err := s.writeRDBFile(s.tempPath(false), s.rdbPath(), func(w io.Writer) error {
+	err := s.writeRDBFile(s.tempPath(false), s.rdbPath(), nil, func(w io.Writer) error {
 		return s.eng.WriteSnapshot(w)
 	})
 	if err != nil {
@@ -200,8 +203,9 @@ func (s *Server) saveLocked() error {
 
 // writeRDBFile writes a snapshot to tmp, syncs and closes it, renames it
 // to path and syncs the directory; on any failure tmp is removed and the
-// failure logged with Redis's texts.
-func (s *Server) writeRDBFile(tmp, path string, write func(io.Writer) error) error {
+// failure logged with Redis's texts. A save aborted (abort set, may be
+// nil) before the rename leaves path alone.
+func (s *Server) writeRDBFile(tmp, path string, abort *atomic.Bool, write func(io.Writer) error) error {
 	cwd := filepath.Dir(tmp)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -217,6 +221,9 @@ func (s *Server) writeRDBFile(tmp, path string, write func(io.Writer) error) err
 	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		op, err = "fclose", cerr
+	}
+	if err == nil && abort != nil && abort.Load() {
+		err = errSaveAborted
 	}
 	if err == nil {
 		if rerr := os.Rename(tmp, path); rerr != nil {
@@ -266,29 +273,66 @@ func (a abortWriter) Write(p []byte) (int, error) {
 }
 
 // bgsaveStart is rdbSaveBackground (engine lock held, no BGSAVE running):
-// the capture is taken here, the file written by a goroutine.
+// without a Raft node the capture is taken here, at the command, as
+// Redis forks there; a goroutine writes the file.
 func (s *Server) bgsaveStart() {
 	r := &s.rdb
 	r.saves++
 	r.lastTry = time.Now().Unix()
 	t0 := time.Now()
-	bg := &bgsave{snap: s.eng.Capture(), start: t0, dirty: s.eng.Stats.Dirty, done: make(chan struct{})}
+	bg := &bgsave{start: t0, dirty: s.eng.Stats.Dirty, done: make(chan struct{})}
 	r.bg = bg
-	s.log.Info("Background saving started", "capture_ms", float64(time.Since(t0).Microseconds())/1000)
+	if s.node == nil {
+		bg.snap = s.eng.Capture()
+		s.log.Info("Background saving started", "capture_ms", float64(time.Since(t0).Microseconds())/1000)
+	} else {
+		s.log.Info("Background saving started (from a Raft snapshot)")
+	}
 	tmp, path := s.tempPath(true), s.rdbPath()
 	s.wg.Add(1)
 	go s.bgsaveRun(bg, tmp, path)
 }
 
-// bgsaveRun writes a capture and records the outcome (Redis's
+// bgsaveRaft writes dump.rdb from a Raft snapshot taken now (cluster
+// mode): one pause and capture, one encoding, for both the Raft snapshot
+// (log compaction) and the file, which gets the snapshot's RDB bytes.
+// The state is the one when the goroutine pauses admission, just after
+// the command. Should Raft refuse (a snapshot of its own under way), the
+// engine is captured directly.
+func (s *Server) bgsaveRaft(bg *bgsave, w io.Writer) error {
+	aw := abortWriter{w, &bg.abort}
+	if bg.abort.Load() {
+		return errSaveAborted
+	}
+	rc, err := s.node.SnapshotState()
+	if err == nil {
+		defer rc.Close()
+		_, err = io.Copy(aw, rc)
+		return err
+	}
+	s.log.Warn("BGSAVE: no Raft snapshot; capturing the engine for the file", "err", err.Error())
+	s.door.Lock()
+	snap := s.eng.Capture()
+	s.door.Unlock()
+	defer snap.Release()
+	_, err = snap.WriteTo(aw)
+	return err
+}
+
+// bgsaveRun writes the file and records the outcome (Redis's
 // backgroundSaveDoneHandlerDisk).
 func (s *Server) bgsaveRun(bg *bgsave, tmp, path string) {
 	defer s.wg.Done()
-	err := s.writeRDBFile(tmp, path, func(w io.Writer) error {
+	err := s.writeRDBFile(tmp, path, &bg.abort, func(w io.Writer) error {
+		if bg.snap == nil {
+			return s.bgsaveRaft(bg, w)
+		}
 		_, err := bg.snap.WriteTo(abortWriter{w, &bg.abort})
 		return err
 	})
-	bg.snap.Release()
+	if bg.snap != nil {
+		bg.snap.Release()
+	}
 	close(bg.done)
 	aborted := bg.abort.Load()
 	s.door.Lock()
@@ -310,13 +354,10 @@ func (s *Server) bgsaveRun(bg *bgsave, tmp, path string) {
 	}
 	s.updateDenyWrites()
 	s.door.Unlock()
-	if err == nil && !aborted {
-		s.raftSnapshot()
-	}
 }
 
-// raftSnapshot takes a Raft snapshot (cluster mode; SAVE and BGSAVE):
-// the log is compacted up to now. Called without the engine lock.
+// raftSnapshot takes a Raft snapshot (cluster mode, after SAVE): the log
+// is compacted up to now. Called without the engine lock.
 func (s *Server) raftSnapshot() {
 	if s.node == nil || s.closing.Load() {
 		return
@@ -326,16 +367,20 @@ func (s *Server) raftSnapshot() {
 	}
 }
 
-// stopBgsave aborts the BGSAVE in progress, if any, and waits until its
-// file work is over (the engine lock may be held: the writer does not
-// need it). It reports whether there was one.
+// stopBgsave aborts the BGSAVE in progress, if any (engine lock held):
+// the writer of a capture stops within one write and is waited for (it
+// needs no lock until then); with a Raft node the goroutine may be
+// waiting for the lock, so it is not, and its abort keeps it from
+// renaming its file over dump.rdb. It reports whether there was one.
 func (s *Server) stopBgsave() bool {
 	bg := s.rdb.bg
 	if bg == nil {
 		return false
 	}
 	bg.abort.Store(true)
-	<-bg.done
+	if bg.snap != nil {
+		<-bg.done
+	}
 	return true
 }
 

@@ -275,7 +275,21 @@ func TestSaveRaftSnapshot(t *testing.T) {
 			t.Fatalf("%s: raft_snapshot_index %s (was %s), applied %s", cmd, m["raft_snapshot_index"], before, m["raft_applied_index"])
 		}
 	}
-	if _, err := os.Stat(filepath.Join(p.dir, "dump.rdb")); err != nil {
+	// the file BGSAVE copies out of the Raft snapshot is the state: a
+	// server without a node loads it to the same digest
+	c := procConn(t, p)
+	fillAllTypes(t, c)
+	expectDo(t, c, "+Background saving started\r\n", "BGSAVE")
+	waitBgsave(t, c, "ok")
+	want := stateOf(t, c)
+	b, err := os.ReadFile(filepath.Join(p.dir, "dump.rdb"))
+	if err != nil {
 		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "dump.rdb"), b, 0o644)
+	q := startProc(t, dir, "--appendonly", "no")
+	if got := stateOf(t, procConn(t, q)); got.digest != want.digest {
+		t.Fatalf("dump.rdb of a Raft-mode BGSAVE loads to digest %s, want %s", got.digest, want.digest)
 	}
 }

@@ -11,7 +11,9 @@ import (
 // Background saves during a benchmark (-preload, -bgsave-loop): the data
 // set is grown to -preload keys on both servers before the cases, and a
 // goroutine keeps a BGSAVE running on the chosen server(s) for the whole
-// run: BGSAVE, poll INFO persistence until it is over, start the next.
+// run: BGSAVE, poll INFO persistence until it is over, start the next
+// (at once, or -bgsave-every after the previous one started, so that two
+// servers whose saves take different times do the same number).
 
 // preload loads n keys (INCR pre:i + EXPIRE pre:i 3600, pipelined) into s.
 func preload(s *side, n int) {
@@ -56,6 +58,7 @@ func (l *bgsaveLoop) run(stop chan struct{}, wg *sync.WaitGroup) {
 		}
 		return strings.Contains(r, "rdb_bgsave_in_progress:1")
 	}
+	var last time.Time
 	for {
 		select {
 		case <-stop:
@@ -65,7 +68,15 @@ func (l *bgsaveLoop) run(stop chan struct{}, wg *sync.WaitGroup) {
 		for inProgress() { // one left by a previous case
 			time.Sleep(20 * time.Millisecond)
 		}
+		if wait := *fBgEvery - time.Since(last); wait > 0 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(wait):
+			}
+		}
 		t := time.Now()
+		last = t
 		r, err := c.do("BGSAVE")
 		if err != nil || !strings.HasPrefix(r, "+Background saving started") {
 			l.mu.Lock()

@@ -54,6 +54,7 @@ var (
 	fLimitAuth = flag.String("limitdb-auth", "", "AUTH arguments for every connection to limitdb (\"pass\" or \"user pass\")")
 	fPreload   = flag.Int("preload", 0, "bench mode: load this many keys (INCR pre:i + EXPIRE) into both servers before the cases")
 	fBgsave    = flag.String("bgsave-loop", "none", "bench mode: keep a BGSAVE running during the cases on none, limitdb or both")
+	fBgEvery   = flag.Duration("bgsave-every", 0, "with -bgsave-loop: start a BGSAVE at most this often (0: back to back)")
 )
 
 // workDir holds the started servers' dirs (their dump.rdb, limitdb's Raft

@@ -71,6 +71,7 @@ type Snapshot struct {
 type snapDB struct {
 	buckets []int32
 	chunks  [][]entry
+	all     []entry // a capture's copy, which chunks slice (nil: the live table)
 	count   int
 	expires int
 }
@@ -108,6 +109,7 @@ func (e *Engine) snapshotHeader() *Snapshot {
 func (e *Engine) Capture() *Snapshot {
 	s := e.snapshotHeader()
 	s.captured = true
+	spare := e.cow.takeSpare()
 	for i, db := range e.DBs {
 		d := &db.dict
 		if d.count == 0 {
@@ -115,9 +117,16 @@ func (e *Engine) Capture() *Snapshot {
 		}
 		sd := &s.dbs[i]
 		sd.count, sd.expires = d.count, db.expires
-		sd.buckets = slices.Clone(d.buckets)
 		used := int(d.used)
-		all := make([]entry, used)
+		var all []entry
+		if sp := spare; sp != nil && cap(sp.dbs[i].entries) >= used && cap(sp.dbs[i].buckets) >= len(d.buckets) {
+			all = sp.dbs[i].entries[:used]
+			sd.buckets = append(sp.dbs[i].buckets[:0], d.buckets...)
+		} else {
+			all = make([]entry, used)
+			sd.buckets = slices.Clone(d.buckets)
+		}
+		sd.all = all
 		sd.chunks = make([][]entry, (used+chunkSize-1)>>chunkBits)
 		for c := range sd.chunks {
 			lo := c << chunkBits
@@ -144,6 +153,7 @@ func (s *Snapshot) Release() {
 	}
 	if s.captured {
 		s.e.cow.active.Add(-1)
+		s.e.cow.keepSpare(s)
 	}
 	s.dbs = [NumDBs]snapDB{}
 }

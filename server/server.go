@@ -217,6 +217,7 @@ func (s *Server) cron() {
 	t := time.NewTimer(s.cronPeriod())
 	defer t.Stop()
 	lastSample := time.Now()
+	lastAge := lastSample
 	var lastScavenge time.Time
 	for {
 		select {
@@ -233,6 +234,12 @@ func (s *Server) cron() {
 		s.closeIdleClients()
 		s.trackOutputPeaks()
 		s.rdbCron()
+		if time.Since(lastAge) >= captureSpareAge {
+			// the arrays a released capture leaves for the next one are
+			// dropped 5–10 s after the last capture (engine/cow.go)
+			lastAge = time.Now()
+			s.eng.AgeCaptureSpare()
+		}
 		s.scavenge(&lastScavenge)
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {
@@ -251,6 +258,10 @@ func (s *Server) cron() {
 		}
 	}
 }
+
+// captureSpareAge is the period of AgeCaptureSpare: BGSAVEs and Raft
+// snapshots closer together than that capture without allocating.
+const captureSpareAge = 5 * time.Second
 
 // cronPeriod is 1 s / hz (hz is kept within 1..500 by CONFIG SET).
 func (s *Server) cronPeriod() time.Duration {

@@ -14,6 +14,7 @@ require (
 	github.com/tidwall/redcon v1.6.2
 	github.com/ulule/limiter/v3 v3.11.2
 	github.com/yuin/gopher-lua v1.1.2
+	golang.org/x/sys v0.48.0
 )
 
 require (
@@ -31,7 +32,6 @@ require (
 	github.com/tidwall/match v1.1.1 // indirect
 	go.etcd.io/bbolt v1.3.11 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 )
 
 replace github.com/yuin/gopher-lua => ./third_party/gopher-lua

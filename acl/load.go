@@ -89,3 +89,23 @@ func (a *ACL) Replace(b *ACL) (gone []*User) {
 	a.users, a.names = b.users, b.names
 	return gone
 }
+
+// Adopt makes a hold b's users as a replica applies a replicated ACL: a
+// user present in both keeps its identity and takes b's rules in place
+// (as ACL SETUSER changes it: its connections stay, with the new rules),
+// a user b lacks is gone (its connections must be closed), b's new users
+// join. It returns the users that are gone.
+func (a *ACL) Adopt(b *ACL) (gone []*User) {
+	for _, n := range a.names {
+		old := a.users[n]
+		nu := b.users[n]
+		if nu == nil {
+			gone = append(gone, old)
+			continue
+		}
+		*old = *nu
+		b.users[n] = old
+	}
+	a.users, a.names = b.users, b.names
+	return gone
+}

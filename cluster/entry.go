@@ -15,9 +15,11 @@ import (
 //	         in execution order within an epoch)
 //	varint   now: the leader's time floor (Engine.ClockMs) when it cut
 //	         the batch; followers raise theirs to it
-//	uvarint  number of forwarded unit IDs, then each as two uvarints
-//	         (session, sequence): the units of followers' clients the
-//	         batch holds, so that none is executed twice
+//	uvarint  number of forwarded unit IDs, then each as three uvarints
+//	         (session, client, sequence): the units of followers' clients
+//	         the batch holds, so that none is executed twice
+//	uvarint  number of IDs to forget, then each as (session, client;
+//	         client 0: the whole session): clients that went away
 //	uvarint  number of records, then each as uvarint length + bytes
 //	         (a record is one unit's effects, door.appendRecord)
 //
@@ -25,13 +27,17 @@ import (
 // rather than apply what it cannot read.
 const entryVersion = 1
 
-type unitID struct{ session, seq uint64 }
+// unitID names a forwarded unit: the follower process's forwarding
+// session, its client, and the unit's number among that client's (a
+// client's units are sequential, so a higher number means a later unit).
+type unitID struct{ session, client, seq uint64 }
 
 type entryHeader struct {
 	epoch    uint64
 	firstSeq uint64
 	now      int64
 	ids      []unitID
+	forget   []unitID
 	nrec     int
 }
 
@@ -46,7 +52,13 @@ func appendEntryHeader(b []byte, h *entryHeader) []byte {
 	b = binary.AppendUvarint(b, uint64(len(h.ids)))
 	for _, id := range h.ids {
 		b = binary.AppendUvarint(b, id.session)
+		b = binary.AppendUvarint(b, id.client)
 		b = binary.AppendUvarint(b, id.seq)
+	}
+	b = binary.AppendUvarint(b, uint64(len(h.forget)))
+	for _, id := range h.forget {
+		b = binary.AppendUvarint(b, id.session)
+		b = binary.AppendUvarint(b, id.client)
 	}
 	return binary.AppendUvarint(b, uint64(h.nrec))
 }
@@ -92,7 +104,14 @@ func decodeEntry(data []byte) (h entryHeader, recs [][]byte, err error) {
 		return h, nil, errEntryShort
 	}
 	for i := uint64(0); i < nid && err == nil; i++ {
-		h.ids = append(h.ids, unitID{u(), u()})
+		h.ids = append(h.ids, unitID{u(), u(), u()})
+	}
+	nf := u()
+	if err == nil && nf > uint64(len(p)) {
+		return h, nil, errEntryShort
+	}
+	for i := uint64(0); i < nf && err == nil; i++ {
+		h.forget = append(h.forget, unitID{session: u(), client: u()})
 	}
 	nrec := u()
 	if err == nil && nrec > uint64(len(p)) {

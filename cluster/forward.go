@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -46,7 +45,7 @@ const maxFrame = 1 << 30
 // Unit is a unit of a follower's client, run on the leader.
 type Unit struct {
 	Session uint64 // the follower process's forwarding session
-	Seq     uint64 // the unit's number in the session (at most once)
+	Seq     uint64 // the unit's number among the client's (at most once)
 	Client  uint64 // the follower's client ID (its WATCHes on the leader)
 	DB      int
 	Proto   int
@@ -208,7 +207,6 @@ func decodeAnswer(p []byte) (answer, error) {
 type forwarder struct {
 	n       *Node
 	session uint64
-	seq     atomic.Uint64
 
 	mu      sync.Mutex
 	conn    net.Conn
@@ -255,11 +253,22 @@ func (f *forwarder) connect() error {
 	hello := binary.AppendUvarint(nil, f.session)
 	hello = appendBytes(hello, []byte(f.n.cfg.NodeID))
 	hello = appendBytes(hello, []byte(f.n.cfg.ClientAddr))
-	if err := writeFrame(f.w, frameHello, 0, hello); err != nil {
+	if err := writeFrame(f.w, frameHello, 0, hello); err != nil || f.w.Flush() != nil {
 		f.dropLocked(err)
-		return err
+		return errNoLeader
 	}
-	go f.readLoop(c)
+	// the leader acknowledges the hello: until then nothing is sent, so a
+	// connection that dies here (a dead leader behind a proxy or a
+	// half-open socket) costs a retry, not a unit of unknown outcome
+	r := bufio.NewReaderSize(c, 64<<10)
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	typ, _, _, err := readFrame(r)
+	c.SetReadDeadline(time.Time{})
+	if err != nil || typ != frameAnswer {
+		f.dropLocked(errConnLost)
+		return errNoLeader
+	}
+	go f.readLoop(c, r)
 	return nil
 }
 
@@ -275,8 +284,7 @@ func (f *forwarder) dropLocked(error) {
 	}
 }
 
-func (f *forwarder) readLoop(c net.Conn) {
-	r := bufio.NewReaderSize(c, 64<<10)
+func (f *forwarder) readLoop(c net.Conn, r *bufio.Reader) {
 	for {
 		typ, id, body, err := readFrame(r)
 		if err != nil || typ != frameAnswer {
@@ -455,6 +463,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 		s.mu.Unlock()
 		if session != 0 {
 			s.n.exec.DropSession(session, 0)
+			s.n.forgetClient(session, 0)
 		}
 	}()
 	reply := func(id uint64, ok bool, index uint64, data []byte) {
@@ -481,6 +490,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			session = rd.u()
 			peer = string(rd.bytes())
 			peerClient = string(rd.bytes())
+			reply(id, true, 0, nil)
 		case frameUnit:
 			u, err := decodeUnit(session, body)
 			if err != nil {
@@ -518,6 +528,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			rd := &reader{p: body}
 			if client := rd.u(); rd.err == nil && session != 0 {
 				s.n.exec.DropSession(session, client)
+				s.n.forgetClient(session, client)
 			}
 		case frameJoin:
 			rd := &reader{p: body}
@@ -552,7 +563,7 @@ var errDuplicate = errors.New("UNCERTAIN this forwarded command was already exec
 // its commit. It returns the replies and the Raft index the follower must
 // have applied before answering its client.
 func (n *Node) runForwarded(u *Unit) ([]byte, uint64, error) {
-	id := unitID{u.Session, u.Seq}
+	id := unitID{u.Session, u.Client, u.Seq}
 	d := n.door
 	d.Lock()
 	if n.serving.Load() == 0 {
@@ -587,4 +598,16 @@ func (n *Node) readIndex() (uint64, error) {
 		return 0, errNotLeader
 	}
 	return n.raft.AppliedIndex(), nil
+}
+
+// forgetClient drops a follower's client from the table of executed
+// units, here and, through the next entry, everywhere.
+func (n *Node) forgetClient(session, client uint64) {
+	n.door.Lock()
+	defer n.door.Unlock()
+	if n.serving.Load() == 0 {
+		return
+	}
+	n.fsm.forgetUnits(session, client)
+	n.prop.addForget(unitID{session: session, client: client})
 }

@@ -30,17 +30,20 @@ import (
 type fsm struct {
 	n *Node
 
-	mu       sync.Mutex // the state-machine lock: Apply, Snapshot, Restore, reset
-	applied  uint64     // Raft index of the last entry applied or counted
-	ownEpoch uint64     // the epoch this node executes under; 0: none
-	ownSeq   uint64     // last record sequence of ownEpoch that Raft applied
-	units    map[uint64]uint64
+	mu       sync.Mutex           // the state-machine lock: Apply, Snapshot, Restore, reset
+	applied  uint64               // Raft index of the last entry applied or counted
+	ownEpoch uint64               // the epoch this node executes under; 0: none
+	ownSeq   uint64               // last record sequence of ownEpoch that Raft applied
+	units    map[clientKey]uint64 // forwarded clients' last executed unit
 	// installed counts snapshots installed from the leader (INFO; read
 	// without f.mu, which callers holding the engine lock must not take)
 	installed atomic.Int64
 }
 
-func newFSM(n *Node) *fsm { return &fsm{n: n, units: map[uint64]uint64{}} }
+// clientKey names a follower's client in the table of executed units.
+type clientKey struct{ session, client uint64 }
+
+func newFSM(n *Node) *fsm { return &fsm{n: n, units: map[clientKey]uint64{}} }
 
 // errApply stops the node: an effect that fails to apply would leave this
 // node's state different from the others', and skipping it is never safe.
@@ -92,9 +95,10 @@ func (f *fsm) apply(l *raft.Log) error {
 		d.E.ClockMs = h.now
 	}
 	for _, id := range h.ids {
-		if id.seq > f.units[id.session] {
-			f.units[id.session] = id.seq
-		}
+		f.markUnit(id)
+	}
+	for _, id := range h.forget {
+		f.forgetUnits(id.session, id.client)
 	}
 	return nil
 }
@@ -102,12 +106,29 @@ func (f *fsm) apply(l *raft.Log) error {
 // seenUnit reports whether a forwarded unit was already executed. The
 // table is guarded by the engine lock (apply, Snapshot, restore and the
 // leader's execution all hold it).
-func (f *fsm) seenUnit(id unitID) bool { return id.seq <= f.units[id.session] }
+func (f *fsm) seenUnit(id unitID) bool {
+	return id.seq <= f.units[clientKey{id.session, id.client}]
+}
 
 // markUnit records a forwarded unit the leader executes.
 func (f *fsm) markUnit(id unitID) {
-	if id.seq > f.units[id.session] {
-		f.units[id.session] = id.seq
+	k := clientKey{id.session, id.client}
+	if id.seq > f.units[k] {
+		f.units[k] = id.seq
+	}
+}
+
+// forgetUnits drops a client that went away (client 0: every client of
+// the session), so the table stays as big as the clients alive.
+func (f *fsm) forgetUnits(session, client uint64) {
+	if client != 0 {
+		delete(f.units, clientKey{session, client})
+		return
+	}
+	for k := range f.units {
+		if k.session == session {
+			delete(f.units, k)
+		}
 	}
 }
 
@@ -135,9 +156,12 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	s := &fsmSnapshot{applied: f.applied, state: d.E.Capture()}
 	s.units = make([]unitID, 0, len(f.units))
 	for k, v := range f.units {
-		s.units = append(s.units, unitID{k, v})
+		s.units = append(s.units, unitID{k.session, k.client, v})
 	}
-	sort.Slice(s.units, func(i, j int) bool { return s.units[i].session < s.units[j].session })
+	sort.Slice(s.units, func(i, j int) bool {
+		a, b := s.units[i], s.units[j]
+		return a.session < b.session || a.session == b.session && a.client < b.client
+	})
 	f.n.snapshotTaken()
 	return s, nil
 }
@@ -145,7 +169,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 // A snapshot is a short cluster header, then the engine's snapshot (RDB):
 //
 //	"LDBRAFT" byte(version) uvarint(applied index)
-//	uvarint(n) n × (uvarint session, uvarint seq)
+//	uvarint(n) n × (uvarint session, uvarint client, uvarint seq)
 const snapMagic = "LDBRAFT"
 const snapVersion = 1
 
@@ -162,6 +186,7 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	b = binary.AppendUvarint(b, uint64(len(s.units)))
 	for _, u := range s.units {
 		b = binary.AppendUvarint(b, u.session)
+		b = binary.AppendUvarint(b, u.client)
 		b = binary.AppendUvarint(b, u.seq)
 	}
 	_, err := w.Write(b)
@@ -195,7 +220,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 
 // readSnapHeader reads a snapshot's cluster header, leaving br at the
 // engine's snapshot (RDB).
-func readSnapHeader(br *bufio.Reader) (applied uint64, units map[uint64]uint64, err error) {
+func readSnapHeader(br *bufio.Reader) (applied uint64, units map[clientKey]uint64, err error) {
 	magic := make([]byte, len(snapMagic)+1)
 	if _, err := io.ReadFull(br, magic); err != nil {
 		return 0, nil, fmt.Errorf("cluster: snapshot header: %w", err)
@@ -213,14 +238,15 @@ func readSnapHeader(br *bufio.Reader) (applied uint64, units map[uint64]uint64, 
 	if err != nil {
 		return 0, nil, err
 	}
-	units = map[uint64]uint64{}
+	units = map[clientKey]uint64{}
 	for i := uint64(0); i < n; i++ {
-		k, err1 := binary.ReadUvarint(br)
-		v, err2 := binary.ReadUvarint(br)
-		if err1 != nil || err2 != nil {
+		s, err1 := binary.ReadUvarint(br)
+		c, err2 := binary.ReadUvarint(br)
+		v, err3 := binary.ReadUvarint(br)
+		if err1 != nil || err2 != nil || err3 != nil {
 			return 0, nil, errors.New("cluster: truncated snapshot header")
 		}
-		units[k] = v
+		units[clientKey{s, c}] = v
 	}
 	return applied, units, nil
 }
@@ -268,7 +294,7 @@ func (f *fsm) reset() error {
 	} else {
 		d.Lock()
 		err := d.E.Reset(nil)
-		f.units = map[uint64]uint64{}
+		f.units = map[clientKey]uint64{}
 		d.Unlock()
 		if err != nil {
 			return err

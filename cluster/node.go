@@ -132,6 +132,10 @@ type Executor interface {
 	// DropSession forgets the state of a forwarding session's clients
 	// (their WATCHes), or of one client when client != 0.
 	DropSession(session, client uint64)
+	// PublishSettings records the cluster-wide settings (ACL, encoding
+	// thresholds) as effects; a new leader calls it, with the engine lock
+	// held, before serving.
+	PublishSettings()
 }
 
 // ErrClusterDown answers a command that found no leader in time.
@@ -262,11 +266,8 @@ func (n *Node) openStores(dir string) error {
 			return err
 		}
 	}
-	var store raft.LogStore = n.logDB
-	if n.cfg.AppendFsync == "always" {
-		store = &countingStore{LogStore: n.logDB, n: &n.fsyncs}
-	}
-	n.logs, err = raft.NewLogCache(512, store)
+	store := &logStore{LogStore: n.logDB, path: logPath, syncs: n.cfg.AppendFsync == "always", fsyncs: &n.fsyncs}
+	n.logs, err = raft.NewLogCache(16, store)
 	if err != nil {
 		return err
 	}
@@ -462,6 +463,7 @@ func (n *Node) startEpoch() {
 	n.prop.begin(epoch)
 	n.door.E.NoLazyDelete = false
 	n.serving.Store(epoch)
+	n.exec.PublishSettings()
 	n.door.Unlock()
 	f.mu.Unlock()
 	n.log.Info("cluster: leader, serving", "node", n.cfg.NodeID, "term", n.raft.CurrentTerm())
@@ -495,20 +497,3 @@ func (n *Node) leadershipLost(epoch uint64, cause error) {
 func (n *Node) snapshotTaken() { n.lastSnap.Store(time.Now().Unix()) }
 
 var _ io.Closer = (*Node)(nil)
-
-// countingStore counts the log store's synced writes (appendfsync
-// always: raft-boltdb syncs every StoreLogs).
-type countingStore struct {
-	raft.LogStore
-	n *atomic.Int64
-}
-
-func (s *countingStore) StoreLogs(logs []*raft.Log) error {
-	err := s.LogStore.StoreLogs(logs)
-	if err == nil {
-		s.n.Add(1)
-	}
-	return err
-}
-
-func (s *countingStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }

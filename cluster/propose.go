@@ -33,6 +33,7 @@ type proposer struct {
 	pend     []byte // records since the last cut, length-prefixed
 	pendN    int
 	pendIDs  []unitID
+	pendGone []unitID // clients to forget
 	pendNow  int64
 	cutSeq   uint64 // last sequence handed to Raft
 	inflight int
@@ -97,6 +98,15 @@ func (p *proposer) Append(rec []byte) {
 func (p *proposer) addForwarded(id unitID) {
 	p.mu.Lock()
 	p.pendIDs = append(p.pendIDs, id)
+	p.mu.Unlock()
+}
+
+// addForget notes clients that went away (engine lock held); the next
+// entry carries them, so every node's table forgets them. It wakes the
+// submitter only with records pending: the IDs ride the next entry.
+func (p *proposer) addForget(id unitID) {
+	p.mu.Lock()
+	p.pendGone = append(p.pendGone, id)
 	p.mu.Unlock()
 }
 
@@ -182,12 +192,12 @@ func (p *proposer) run() {
 			close(p.futures)
 			return
 		}
-		h := entryHeader{epoch: p.epoch, firstSeq: p.cutSeq + 1, now: p.pendNow, ids: p.pendIDs, nrec: p.pendN}
+		h := entryHeader{epoch: p.epoch, firstSeq: p.cutSeq + 1, now: p.pendNow, ids: p.pendIDs, forget: p.pendGone, nrec: p.pendN}
 		buf = appendEntryHeader(buf[:0], &h)
 		buf = append(buf, p.pend...)
 		last := p.cutSeq + uint64(p.pendN)
 		p.cutSeq = last
-		p.pend, p.pendN, p.pendIDs = p.pend[:0], 0, p.pendIDs[:0]
+		p.pend, p.pendN, p.pendIDs, p.pendGone = p.pend[:0], 0, p.pendIDs[:0], p.pendGone[:0]
 		if cap(p.pend) > maxEntry {
 			p.pend = nil
 		}

@@ -39,7 +39,6 @@ var ErrLocal = errors.New("cluster: execute locally")
 // reached the leader is never sent twice: its outcome is then ErrUnknown.
 func (n *Node) Forward(u *Unit) ([]byte, error) {
 	u.Session = n.fwd.session
-	u.Seq = n.fwd.seq.Add(1)
 	body := u.encode(nil)
 	deadline := time.Now().Add(n.cfg.leaderWait())
 	waited := false

@@ -31,12 +31,16 @@ const handshakeTimeout = 5 * time.Second
 var errAuth = errors.New("cluster: peer failed authentication")
 
 // auth is the inter-node authentication. With a cluster secret, both ends
-// prove they know it: each sends a random 32-byte nonce, then
-// HMAC-SHA256(secret, role || own nonce || peer nonce), and checks the
-// other's; a peer without the secret learns nothing it could replay (the
-// nonces are fresh) and gets no stream. Without a secret, only loopback
-// peers are accepted (as protected mode does for clients), which is what
-// makes the README's three commands work on one machine and nothing else.
+// prove they know it without revealing it: the accepting end sends a
+// fresh 32-byte nonce; the dialing end answers with its own nonce and
+// HMAC-SHA256(secret, 'd' || its nonce || the acceptor's); only when that
+// checks out does the acceptor prove itself with HMAC-SHA256(secret, 'a'
+// || its nonce || the dialer's). A stranger that connects learns one
+// random nonce and nothing it could replay (the nonces are fresh, the
+// roles differ); a stranger that is dialed to cannot answer. Without a
+// secret, only loopback peers are accepted (as protected mode does for
+// clients), which is what makes the README's three commands work on one
+// machine and nothing else.
 type auth struct {
 	secret []byte
 }
@@ -67,30 +71,41 @@ func (a *auth) handshake(c net.Conn, dialer bool) error {
 		}
 		return c.SetDeadline(time.Time{})
 	}
-	role, peerRole := byte('a'), byte('d')
-	if dialer {
-		role, peerRole = 'd', 'a'
-	}
 	mine := make([]byte, 32)
 	if _, err := rand.Read(mine); err != nil {
 		return err
 	}
+	theirs := make([]byte, 32)
+	proof := make([]byte, sha256.Size)
+	if dialer {
+		if _, err := io.ReadFull(c, theirs); err != nil {
+			return err
+		}
+		if _, err := c.Write(append(mine, a.mac('d', mine, theirs)...)); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c, proof); err != nil {
+			return fmt.Errorf("%w: the peer refused this node's proof (another cluster-secret?)", errAuth)
+		}
+		if !hmac.Equal(proof, a.mac('a', theirs, mine)) {
+			return errAuth
+		}
+		return c.SetDeadline(time.Time{})
+	}
 	if _, err := c.Write(mine); err != nil {
 		return err
 	}
-	theirs := make([]byte, 32)
 	if _, err := io.ReadFull(c, theirs); err != nil {
 		return err
 	}
-	if _, err := c.Write(a.mac(role, mine, theirs)); err != nil {
-		return err
-	}
-	proof := make([]byte, sha256.Size)
 	if _, err := io.ReadFull(c, proof); err != nil {
 		return err
 	}
-	if !hmac.Equal(proof, a.mac(peerRole, theirs, mine)) {
+	if !hmac.Equal(proof, a.mac('d', theirs, mine)) {
 		return errAuth
+	}
+	if _, err := c.Write(a.mac('a', mine, theirs)); err != nil {
+		return err
 	}
 	return c.SetDeadline(time.Time{})
 }

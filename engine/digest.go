@@ -174,11 +174,12 @@ var ScriptSHAs func(e *Engine) []string
 // StrictDigest extends DatasetDigest to everything two nodes that applied
 // the same effects must agree on (DEBUG DIGEST-STRICT): Redis's digest
 // (which notes only whether a key has a deadline), then per database
-// every key's absolute deadline, the script cache's SHA1s, ClockMs and
-// the encoding thresholds (which decide encodings, and through them the
-// order of replies). Limiter state is in Redis's part already
-// (limiterDigest). Node-local state is left out: access times, the
-// random generators, statistics.
+// every key's absolute deadline, the script cache's SHA1s and the
+// encoding thresholds (which decide encodings, and through them the order
+// of replies). Limiter state is in Redis's part already (limiterDigest).
+// Node-local state is left out: access times, the random generators,
+// statistics, and the time floor ClockMs, which on the executing node
+// also moves with units that change nothing (no record carries those).
 func (e *Engine) StrictDigest() Digest {
 	d := e.DatasetDigest()
 	var buf []byte
@@ -210,7 +211,7 @@ func (e *Engine) StrictDigest() Digest {
 		}
 	}
 	l := &e.Enc
-	for _, n := range [...]int64{e.ClockMs, l.HashMaxListpackEntries, l.HashMaxListpackValue,
+	for _, n := range [...]int64{l.HashMaxListpackEntries, l.HashMaxListpackValue,
 		l.SetMaxIntsetEntries, l.ZsetMaxListpackEntries, l.ZsetMaxListpackValue, l.ProtoMaxBulkLen} {
 		buf = strconv.AppendInt(buf[:0], n, 10)
 		d.mix(buf)

@@ -69,6 +69,8 @@ type Engine struct {
 
 	// Enc holds the encoding thresholds (CONFIG SET hash-max-listpack-…).
 	Enc EncodingLimits
+	// Settings are the cluster-wide settings that are not keys (settings.go).
+	Settings Settings
 
 	// Guard tracks the running script for the connection layer, which reads
 	// it without the engine lock (BUSY replies, SCRIPT KILL).

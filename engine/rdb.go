@@ -97,6 +97,7 @@ const (
 	auxEncoding = "limitdb-encoding-limits"
 	auxBuckets  = "limitdb-buckets"
 	auxKeyEnc   = "limitdb-key-enc"
+	auxACL      = "limitdb-acl" // Settings.ACL, the users in aclfile form
 )
 
 // rdbWriter writes RDB primitives into buf, handing full buffers to w (nil

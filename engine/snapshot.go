@@ -59,6 +59,7 @@ type Snapshot struct {
 	enc      EncodingLimits
 	policy   Policy
 	scripts  []AuxField
+	acl      string
 	noLZF    bool // Engine.RDBNoCompression when taken
 	noCRC    bool // Engine.RDBNoChecksum when taken
 	// written counts the keys WriteTo has encoded so far (INFO's
@@ -85,7 +86,7 @@ const writeBatch = 256
 
 // header fills the engine-wide part of a snapshot (Mu held).
 func (e *Engine) snapshotHeader() *Snapshot {
-	s := &Snapshot{e: e, clockMs: e.ClockMs, rand: e.Rand.State(), enc: e.Enc, policy: e.ev.policy,
+	s := &Snapshot{e: e, clockMs: e.ClockMs, rand: e.Rand.State(), enc: e.Enc, policy: e.ev.policy, acl: e.Settings.ACL,
 		noLZF: e.RDBNoCompression, noCRC: e.RDBNoChecksum}
 	if scriptsCodec.Save != nil {
 		s.scripts = scriptsCodec.Save(e.Scripts)
@@ -201,6 +202,9 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 		l.SetMaxIntsetEntries, l.ZsetMaxListpackEntries, l.ZsetMaxListpackValue, l.ProtoMaxBulkLen))
 	for _, f := range s.scripts {
 		w.aux(f.Key, f.Value)
+	}
+	if s.acl != "" {
+		w.aux(auxACL, s.acl)
 	}
 	nowSec := s.clockMs / 1000
 	lru := s.policy == PolicyAllKeysLRU || s.policy == PolicyVolatileLRU
@@ -346,6 +350,16 @@ func (e *Engine) LoadSnapshot(src io.Reader) error {
 			return err
 		}
 	}
+	// the cluster-wide settings go to their owner first: an ACL it
+	// refuses leaves everything as it was
+	if l.acl != "" && e.Settings.OnACL != nil {
+		if err := e.Settings.OnACL(l.acl); err != nil {
+			return fmt.Errorf("the snapshot's users: %w", err)
+		}
+	}
+	if l.acl != "" {
+		e.Settings.ACL = l.acl
+	}
 	for i, db := range e.DBs {
 		touchWatched(db, nil, 0)
 		db.dict = l.dbs[i]
@@ -358,6 +372,14 @@ func (e *Engine) LoadSnapshot(src io.Reader) error {
 	e.ClockMs = max(e.ClockMs, l.clock)
 	e.Rand.Seed(l.rand)
 	e.Enc = l.lim
+	if f := e.Settings.OnConfig; f != nil {
+		f("hash-max-listpack-entries", strconv.FormatInt(l.lim.HashMaxListpackEntries, 10))
+		f("hash-max-listpack-value", strconv.FormatInt(l.lim.HashMaxListpackValue, 10))
+		f("set-max-intset-entries", strconv.FormatInt(l.lim.SetMaxIntsetEntries, 10))
+		f("zset-max-listpack-entries", strconv.FormatInt(l.lim.ZsetMaxListpackEntries, 10))
+		f("zset-max-listpack-value", strconv.FormatInt(l.lim.ZsetMaxListpackValue, 10))
+		f("proto-max-bulk-len", strconv.FormatInt(l.lim.ProtoMaxBulkLen, 10))
+	}
 	return nil
 }
 
@@ -374,6 +396,7 @@ type rdbLoader struct {
 	clock   int64
 	rand    uint64
 	scripts []AuxField
+	acl     string // Settings.ACL
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -562,6 +585,8 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 			return bad()
 		}
 		o.keyEnc = v
+	case k == auxACL:
+		l.acl = v
 	case scriptsCodec.Owns != nil && scriptsCodec.Owns(k):
 		l.scripts = append(l.scripts, AuxField{k, v})
 	}

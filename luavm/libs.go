@@ -2,7 +2,6 @@ package luavm
 
 import (
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -17,7 +16,9 @@ var cjsonNull *lua.LUserData
 
 func openCjson(L *lua.LState) *lua.LTable {
 	t := L.NewTable()
-	cjsonNull = L.NewUserData()
+	// lua_cjson's null is a light userdata holding NULL: object id 0
+	// hashes as address 0 does, and tostring shows "userdata: (nil)"
+	cjsonNull = &lua.LUserData{Metatable: lua.LNil}
 	t.RawSetString("null", cjsonNull)
 	t.RawSetString("encode", L.NewFunction(cjsonEncode))
 	t.RawSetString("decode", L.NewFunction(cjsonDecode))
@@ -107,6 +108,10 @@ func jsonAppend(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
 			case lua.LString:
 				b = jsonString(b, string(kk))
 			case lua.LNumber:
+				// json_append_number between quotes: same refusal
+				if f := float64(kk); math.IsInf(f, 0) || f != f {
+					luaErrorf(L, "Cannot serialise number: must not be NaN or Inf")
+				}
 				b = jsonString(b, fmtNumber(float64(kk)))
 			default:
 				luaErrorf(L, "Cannot serialise table: table key must be a number or string")
@@ -405,7 +410,6 @@ func pushBit(L *lua.LState, x uint32) int {
 }
 
 func openBit(L *lua.LState) *lua.LTable {
-	t := L.NewTable()
 	fns := map[string]lua.LGFunction{
 		"tobit": func(L *lua.LState) int { return pushBit(L, toBit(L, 1)) },
 		"bnot":  func(L *lua.LState) int { return pushBit(L, ^toBit(L, 1)) },
@@ -468,15 +472,15 @@ func openBit(L *lua.LState) *lua.LTable {
 			return 1
 		},
 	}
-	names := make([]string, 0, len(fns))
-	for k := range fns {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	// luaL_register's table and lua_bit.c's bit_funcs order: pairs(bit)
+	// gives Redis's order
+	t := L.CreateTable(0, len(bitOrder))
+	for _, k := range bitOrder {
 		t.RawSetString(k, L.NewFunction(fns[k]))
 	}
 	return t
 }
+
+var bitOrder = []string{"tobit", "bnot", "band", "bor", "bxor", "lshift", "rshift", "arshift", "rol", "ror", "bswap", "tohex"}
 
 var _ = resp.AppendG

@@ -298,12 +298,11 @@ func (d *mpDecoder) str(n int) lua.LValue {
 	return lua.LString(s)
 }
 
-// prealloc bounds a declared element count by the bytes left (each element
-// takes at least one), so a short input cannot reserve gigabytes.
-func (d *mpDecoder) prealloc(n int) int { return min(n, len(d.s)-d.i) }
-
+// array and dict fill a table from empty in the data's order, as
+// lua_cmsgpack's mp_decode_to_lua_array/hash (lua_newtable, lua_settable),
+// which gives Redis's layout; nothing is reserved for a declared count.
 func (d *mpDecoder) array(n int) lua.LValue {
-	t := d.L.CreateTable(d.prealloc(n), 0)
+	t := d.L.NewTable()
 	d.top += 2 // the table and the index
 	for k := 1; k <= n && d.err == ""; k++ {
 		t.RawSetInt(k, d.decode())
@@ -313,7 +312,7 @@ func (d *mpDecoder) array(n int) lua.LValue {
 }
 
 func (d *mpDecoder) dict(n int) lua.LValue {
-	t := d.L.CreateTable(0, d.prealloc(n))
+	t := d.L.NewTable()
 	for k := 0; k < n && d.err == ""; k++ {
 		d.top++ // the table
 		key := d.decode()

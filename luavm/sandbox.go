@@ -57,55 +57,17 @@ func newVM(st *State) *vm {
 	G.RawSetString("cmsgpack", openMsgpack(L))
 	G.RawSetString("struct", openStruct(L))
 
+	// the redis table is filled in Redis's order (luaRegisterRedisAPI,
+	// then evalGenericCommand's debug functions), which decides pairs(redis)
 	r := L.NewTable()
 	r.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return v.call(L, true) }))
 	r.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return v.call(L, false) }))
-	r.RawSetString("error_reply", L.NewFunction(redisErrorReply))
-	r.RawSetString("status_reply", L.NewFunction(redisStatusReply))
-	r.RawSetString("sha1hex", L.NewFunction(func(L *lua.LState) int {
-		if L.GetTop() != 1 {
-			raiseTable(L, "ERR wrong number of arguments")
-		}
-		L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
-		return 1
-	}))
-	r.RawSetString("log", L.NewFunction(func(L *lua.LState) int {
-		if L.GetTop() < 2 {
-			raiseTable(L, "ERR redis.log() requires two arguments or more.")
-		}
-		lv, ok := L.Get(1).(lua.LNumber)
-		if str, isStr := L.Get(1).(lua.LString); isStr {
-			// lua_isnumber: a string that converts is a number too
-			L.Push(v.G.RawGetString("tonumber"))
-			L.Push(str)
-			L.Call(1, 1)
-			lv, ok = L.Get(-1).(lua.LNumber)
-			L.Pop(1)
-		}
-		if !ok {
-			raiseTable(L, "ERR First argument must be a number (log level).")
-		}
-		level := int(lv) // C's (int) cast: 1.5 is verbose
-		if level < 0 || level > 3 {
-			raiseTable(L, "ERR Invalid debug level.")
-		}
-		if e := v.c.E; e.Log != nil {
-			// the arguments glued with spaces, as luaLogCommand does;
-			// values with no string form (tables, nil…) are skipped
-			var b []byte
-			for i := 2; i <= L.GetTop(); i++ {
-				switch a := L.Get(i).(type) {
-				case lua.LString, lua.LNumber:
-					if i > 2 {
-						b = append(b, ' ')
-					}
-					b = append(b, a.String()...)
-				}
-			}
-			e.Log(level, string(b))
-		}
-		return 0
-	}))
+	r.RawSetString("log", L.NewFunction(v.redisLog))
+	for _, k := range []string{"LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING"} {
+		r.RawSetString(k, lua.LNumber(redisConsts[k]))
+	}
+	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(0x07000f))
+	r.RawSetString("REDIS_VERSION", lua.LString("7.0.15"))
 	r.RawSetString("setresp", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
 			raiseTable(L, "ERR redis.setresp() requires one argument.")
@@ -117,6 +79,15 @@ func newVM(st *State) *vm {
 		v.proto = n
 		return 0
 	}))
+	r.RawSetString("sha1hex", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			raiseTable(L, "ERR wrong number of arguments")
+		}
+		L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
+		return 1
+	}))
+	r.RawSetString("error_reply", L.NewFunction(redisErrorReply))
+	r.RawSetString("status_reply", L.NewFunction(redisStatusReply))
 	r.RawSetString("set_repl", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
 			raiseTable(L, "ERR redis.set_repl() requires one argument.")
@@ -127,16 +98,13 @@ func newVM(st *State) *vm {
 		}
 		return 0
 	}))
-	r.RawSetString("replicate_commands", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
+	for _, k := range []string{"REPL_NONE", "REPL_AOF", "REPL_SLAVE", "REPL_REPLICA", "REPL_ALL"} {
+		r.RawSetString(k, lua.LNumber(redisConsts[k]))
+	}
+	r.RawSetString("acl_check_cmd", L.NewFunction(v.aclCheck))
 	r.RawSetString("breakpoint", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }))
 	r.RawSetString("debug", L.NewFunction(func(L *lua.LState) int { return 0 }))
-	r.RawSetString("acl_check_cmd", L.NewFunction(v.aclCheck))
-	for k, n := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
-		"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
-		r.RawSetString(k, lua.LNumber(n))
-	}
-	r.RawSetString("REDIS_VERSION", lua.LString("7.0.15"))
-	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(0x07000f))
+	r.RawSetString("replicate_commands", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
 	G.RawSetString("redis", r)
 
 	// Protected globals: reading an undefined global and creating one
@@ -152,6 +120,8 @@ func newVM(st *State) *vm {
 	for _, name := range []string{"redis", "math", "string", "table", "cjson", "bit", "coroutine", "cmsgpack", "struct"} {
 		G.RawGetString(name).(*lua.LTable).Readonly = true
 	}
+	// and the strings' metatable ({__index = string}, lstrlib.c's)
+	L.GetMetatable(lua.LString("")).(*lua.LTable).Readonly = true
 	G.Readonly = true
 	v.G = G
 	v.env = G
@@ -159,6 +129,48 @@ func newVM(st *State) *vm {
 	v.keys = L.NewTable()
 	v.args = L.NewTable()
 	return v
+}
+
+var redisConsts = map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+	"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
+
+// redisLog is redis.log(level, msg…).
+func (v *vm) redisLog(L *lua.LState) int {
+	if L.GetTop() < 2 {
+		raiseTable(L, "ERR redis.log() requires two arguments or more.")
+	}
+	lv, ok := L.Get(1).(lua.LNumber)
+	if str, isStr := L.Get(1).(lua.LString); isStr {
+		// lua_isnumber: a string that converts is a number too
+		L.Push(v.G.RawGetString("tonumber"))
+		L.Push(str)
+		L.Call(1, 1)
+		lv, ok = L.Get(-1).(lua.LNumber)
+		L.Pop(1)
+	}
+	if !ok {
+		raiseTable(L, "ERR First argument must be a number (log level).")
+	}
+	level := int(lv) // C's (int) cast: 1.5 is verbose
+	if level < 0 || level > 3 {
+		raiseTable(L, "ERR Invalid debug level.")
+	}
+	if e := v.c.E; e.Log != nil {
+		// the arguments glued with spaces, as luaLogCommand does;
+		// values with no string form (tables, nil…) are skipped
+		var b []byte
+		for i := 2; i <= L.GetTop(); i++ {
+			switch a := L.Get(i).(type) {
+			case lua.LString, lua.LNumber:
+				if i > 2 {
+					b = append(b, ' ')
+				}
+				b = append(b, a.String()...)
+			}
+		}
+		e.Log(level, string(b))
+	}
+	return 0
 }
 
 // returnErr returns {err=msg} (luaPushError without raising).
@@ -316,8 +328,15 @@ func tostring(v lua.LValue) string {
 	switch x := v.(type) {
 	case lua.LNumber:
 		return fmtNumber(float64(x))
-	case *lua.LTable, *lua.LFunction, *lua.LUserData, *lua.LState:
-		return lua.LVAsString(v) // gopher-lua's own "table: 0x…" form
+	case *lua.LUserData:
+		if x == cjsonNull {
+			return "userdata: (nil)" // glibc's %p of NULL
+		}
+		return x.String()
+	case *lua.LTable, *lua.LFunction, *lua.LState:
+		// "table: 0x…" as Lua's %p, from the object's id (never a Go
+		// address: the same script shows the same text on every call)
+		return v.String()
 	}
 	return v.String()
 }

@@ -75,6 +75,9 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 	L.SetMemLimit(c.E.Guard.MemLimit.Load())
 	top := L.GetTop()
 	L.Push(fn)
+	// the script's objects get the same ids (shown by tostring, used to
+	// place object keys in tables) on every call
+	prevIDs := L.SetObjectIDs(lua.RunObjectIDs)
 	err := L.PCall(0, 1, v.errh)
 	if err != nil {
 		var ev lua.LValue = lua.LNil
@@ -85,26 +88,23 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 	} else {
 		v.writeResult(c.W, L.Get(-1), 0)
 	}
+	L.SetObjectIDs(prevIDs)
 	L.SetTop(top)
 	v.c, v.script = nil, nil
 }
 
-// fillArray refills t (reused between calls) with the strings of a.
+// fillArray refills t (reused between calls) with the strings of a. The
+// table is reshaped to what Redis's luaCreateArray (lua_newtable, then
+// lua_rawseti of each) builds, so nothing a script did to it last time
+// (fields, a metatable, a grown array part) shows in this call.
 func fillArray(L *lua.LState, t *lua.LTable, a [][]byte) *lua.LTable {
-	n := t.Len()
-	if n > len(a)+8 {
-		t = L.CreateTable(len(a), 0)
-		n = 0
-	}
+	t.ShapeArray(len(a))
 	for i, b := range a {
 		// keep the previous call's string when equal (saves a copy)
 		if old, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(old) == string(b) {
 			continue
 		}
 		t.RawSetInt(i+1, lua.LString(b))
-	}
-	for i := len(a) + 1; i <= n; i++ {
-		t.RawSetInt(i, lua.LNil)
 	}
 	return t
 }
@@ -289,6 +289,22 @@ func (v *vm) raise(L *lua.LState, msg string, raise bool) int {
 	return 1
 }
 
+// raiseCall is raise for the errors of the command itself, which Redis
+// finds in scriptCall or gets as the command's reply: its table also has
+// ignore_error_stats_update = true, which a script sees through
+// redis.pcall.
+func (v *vm) raiseCall(L *lua.LState, msg string, raise bool) int {
+	t := L.CreateTable(0, 1)
+	t.RawSetString("err", lua.LString(msg))
+	t.RawSetString("ignore_error_stats_update", lua.LTrue)
+	if raise {
+		L.Error(t, 0)
+		return 0
+	}
+	L.Push(t)
+	return 1
+}
+
 // luaArgv converts the n Lua arguments to argv (strings as they are,
 // numbers as %.17g), laid in one reused arena; false for another type.
 func (v *vm) luaArgv(L *lua.LState, n int) ([][]byte, bool) {
@@ -368,7 +384,7 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	}
 	cmd := engine.Lookup(argv[0])
 	if cmd == nil {
-		return v.raise(L, errUnknownCmd, raise)
+		return v.raiseCall(L, errUnknownCmd, raise)
 	}
 	if len(cmd.Subs) > 0 && len(argv) >= 2 {
 		if sub := cmd.Sub(argv[1]); sub != nil {
@@ -376,19 +392,19 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 	}
 	if !engine.ArityOK(cmd.Arity, len(argv)) {
-		return v.raise(L, errWrongArity, raise)
+		return v.raiseCall(L, errWrongArity, raise)
 	}
 	if cmd.Has(engine.FlagNoScript) {
-		return v.raise(L, errNotAllowed, raise)
+		return v.raiseCall(L, errNotAllowed, raise)
 	}
 	if c.ACL != nil {
 		if msg := c.ACL.ScriptCheck(cmd, argv); msg != "" {
-			return v.raise(L, msg, raise)
+			return v.raiseCall(L, msg, raise)
 		}
 	}
 	isWrite := cmd.Has(engine.FlagWrite)
 	if isWrite && v.ro {
-		return v.raise(L, engine.ErrReadOnlyScript, raise)
+		return v.raiseCall(L, engine.ErrReadOnlyScript, raise)
 	}
 	if isWrite && !v.wrote && c.E.WriteDenied != "" {
 		// Redis 7.0 (scriptVerifyWriteCommandAllow): while the server
@@ -417,9 +433,9 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 			n, ok := engine.ParseIntB(argv[1])
 			switch {
 			case !ok:
-				return v.raise(L, engine.ErrNotInt, raise)
+				return v.raiseCall(L, engine.ErrNotInt, raise)
 			case n < 0 || n >= engine.NumDBs:
-				return v.raise(L, engine.ErrDBIndex, raise)
+				return v.raiseCall(L, engine.ErrDBIndex, raise)
 			}
 			v.db = c.E.DBs[n]
 			t := L.NewTable()
@@ -427,12 +443,12 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 			L.Push(t)
 			return 1
 		}
-		return v.raise(L, errNotAllowed, raise)
+		return v.raiseCall(L, errNotAllowed, raise)
 	}
 	if c.OOM && !v.wrote && cmd.Has(engine.FlagDenyOOM) {
 		// Redis 7.0 (scriptVerifyOOM): over maxmemory at the script's
 		// start, its first write is refused; later ones are not.
-		return v.raise(L, engine.ErrOOM, raise)
+		return v.raiseCall(L, engine.ErrOOM, raise)
 	}
 	if isWrite && !v.wrote {
 		v.wrote = true
@@ -484,7 +500,10 @@ func (v *vm) timeReply(L *lua.LState) lua.LValue {
 
 // parseReply converts one RESP reply at b[i:] to a Lua value as Redis's
 // redisProtocolToLuaType does, returning the value, the next offset and
-// whether it was an error reply.
+// whether it was an error reply. Tables are filled in Redis's order from
+// empty (lua_newtable), so their layout, and with it pairs() order, is
+// Redis's; CreateTable(0, 1) for a one-field table gives the same layout
+// without a rehash.
 func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) {
 	if i >= len(b) {
 		return lua.LFalse, i, false
@@ -520,6 +539,8 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 	case '-':
 		t := L.CreateTable(0, 1)
 		t.RawSetString("err", lua.LString(line))
+		// luaPushErrorBuff's table is marked for the error stats as well
+		t.RawSetString("ignore_error_stats_update", lua.LTrue)
 		return t, next, true
 	case '*', '~', '>':
 		n, _ := strconv.Atoi(string(line))
@@ -527,7 +548,7 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 			return lua.LFalse, next, false
 		}
 		if typ == '~' {
-			set := L.CreateTable(0, n)
+			set := L.NewTable()
 			for k := 0; k < n; k++ {
 				var e lua.LValue
 				e, next, _ = v.parseReply(L, b, next)
@@ -537,16 +558,22 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 			t.RawSetString("set", set)
 			return t, next, false
 		}
-		t := L.CreateTable(n, 0)
+		t := L.NewSeqTable(n)
+		inOrder := false
 		for k := 1; k <= n; k++ {
 			var e lua.LValue
 			e, next, _ = v.parseReply(L, b, next)
+			if e == lua.LNil && !inOrder {
+				// a RESP3 null: Lua's layout now depends on every step
+				t = replaySeq(L, t, k-1)
+				inOrder = true
+			}
 			t.RawSetInt(k, e)
 		}
 		return t, next, false
 	case '%':
 		n, _ := strconv.Atoi(string(line))
-		m := L.CreateTable(0, n)
+		m := L.NewTable()
 		for k := 0; k < n; k++ {
 			var key, val lua.LValue
 			key, next, _ = v.parseReply(L, b, next)
@@ -578,16 +605,26 @@ func (v *vm) parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int, bool) 
 	case '=':
 		n, _ := strconv.Atoi(string(line))
 		body := b[next : next+n]
-		vt := L.CreateTable(0, 2)
+		vt := L.NewTable()
 		if len(body) >= 4 {
-			vt.RawSetString("format", lua.LString(body[:3]))
 			vt.RawSetString("string", lua.LString(body[4:]))
+			vt.RawSetString("format", lua.LString(body[:3]))
 		}
 		t := L.CreateTable(0, 1)
 		t.RawSetString("verbatim_string", vt)
 		return t, next + n + 2, false
 	}
 	return lua.LFalse, next, false
+}
+
+// replaySeq is a table built from empty with t[1..n] stored in order, as
+// Redis builds an array reply.
+func replaySeq(L *lua.LState, t *lua.LTable, n int) *lua.LTable {
+	u := L.NewTable()
+	for k := 1; k <= n; k++ {
+		u.RawSetInt(k, t.RawGetInt(k))
+	}
+	return u
 }
 
 // reuseMax is the largest buffer redis.call keeps for the next call.

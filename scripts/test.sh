@@ -38,8 +38,11 @@ fuzz resp FuzzReader 150000x
 fuzz luavm FuzzReplyToLua 100000x
 fuzz luavm FuzzScriptResult 60000x
 fuzz luavm FuzzCjsonDecode 60000x
-fuzz luavm FuzzCmsgpackUnpack 30000x
+fuzz luavm FuzzCmsgpackUnpack 10000x
 fuzz luavm FuzzStructUnpack 60000x
+# engine: snapshot (RDB) loading; cluster: log entry decoding
+fuzz engine FuzzRDBLoad 30000x
+fuzz cluster FuzzDecodeEntry 50000x
 # acl: rule parsing (SETUSER round trip) and aclfile loading
 fuzz acl FuzzSetUser 100000x
 fuzz acl FuzzLoad 100000x

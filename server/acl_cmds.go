@@ -58,6 +58,7 @@ func cmdACLSetuser(s *Server, cl *client, argv [][]byte) {
 		return
 	}
 	s.syncAuth()
+	s.publishACL()
 	cl.w.OK()
 }
 
@@ -77,6 +78,9 @@ func cmdACLDeluser(s *Server, cl *client, argv [][]byte) {
 		}
 	}
 	cl.w.Int(int64(len(gone)))
+	if len(gone) > 0 {
+		s.publishACL()
+	}
 	s.dropUsers(cl, gone)
 }
 
@@ -327,6 +331,7 @@ func cmdACLLoad(s *Server, cl *client, argv [][]byte) {
 	}
 	gone := s.auth.acl.Replace(a)
 	s.syncAuth()
+	s.publishACL()
 	cl.w.OK()
 	s.dropUsers(cl, gone)
 }

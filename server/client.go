@@ -36,6 +36,7 @@ type client struct {
 	readonly    bool   // READONLY: a follower serves reads without a barrier
 	barrier     bool   // this batch's read barrier is done
 	fwdWatching bool   // WATCHes were forwarded to the leader
+	fwdSeq      uint64 // units forwarded so far (their IDs: at most once)
 	ticket      uint64 // the replies of this batch wait for this record
 	batchStart  int    // where this batch's replies start in w.B
 	batchN      int    // commands of this batch
@@ -337,7 +338,15 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	}
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
-		connHandlers[cmd.Name](s, cl, argv)
+		if s.node == nil || s.node.Serving() || !changesShared(cmd, argv) || s.forward(cl, [][][]byte{argv}) {
+			recs := s.door.Records
+			connHandlers[cmd.Name](s, cl, argv)
+			if s.door.Records != recs && s.node != nil && s.node.Serving() {
+				// it changed replicated state (ACL, CONFIG, DEBUG RELOAD…):
+				// its reply waits for the commit like a write's
+				cl.ticket = s.node.Ticket()
+			}
+		}
 	} else if s.node == nil {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		s.door.Exec(&cl.ctx, cmd, argv)

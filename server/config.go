@@ -37,6 +37,10 @@ type param struct {
 	clampMax  int64
 	enum      []string
 	immutable bool
+	// startup: CONFIG SET validates the value as Redis does (the
+	// parameter is mutable there) and accepts only the current one:
+	// limitdb reads it at start-up (errStartupOnly)
+	startup   bool
 	protected bool
 	// cannot, when set, returns why limitdb refuses a valid value it
 	// cannot honour (see capabilities.go); "" when it can.
@@ -47,10 +51,11 @@ var params = []*param{
 	{name: "maxmemory", kind: pMem, def: "0"},
 	{name: "maxmemory-policy", kind: pEnum, def: "noeviction", enum: []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}},
 	{name: "databases", kind: pInt, def: "16", immutable: true},
-	// the Raft log is the append-only file (cluster/): yes, the default,
-	// makes the node a durable cluster (of one unless joined); no keeps
-	// everything in memory. Both are start-up settings in limitdb.
-	{name: "appendonly", kind: pBool, def: "yes", immutable: true},
+	// the Raft log is the append-only file (cluster/): yes makes the node
+	// a durable cluster (of one unless joined), no keeps everything in
+	// memory. The binary's default is yes (Config.Durable); a server
+	// embedded without it has no log, as its default says.
+	{name: "appendonly", kind: pBool, def: "no", startup: true},
 	// RDB files (rdb_save.go). save's default is Redis 7.0's; a server
 	// embedded without Config.Chdir (tests) starts with "" (initConfig).
 	{name: "save", kind: pSave, def: "3600 1 300 100 60 10000"},
@@ -73,7 +78,7 @@ var params = []*param{
 	{name: "slowlog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 2147483647},
 	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no", cannot: only("no", errNoLazyfree)},
-	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}, immutable: true},
+	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}, startup: true},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647, cannot: only("-2", errListNodes)},
 	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: 2147483647, cannot: only("0", errListCompress)},
 	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
@@ -312,6 +317,9 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			return
 		}
 		v, why := s.value(p, string(argv[i+1]))
+		if why == "" && p.startup && v != s.conf.params[p.name] {
+			why = errStartupOnly
+		}
 		if why != "" {
 			cl.w.Error(setFailed(name, why))
 			return
@@ -319,11 +327,20 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 		sets = append(sets, p)
 		vals = append(vals, v)
 	}
+	shared, mixed := sharedConfig(argv)
+	if mixed && s.node != nil {
+		cl.w.Error(errMixedConfig)
+		return
+	}
 	if name, why := s.setParams(sets, vals); why != "" {
 		cl.w.Error(setFailed(name, why))
 		return
 	}
 	s.applyConfig()
+	if shared {
+		s.publishConfig()
+		s.publishACL() // requirepass is the default user's password
+	}
 	cl.w.OK()
 }
 
@@ -582,6 +599,9 @@ func (s *Server) initConfig() {
 	}
 	if s.cfg.Dir != "" {
 		s.conf.params["dir"] = s.cfg.Dir
+	}
+	if s.cfg.Durable {
+		s.conf.params["appendonly"] = "yes"
 	}
 	if !s.cfg.Chdir {
 		// An embedded server (tests, which run many in one process from

@@ -56,6 +56,9 @@ func cmdInfo(s *Server, cl *client, argv [][]byte) {
 	}
 	var b []byte
 	for _, sec := range infoSections {
+		if sec.name == "raft" && s.node == nil {
+			continue // limitdb's own section, on cluster nodes only
+		}
 		if !want[sec.name] && !want["all"] && !want["everything"] && !(want["default"] && sec.def) {
 			continue
 		}

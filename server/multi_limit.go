@@ -9,7 +9,11 @@ package server
 // memory in CLIENT LIST multi-mem and maxmemory-clients). It returns false
 // when the client is being closed.
 func (cl *client) queued() bool {
-	if cl.tx.Size+int64(cl.rd.Buffered()) <= cl.s.limits.MaxQuery.Load() {
+	buffered := 0
+	if cl.rd != nil { // a forwarded client has no reader: its block came whole
+		buffered = cl.rd.Buffered()
+	}
+	if cl.tx.Size+int64(buffered) <= cl.s.limits.MaxQuery.Load() {
 		return true
 	}
 	cl.s.log.Warn("closing client whose MULTI queue reached the max query buffer length", "client", cl.id, "queued", cl.tx.Size)

@@ -46,7 +46,8 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 // appends the reply (of the last command) to cl's replies. It returns true
 // when the node became the leader meanwhile: the caller executes instead.
 func (s *Server) forward(cl *client, cmds [][][]byte) bool {
-	u := &cluster.Unit{Client: uint64(cl.id), DB: cl.db, Proto: cl.w.Proto, User: cl.user.Name, Watching: cl.fwdWatching, Cmds: cmds}
+	cl.fwdSeq++
+	u := &cluster.Unit{Client: uint64(cl.id), Seq: cl.fwdSeq, DB: cl.db, Proto: cl.w.Proto, User: cl.user.Name, Watching: cl.fwdWatching, Cmds: cmds}
 	s.door.Unlock()
 	data, err := s.node.Forward(u)
 	s.door.Lock()
@@ -102,11 +103,20 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte) {
 	cl.ctx.Now, _ = s.door.Now()
 	mark := 0
 	defer func() {
-		if cl.cur != nil { // contain a panic as a connection would
-			s.containPanic(cl, recover(), 0)
-			out = binary.AppendUvarint(nil, uint64(cl.db))
-			out = append(out, cl.w.B[mark:]...)
+		// contain a panic as a connection would: this runs in the
+		// forwarding server's goroutine, where it would end the process
+		r := recover()
+		if r == nil {
+			return
 		}
+		if cl.cur == nil {
+			cl.cur = &engine.Command{Name: "forwarded"}
+		}
+		s.containPanic(cl, r, 0)
+		cl.tx.Reset()
+		delete(s.fwdClients, key)
+		out = binary.AppendUvarint(nil, uint64(cl.db))
+		out = append(out, cl.w.B[min(mark, len(cl.w.B)):]...)
 	}()
 	for _, argv := range u.Cmds {
 		mark = len(cl.w.B)

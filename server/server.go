@@ -37,6 +37,9 @@ type Config struct {
 	QueryBufferLimit int64
 	// RequirePass is requirepass at start-up (the default user's password).
 	RequirePass string
+	// Durable: appendonly defaults to yes, as the binary's does (a durable
+	// cluster of one); servers embedded in tests keep Redis's no.
+	Durable bool
 	// Chdir: the process works in the dir parameter's directory, as
 	// redis-server does (relative aclfile, dbfilename and Raft paths are
 	// in it). Only the binary sets it: tests run many servers in one
@@ -139,6 +142,8 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	}
 	s.log = slog.New(levelHandler{cfg.Log.Handler(), &s.net.level})
 	eng.Log = s.scriptLog
+	eng.Settings.OnACL = s.adoptACL
+	eng.Settings.OnConfig = s.adoptConfig
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()

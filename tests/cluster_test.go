@@ -107,6 +107,21 @@ func TestClusterBasics(t *testing.T) {
 type loadStats struct {
 	sent, acked, failed atomic.Int64
 	granted, rlFailed   atomic.Int64
+	mu                  sync.Mutex
+	errs                map[string]int // error kinds (first word)
+}
+
+func (st *loadStats) note(err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.errs == nil {
+		st.errs = map[string]int{}
+	}
+	w, _, _ := strings.Cut(err.Error(), " ")
+	if j := strings.LastIndexByte(err.Error(), '@'); j > 0 {
+		w += err.Error()[j:]
+	}
+	st.errs[w]++
 }
 
 // runLoad runs clients × (INCR counter, RL.ALLOW) through every running
@@ -132,6 +147,7 @@ func runLoad(c *testCluster, clients int, limit int, stop chan struct{}, st *loa
 				st.sent.Add(1)
 				if _, err := cli.Incr(ctx, "counter").Result(); err != nil {
 					st.failed.Add(1)
+					st.note(fmt.Errorf("%s@%d", err.Error(), i))
 					time.Sleep(5 * time.Millisecond)
 				} else {
 					st.acked.Add(1)
@@ -229,8 +245,8 @@ func testFailover(t *testing.T, offsetMs int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("INCR sent %d, acknowledged %d, failed %d, final %d; RL.ALLOW granted %d of %d (failed %d)",
-		st.sent.Load(), st.acked.Load(), st.failed.Load(), final, st.granted.Load(), limit, st.rlFailed.Load())
+	t.Logf("INCR sent %d, acknowledged %d, failed %d %v, final %d; RL.ALLOW granted %d of %d (failed %d)",
+		st.sent.Load(), st.acked.Load(), st.failed.Load(), st.errs, final, st.granted.Load(), limit, st.rlFailed.Load())
 	if final < st.acked.Load() || final > st.sent.Load() {
 		t.Fatalf("final counter %d outside [acknowledged %d, sent %d]", final, st.acked.Load(), st.sent.Load())
 	}
@@ -445,5 +461,53 @@ func runBounded(cmd *exec.Cmd, d time.Duration) (string, error) {
 		cmd.Process.Kill()
 		<-done
 		return buf.String(), errors.New("still running after " + d.String())
+	}
+}
+
+// TestClusterSettings: ACL users, requirepass and the encoding
+// thresholds are cluster state: changed on any node, they hold on every
+// node, and the leader checks a forwarded unit against its client's user.
+func TestClusterSettings(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := context.Background()
+	l := c.leader()
+	f1, f2 := (l+1)%3, (l+2)%3
+	if err := c.cli(f1).Do(ctx, "ACL", "SETUSER", "alice", "on", ">pw", "~a:*", "+@all").Err(); err != nil {
+		t.Fatalf("ACL SETUSER on a follower: %v", err)
+	}
+	alice := redis.NewClient(&redis.Options{Addr: c.addr(f2), Username: "alice", Password: "pw", MaxRetries: -1, Protocol: 2})
+	defer alice.Close()
+	if err := alice.Set(ctx, "a:1", "x", 0).Err(); err != nil {
+		t.Fatalf("alice on another follower: %v", err)
+	}
+	if err := alice.Set(ctx, "b:1", "x", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+		t.Fatalf("alice writing a key she may not touch: %v", err)
+	}
+	if err := c.cli(f2).Do(ctx, "CONFIG", "SET", "hash-max-listpack-entries", "2").Err(); err != nil {
+		t.Fatalf("CONFIG SET of a threshold on a follower: %v", err)
+	}
+	if err := c.cli(f2).Do(ctx, "CONFIG", "SET", "hash-max-listpack-entries", "3", "timeout", "5").Err(); err == nil {
+		t.Fatal("CONFIG SET mixing cluster-wide and node-local parameters was accepted")
+	}
+	c.cli(l).HSet(ctx, "h", "f1", 1, "f2", 2, "f3", 3)
+	c.waitConverged(10 * time.Second)
+	for i := range c.nodes {
+		v, _ := c.cli(i).ConfigGet(ctx, "hash-max-listpack-entries").Result()
+		enc, _ := c.cli(i).ObjectEncoding(ctx, "h").Result()
+		if v["hash-max-listpack-entries"] != "2" || enc != "hashtable" {
+			t.Fatalf("%s: hash-max-listpack-entries %q, encoding %q", c.nodes[i].id, v["hash-max-listpack-entries"], enc)
+		}
+	}
+	if err := c.cli(l).ConfigSet(ctx, "requirepass", "s3cret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.waitConverged(10 * time.Second)
+	for i := range c.nodes {
+		nc := redis.NewClient(&redis.Options{Addr: c.addr(i), MaxRetries: -1, Protocol: 2})
+		err := nc.Ping(ctx).Err()
+		nc.Close()
+		if err == nil || !strings.HasPrefix(err.Error(), "NOAUTH") {
+			t.Fatalf("%s after requirepass: %v", c.nodes[i].id, err)
+		}
 	}
 }

@@ -131,7 +131,7 @@ var immutable = "can't set immutable config"
 // survives kill -9 and a restart from the same dir; no keeps everything
 // in memory: RAFT INFO says there is no cluster and the key is gone.
 func effectAppendonly(t *testing.T, c *Conn, addr, name string) {
-	refusedWith("no", immutable)(t, c, addr, name)
+	refusedWith("yes", "limitdb sets it at start-up only", "no")(t, c, addr, name)
 	ctx := context.Background()
 	for _, v := range []string{"yes", "no"} {
 		p := startProc(t, "", "--appendonly", v)
@@ -157,7 +157,7 @@ func effectAppendonly(t *testing.T, c *Conn, addr, name string) {
 // effectAppendfsync: always syncs every stored batch of entries,
 // everysec once a second, no never (raft_log_fsyncs counts them).
 func effectAppendfsync(t *testing.T, c *Conn, addr, name string) {
-	refusedWith("always", immutable)(t, c, addr, name)
+	refusedWith("always", "limitdb sets it at start-up only", "everysec")(t, c, addr, name)
 	ctx := context.Background()
 	fsyncs := func(p *proc) int {
 		m, _ := p.raftInfo()

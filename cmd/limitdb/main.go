@@ -109,7 +109,7 @@ func main() {
 	}
 	// The server filters by its loglevel parameter; the handler passes all.
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: verboseName}))
-	srv := server.New(server.Config{Log: log, Chdir: true}, nil)
+	srv := server.New(server.Config{Log: log, Chdir: true, Durable: true}, nil)
 	if err := srv.LoadConfig(c.file, server.ArgsToOptions(c.options)); err != nil {
 		fmt.Fprint(os.Stderr, err.Error())
 		os.Exit(1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 )
 
@@ -270,15 +271,34 @@ func (ls *LState) FindTable(obj *LTable, n string, size int) LValue {
 /* register operations {{{ */
 
 func (ls *LState) RegisterModule(name string, funcs map[string]LGFunction) LValue {
+	names := sortedNames(funcs)
+	fns := make([]libFunc, len(names))
+	for i, n := range names {
+		fns[i] = libFunc{n, funcs[n]}
+	}
+	return ls.registerLib(name, fns)
+}
+
+// libFunc is one entry of a library's luaL_Reg array.
+type libFunc struct {
+	name string
+	fn   LGFunction
+}
+
+// registerLib is luaL_register (limitdb patch): the library's table is
+// sized for its functions (lua_createtable(L, 0, n)) and filled in the
+// order of the C library's luaL_Reg array, which decides its layout and
+// so the order pairs() gives.
+func (ls *LState) registerLib(name string, fns []libFunc) LValue {
 	tb := ls.FindTable(ls.Get(RegistryIndex).(*LTable), "_LOADED", 1)
 	mod := ls.GetField(tb, name)
 	if mod.Type() != LTTable {
-		newmod := ls.FindTable(ls.Get(GlobalsIndex).(*LTable), name, len(funcs))
+		newmod := ls.FindTable(ls.Get(GlobalsIndex).(*LTable), name, len(fns))
 		if newmodtb, ok := newmod.(*LTable); !ok {
 			ls.RaiseError("name conflict for module(%v)", name)
 		} else {
-			for fname, fn := range funcs {
-				newmodtb.RawSetString(fname, ls.NewFunction(fn))
+			for _, f := range fns {
+				newmodtb.RawSetString(f.name, ls.NewFunction(f.fn))
 			}
 			ls.SetField(tb, name, newmodtb)
 			return newmodtb
@@ -288,10 +308,22 @@ func (ls *LState) RegisterModule(name string, funcs map[string]LGFunction) LValu
 }
 
 func (ls *LState) SetFuncs(tb *LTable, funcs map[string]LGFunction, upvalues ...LValue) *LTable {
-	for fname, fn := range funcs {
-		tb.RawSetString(fname, ls.NewClosure(fn, upvalues...))
+	for _, fname := range sortedNames(funcs) {
+		tb.RawSetString(fname, ls.NewClosure(funcs[fname], upvalues...))
 	}
 	return tb
+}
+
+// sortedNames is the keys of funcs in order (limitdb patch): the order of
+// insertion decides a table's layout, so registering in Go's map order
+// gave library tables a different pairs() order in every process.
+func sortedNames(funcs map[string]LGFunction) []string {
+	names := make([]string, 0, len(funcs))
+	for k := range funcs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }
 
 /* }}} */

@@ -225,7 +225,10 @@ func baseNext(L *LState) int {
 	if L.GetTop() >= 2 {
 		index = L.Get(2)
 	}
-	key, value := tb.Next(index)
+	key, value, ok := tb.next(index)
+	if !ok {
+		L.runError("invalid key to 'next'")
+	}
 	if key == LNil {
 		L.Push(LNil)
 		return 1
@@ -237,7 +240,10 @@ func baseNext(L *LState) int {
 
 func pairsaux(L *LState) int {
 	tb := L.CheckTable(1)
-	key, value := tb.Next(L.Get(2))
+	key, value, ok := tb.next(L.Get(2))
+	if !ok {
+		L.runError("invalid key to 'next'")
+	}
 	if key == LNil {
 		return 0
 	} else {
@@ -313,7 +319,7 @@ func baseRawGet(L *LState) int {
 
 func baseRawSet(L *LState) int {
 	if L.CheckTable(1).Readonly {
-		L.RaiseError("Attempt to modify a readonly table")
+		L.runError("Attempt to modify a readonly table") // lua_rawset's luaG_runerror: no position
 	}
 	L.RawSet(L.CheckTable(1), L.CheckAny(2), L.CheckAny(3))
 	return 0
@@ -393,6 +399,11 @@ func baseSetMetatable(L *LState) int {
 		if tb, ok := m.(*LTable); ok && tb.RawGetString("__metatable") != LNil {
 			L.RaiseError("cannot change a protected metatable")
 		}
+	}
+	if tb, ok := obj.(*LTable); ok && tb.Readonly {
+		// limitdb patch: Redis's lua_setmetatable refuses read-only tables
+		// (a library's metatable would reach every later script)
+		L.runError("Attempt to modify a readonly table")
 	}
 	L.SetMetatable(obj, mt)
 	L.SetTop(1)

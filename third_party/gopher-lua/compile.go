@@ -1343,6 +1343,8 @@ func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *e
 			sv = string(slv)
 		}
 		context.Proto.stringConstants = append(context.Proto.stringConstants, sv)
+		// limitdb patch: field names hashed once, not at every lookup
+		context.Proto.stringHashes = append(context.Proto.stringHashes, strHash(sv))
 	}
 	patchCode(context)
 } // }}}
@@ -1362,6 +1364,7 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 	regbase := reg
 
 	arraycount := 0
+	hashcount := 0 // limitdb patch: record fields only (lparser's nh)
 	lastvararg := false
 	for i, field := range ex.Fields {
 		islast := i == len(ex.Fields)-1
@@ -1374,6 +1377,7 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 				arraycount += 1
 			}
 		} else {
+			hashcount++
 			regorg := reg
 			b := reg
 			compileExprWithKMVPropagation(context, field.Key, &reg, &b)
@@ -1412,7 +1416,7 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 		}
 	}
 	code.SetB(tablepc, int2Fb(arraycount))
-	code.SetC(tablepc, int2Fb(len(ex.Fields)-arraycount))
+	code.SetC(tablepc, int2Fb(hashcount))
 	if shouldmove(ec, tablereg) {
 		code.AddABC(OP_MOVE, ec.reg, tablereg, 0, sline(ex))
 	}

@@ -2,18 +2,13 @@ package lua
 
 func OpenCoroutine(L *LState) int {
 	// TODO: Tie module name to contents of linit.go?
-	mod := L.RegisterModule(CoroutineLibName, coFuncs)
+	// limitdb patch: lbaselib.c's co_funcs order (pairs(coroutine) as Lua's)
+	mod := L.registerLib(CoroutineLibName, []libFunc{
+		{"create", coCreate}, {"resume", coResume}, {"running", coRunning},
+		{"status", coStatus}, {"wrap", coWrap}, {"yield", coYield},
+	})
 	L.Push(mod)
 	return 1
-}
-
-var coFuncs = map[string]LGFunction{
-	"create":  coCreate,
-	"yield":   coYield,
-	"resume":  coResume,
-	"running": coRunning,
-	"status":  coStatus,
-	"wrap":    coWrap,
 }
 
 func coCreate(L *LState) int {

@@ -40,6 +40,7 @@ type FunctionProto struct {
 	DbgUpvalues        []string
 
 	stringConstants []string
+	stringHashes    []uint32 // strHash of each string constant (limitdb patch)
 }
 
 /* Upvalue {{{ */

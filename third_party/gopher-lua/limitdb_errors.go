@@ -188,7 +188,18 @@ func (ls *LState) callError(v LValue) {
 func (ls *LState) compareError(lhs, rhs LValue) {
 	t1, t2 := lhs.Type().String(), rhs.Type().String()
 	if t1 == t2 {
-		ls.RaiseError("attempt to compare two %s values", t1)
+		ls.runError("attempt to compare two %s values", t1)
 	}
-	ls.RaiseError("attempt to compare %s with %s", t1, t2)
+	ls.runError("attempt to compare %s with %s", t1, t2)
+}
+
+// runError is luaG_runerror: the message gets the position only when the
+// running function is a Lua function; raised inside a library function
+// (table.sort comparing a nil, next with a bad key, rawset(t, nil, v)) it
+// has none. RaiseError always names the nearest Lua caller, as luaL_error.
+func (ls *LState) runError(format string, args ...interface{}) {
+	if cf := ls.currentFrame; cf != nil && cf.Fn != nil && cf.Fn.IsG {
+		ls.raiseError(0, format, args...)
+	}
+	ls.raiseError(1, format, args...)
 }

@@ -41,7 +41,7 @@ const (
 	memSlot     = 16   // an LValue interface in an array or the registry
 	memString   = 16   // a string header besides its bytes
 	memTable    = 120  // an LTable
-	memHashKey  = 64   // a hash entry: key order slot + map/slice entry
+	memNode     = 40   // a node of a table's hash part: key, value, chain
 	memFunction = 80   // an LFunction with its upvalue slice
 	memMatch    = 96   // a pattern match kept by gsub/gmatch, with its replacement
 	memThread   = 8192 // a coroutine: its LState, registry and first frames
@@ -171,21 +171,13 @@ func memReachable(L *LState) int64 {
 			if x == nil || !visit(unsafe.Pointer(x)) {
 				continue
 			}
-			n += memTable + int64(cap(x.array))*memSlot + int64(cap(x.keys))*memHashKey
+			n += memTable + int64(cap(x.array))*memSlot + int64(len(x.node))*memNode
 			for _, val := range x.array {
 				add(val)
 			}
-			for _, kv := range x.small {
-				n += int64(len(kv.k)) + memString
-				add(kv.v)
-			}
-			for k, val := range x.strdict {
-				n += int64(len(k)) + memString
-				add(val)
-			}
-			for k, val := range x.dict {
-				add(k)
-				add(val)
+			for i := range x.node {
+				add(x.node[i].key)
+				add(x.node[i].val)
 			}
 			if x.Metatable != nil {
 				work = append(work, x.Metatable)

@@ -6,43 +6,22 @@ import (
 )
 
 func OpenMath(L *LState) int {
-	mod := L.RegisterModule(MathLibName, mathFuncs).(*LTable)
+	// limitdb patch: lmathlib.c's order (pairs(math) as Lua's), mod
+	// (LUA_COMPAT_MOD) last
+	mod := L.registerLib(MathLibName, []libFunc{
+		{"abs", mathAbs}, {"acos", mathAcos}, {"asin", mathAsin}, {"atan2", mathAtan2},
+		{"atan", mathAtan}, {"ceil", mathCeil}, {"cosh", mathCosh}, {"cos", mathCos},
+		{"deg", mathDeg}, {"exp", mathExp}, {"floor", mathFloor}, {"fmod", mathFmod},
+		{"frexp", mathFrexp}, {"ldexp", mathLdexp}, {"log10", mathLog10}, {"log", mathLog},
+		{"max", mathMax}, {"min", mathMin}, {"modf", mathModf}, {"pow", mathPow},
+		{"rad", mathRad}, {"random", mathRandom}, {"randomseed", mathRandomseed}, {"sinh", mathSinh},
+		{"sin", mathSin}, {"sqrt", mathSqrt}, {"tanh", mathTanh}, {"tan", mathTan},
+	}).(*LTable)
 	mod.RawSetString("pi", LNumber(math.Pi))
 	mod.RawSetString("huge", LNumber(math.Inf(1))) // limitdb patch: HUGE_VAL, as Lua 5.1
+	mod.RawSetString("mod", L.NewFunction(mathMod))
 	L.Push(mod)
 	return 1
-}
-
-var mathFuncs = map[string]LGFunction{
-	"abs":        mathAbs,
-	"acos":       mathAcos,
-	"asin":       mathAsin,
-	"atan":       mathAtan,
-	"atan2":      mathAtan2,
-	"ceil":       mathCeil,
-	"cos":        mathCos,
-	"cosh":       mathCosh,
-	"deg":        mathDeg,
-	"exp":        mathExp,
-	"floor":      mathFloor,
-	"fmod":       mathFmod,
-	"frexp":      mathFrexp,
-	"ldexp":      mathLdexp,
-	"log":        mathLog,
-	"log10":      mathLog10,
-	"max":        mathMax,
-	"min":        mathMin,
-	"mod":        mathMod,
-	"modf":       mathModf,
-	"pow":        mathPow,
-	"rad":        mathRad,
-	"random":     mathRandom,
-	"randomseed": mathRandomseed,
-	"sin":        mathSin,
-	"sinh":       mathSinh,
-	"sqrt":       mathSqrt,
-	"tan":        mathTan,
-	"tanh":       mathTanh,
 }
 
 func mathAbs(L *LState) int {

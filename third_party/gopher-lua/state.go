@@ -639,8 +639,8 @@ func (rg *registry) IsFull() bool {
 func newGlobal() *Global {
 	return &Global{
 		MainThread: nil,
-		Registry:   newLTable(0, 32),
-		Global:     newLTable(0, 64),
+		Registry:   newLTable(0, 2), // lua_newstate's sizes (limitdb patch)
+		Global:     newLTable(0, 2),
 		builtinMts: make(map[int]LValue),
 		tempFiles:  make([]*os.File, 0, 10),
 	}
@@ -928,6 +928,17 @@ func (ls *LState) rkString(idx int) string {
 	return string(ls.reg.array[ls.currentFrame.LocalBase+idx].(LString))
 }
 
+// rkStringH is rkString with the string's table hash, precomputed for
+// constants (limitdb patch).
+func (ls *LState) rkStringH(idx int) (string, uint32) {
+	if (idx & opBitRk) != 0 {
+		p := ls.currentFrame.Fn.Proto
+		return p.stringConstants[idx & ^opBitRk], p.stringHashes[idx & ^opBitRk]
+	}
+	s := string(ls.reg.array[ls.currentFrame.LocalBase+idx].(LString))
+	return s, strHash(s)
+}
+
 func (ls *LState) closeUpvalues(idx int) { // +inline-start
 	if ls.uvcache != nil {
 		var prev *Upvalue
@@ -1111,7 +1122,7 @@ func (ls *LState) initCallFrame(cf *callFrame) { // +inline-start
 			if CompatVarArg {
 				ls.reg.SetTop(cf.LocalBase + nargs + np + 1)
 				if (proto.IsVarArg & VarArgNeedsArg) != 0 {
-					argtb := newLTable(nvarargs, 0)
+					argtb := ls.newArgTable(nvarargs)
 					for i := 0; i < nvarargs; i++ {
 						argtb.RawSetInt(i+1, ls.reg.Get(cf.LocalBase+np+i))
 					}
@@ -1223,7 +1234,7 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 				if CompatVarArg {
 					ls.reg.SetTop(cf.LocalBase + nargs + np + 1)
 					if (proto.IsVarArg & VarArgNeedsArg) != 0 {
-						argtb := newLTable(nvarargs, 0)
+						argtb := ls.newArgTable(nvarargs)
 						for i := 0; i < nvarargs; i++ {
 							argtb.RawSetInt(i+1, ls.reg.Get(cf.LocalBase+np+i))
 						}
@@ -1322,13 +1333,20 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 }
 
 func (ls *LState) getFieldString(obj LValue, key string) LValue {
+	return ls.getFieldStringH(obj, key, strHash(key))
+}
+
+// getFieldStringH is getFieldString with key's hash already known
+// (limitdb patch: the VM passes the precomputed hashes of its constants).
+func (ls *LState) getFieldStringH(obj LValue, key string, h uint32) LValue {
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
-			ret := tb.RawGetString(key)
-			if ret != LNil {
-				return ret
+			if n := tb.findStrH(key, h); n >= 0 {
+				if v := tb.node[n].val; v != nil {
+					return v
+				}
 			}
 		}
 		metaindex := ls.metaOp1(curobj, "__index")
@@ -1352,26 +1370,41 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 	return nil
 }
 
+// setField is luaV_settable (limitdb patch): on a table the key is set
+// (created with a nil value when absent, as luaH_set does) and __newindex is
+// consulted only when the old value was nil; every table of a __newindex
+// chain is checked for Redis's read-only flag.
 func (ls *LState) setField(obj LValue, key LValue, value LValue) {
-	if tb, ok := obj.(*LTable); ok && tb.Readonly {
-		ls.RaiseError("Attempt to modify a readonly table")
+	sv := value // what the table stores: Lua's nil is Go's nil there
+	if sv == LNil {
+		sv = nil
 	}
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
-		tb, istable := curobj.(*LTable)
-		if istable {
-			if tb.RawGet(key) != LNil {
-				ls.RawSet(tb, key, value)
+		var metaindex LValue
+		if tb, istable := curobj.(*LTable); istable {
+			if tb.Readonly {
+				ls.RaiseError("Attempt to modify a readonly table")
+			}
+			switch k := key.(type) {
+			case LNumber:
+				if k != k {
+					ls.runError("table index is NaN")
+				}
+			case *LNilType:
+				ls.runError("table index is nil")
+			}
+			slot := tb.set(key)
+			if *slot != nil || tb.Metatable == LNil {
+				*slot = sv
 				return
 			}
-		}
-		metaindex := ls.metaOp1(curobj, "__newindex")
-		if metaindex == LNil {
-			if !istable {
-				ls.indexError(curobj, obj)
+			if metaindex = ls.metaOp1(curobj, "__newindex"); metaindex == LNil {
+				*slot = sv
+				return
 			}
-			ls.RawSet(tb, key, value)
-			return
+		} else if metaindex = ls.metaOp1(curobj, "__newindex"); metaindex == LNil {
+			ls.indexError(curobj, obj)
 		}
 		if metaindex.Type() == LTFunction {
 			ls.reg.Push(metaindex)
@@ -1387,26 +1420,35 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 	ls.RaiseError("loop in settable")
 }
 
+// setFieldString is setField for a string key.
 func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
-	if tb, ok := obj.(*LTable); ok && tb.Readonly {
-		ls.RaiseError("Attempt to modify a readonly table")
+	ls.setFieldStringH(obj, key, strHash(key), value)
+}
+
+// setFieldStringH is setFieldString with key's hash already known.
+func (ls *LState) setFieldStringH(obj LValue, key string, h uint32, value LValue) {
+	sv := value // what the table stores: Lua's nil is Go's nil there
+	if sv == LNil {
+		sv = nil
 	}
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
-		tb, istable := curobj.(*LTable)
-		if istable {
-			if tb.RawGetString(key) != LNil {
-				tb.RawSetString(key, value)
+		var metaindex LValue
+		if tb, istable := curobj.(*LTable); istable {
+			if tb.Readonly {
+				ls.RaiseError("Attempt to modify a readonly table")
+			}
+			slot := tb.setStrH(key, h)
+			if *slot != nil || tb.Metatable == LNil {
+				*slot = sv
 				return
 			}
-		}
-		metaindex := ls.metaOp1(curobj, "__newindex")
-		if metaindex == LNil {
-			if !istable {
-				ls.indexError(curobj, obj)
+			if metaindex = ls.metaOp1(curobj, "__newindex"); metaindex == LNil {
+				*slot = sv
+				return
 			}
-			tb.RawSetString(key, value)
-			return
+		} else if metaindex = ls.metaOp1(curobj, "__newindex"); metaindex == LNil {
+			ls.indexError(curobj, obj)
 		}
 		if metaindex.Type() == LTFunction {
 			ls.reg.Push(metaindex)
@@ -1625,7 +1667,7 @@ func (ls *LState) Remove(index int) {
 /* object allocation {{{ */
 
 func (ls *LState) NewTable() *LTable {
-	// limitdb patch: parts are allocated on first use (see LIMITDB-PATCH.md)
+	// limitdb patch: lua_newtable, no part preallocated (see table.go)
 	return ls.newTableMem(0, 0)
 }
 
@@ -1633,16 +1675,37 @@ func (ls *LState) CreateTable(acap, hcap int) *LTable {
 	return ls.newTableMem(acap, hcap)
 }
 
-// newTableMem is newLTable charged to the script's memory budget (limitdb
-// patch): the preallocated parts are charged before they are allocated.
+// NewSeqTable is a table laid out as lua_newtable followed by lua_rawseti of
+// n non-nil values at 1..n leaves it (limitdb patch): an array part of the
+// power of two at or above n, no hash part. The caller stores those n
+// values; storing a nil among them would not give Lua's layout (build such
+// a table with NewTable and RawSetInt in order).
+func (ls *LState) NewSeqTable(n int) *LTable {
+	return ls.newTableMem(seqArraySize(n), 0)
+}
+
+// newTableMem is luaH_new(acap, hcap) charged to the script's memory
+// budget (limitdb patch): the preallocated parts are charged before they
+// are allocated. The table gets the state's next object id.
 func (ls *LState) newTableMem(acap, hcap int) *LTable {
 	m := &ls.G.mem
 	if m.limit > 0 {
-		ls.ChargeMem(memTable + max(acap, 0)*memSlot + max(hcap, 0)*memHashKey)
+		n := memTable + max(acap, 0)*memSlot
+		if hcap > 0 {
+			n += (1 << ceilLog2(hcap)) * memNode
+		}
+		ls.ChargeMem(n)
 	}
 	tb := newLTable(acap, hcap)
 	tb.mem = m
+	tb.id = ls.G.newID()
 	return tb
+}
+
+// newArgTable is the `arg` table of a vararg function that uses it: Lua
+// 5.1's adjust_varargs sizes it luaH_new(nvar, 1) (limitdb patch).
+func (ls *LState) newArgTable(nvar int) *LTable {
+	return ls.newTableMem(nvar, 1)
 }
 
 // NewThread returns a new LState that shares with the original state all global objects.
@@ -1661,6 +1724,7 @@ func (ls *LState) NewThread() (*LState, context.CancelFunc) {
 	opts.RegistrySize = min(opts.RegistrySize, 256)
 	thread := newLState(opts)
 	thread.G = ls.G
+	thread.id = ls.G.newID()
 	thread.Env = ls.Env
 	if ls.ctx != nil {
 		thread.mainLoop = mainLoopWithContext
@@ -1670,22 +1734,28 @@ func (ls *LState) NewThread() (*LState, context.CancelFunc) {
 }
 
 func (ls *LState) NewFunctionFromProto(proto *FunctionProto) *LFunction {
-	return newLFunctionL(proto, ls.Env, int(proto.NumUpvalues))
+	fn := newLFunctionL(proto, ls.Env, int(proto.NumUpvalues))
+	fn.id = ls.G.newID()
+	return fn
 }
 
 func (ls *LState) NewUserData() *LUserData {
 	return &LUserData{
 		Env:       ls.currentEnv(),
 		Metatable: LNil,
+		id:        ls.G.newID(),
 	}
 }
 
 func (ls *LState) NewFunction(fn LGFunction) *LFunction {
-	return newLFunctionG(fn, ls.currentEnv(), 0)
+	f := newLFunctionG(fn, ls.currentEnv(), 0)
+	f.id = ls.G.newID()
+	return f
 }
 
 func (ls *LState) NewClosure(fn LGFunction, upvalues ...LValue) *LFunction {
 	cl := newLFunctionG(fn, ls.currentEnv(), len(upvalues))
+	cl.id = ls.G.newID()
 	for i, lv := range upvalues {
 		cl.Upvalues[i] = &Upvalue{}
 		cl.Upvalues[i].Close()
@@ -1959,9 +2029,9 @@ func (ls *LState) GetTable(obj LValue, key LValue) LValue {
 
 func (ls *LState) RawSet(tb *LTable, key LValue, value LValue) {
 	if n, ok := key.(LNumber); ok && math.IsNaN(float64(n)) {
-		ls.RaiseError("table index is NaN")
+		ls.runError("table index is NaN")
 	} else if key == LNil {
-		ls.RaiseError("table index is nil")
+		ls.runError("table index is nil")
 	}
 	tb.RawSet(key, value)
 }
@@ -2001,6 +2071,9 @@ func (ls *LState) Next(tb *LTable, key LValue) (LValue, LValue) {
 func (ls *LState) ObjLen(v1 LValue) int {
 	if v1.Type() == LTString {
 		return len(string(v1.(LString)))
+	}
+	if tb, ok := v1.(*LTable); ok {
+		return tb.Len() // limitdb patch: no __len for tables in Lua 5.1
 	}
 	op := ls.metaOp1(v1, "__len")
 	if op.Type() == LTFunction {
@@ -2064,7 +2137,9 @@ func (ls *LState) Load(reader io.Reader, name string) (*LFunction, error) {
 	if err != nil {
 		return nil, newApiErrorE(ApiErrorSyntax, err)
 	}
-	return newLFunctionL(proto, ls.currentEnv(), 0), nil
+	fn := newLFunctionL(proto, ls.currentEnv(), 0)
+	fn.id = ls.G.newID()
+	return fn, nil
 }
 
 func (ls *LState) Call(nargs, nret int) {
@@ -2143,7 +2218,9 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 }
 
 func (ls *LState) GPCall(fn LGFunction, data LValue) error {
-	ls.Push(newLFunctionG(fn, ls.currentEnv(), 0))
+	f := newLFunctionG(fn, ls.currentEnv(), 0)
+	f.id = ls.G.newID()
+	ls.Push(f)
 	ls.Push(data)
 	return ls.PCall(1, MultRet, nil)
 }

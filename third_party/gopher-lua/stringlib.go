@@ -13,31 +13,25 @@ func OpenString(L *LState) int {
 	var mod *LTable
 	//_, ok := L.G.builtinMts[int(LTString)]
 	//if !ok {
-	mod = L.RegisterModule(StringLibName, strFuncs).(*LTable)
+	// limitdb patch: lstrlib.c's order and metatable: the string table is
+	// the __index of a metatable of its own (upstream made the library its
+	// own metatable, so string.__index existed), gfind is gmatch
+	// (LUA_COMPAT_GFIND)
+	mod = L.registerLib(StringLibName, []libFunc{
+		{"byte", strByte}, {"char", strChar}, {"dump", strDump}, {"find", strFind},
+		{"format", strFormat}, {"gfind", strGmatch}, {"gmatch", strGmatch}, {"gsub", strGsub},
+		{"len", strLen}, {"lower", strLower}, {"match", strMatch}, {"rep", strRep},
+		{"reverse", strReverse}, {"sub", strSub}, {"upper", strUpper},
+	}).(*LTable)
 	gmatch := L.NewClosure(strGmatch, L.NewFunction(strGmatchIter))
 	mod.RawSetString("gmatch", gmatch)
 	mod.RawSetString("gfind", gmatch)
-	mod.RawSetString("__index", mod)
-	L.G.builtinMts[int(LTString)] = mod
+	mt := L.CreateTable(0, 1)
+	mt.RawSetString("__index", mod)
+	L.G.builtinMts[int(LTString)] = mt
 	//}
 	L.Push(mod)
 	return 1
-}
-
-var strFuncs = map[string]LGFunction{
-	"byte":    strByte,
-	"char":    strChar,
-	"dump":    strDump,
-	"find":    strFind,
-	"format":  strFormat,
-	"gsub":    strGsub,
-	"len":     strLen,
-	"lower":   strLower,
-	"match":   strMatch,
-	"rep":     strRep,
-	"reverse": strReverse,
-	"sub":     strSub,
-	"upper":   strUpper,
 }
 
 // strByte is Lua 5.1's str_byte (limitdb patch): 64-bit positions, at most

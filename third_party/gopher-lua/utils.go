@@ -263,6 +263,16 @@ func int2Fb(val int) int {
 	return ((e + 1) << 3) | (x - 8)
 }
 
+// fb2Int is luaO_fb2int, the inverse of int2Fb (limitdb patch: OP_NEWTABLE's
+// size hints were used undecoded).
+func fb2Int(x int) int {
+	e := (x >> 3) & 31
+	if e == 0 {
+		return x
+	}
+	return ((x & 7) + 8) << (e - 1)
+}
+
 func strCmp(s1, s2 string) int {
 	len1 := len(s1)
 	len2 := len(s2)

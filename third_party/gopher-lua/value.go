@@ -170,16 +170,15 @@ type LTable struct {
 	// (limitdb patch). Go code can still use RawSet*.
 	Readonly bool
 
-	array   []LValue
-	dict    map[LValue]LValue
-	strdict map[string]LValue
-	small   []strKV // string keys while strdict is nil (limitdb patch)
-	keys    []LValue
-	k2i     map[LValue]int
-	mem     *memBudget // the script budget its growth is charged to (limitdb patch)
+	// limitdb patch: Lua 5.1's layout (see table.go)
+	lastfree int32      // nodes at and above this index are not free
+	array    []LValue   // the array part: keys 1..len(array)
+	node     []lnode    // the hash part: 2^k nodes, nil when empty
+	mem      *memBudget // the script budget its growth is charged to (limitdb patch)
+	id       uint64     // object id, shown as its address (limitdb_ids.go)
 }
 
-func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
+func (tb *LTable) String() string   { return objectString("table", tb.id) }
 func (tb *LTable) Type() LValueType { return LTTable }
 
 type LFunction struct {
@@ -188,10 +187,11 @@ type LFunction struct {
 	Proto     *FunctionProto
 	GFunction LGFunction
 	Upvalues  []*Upvalue
+	id        uint64 // object id, shown as its address (limitdb patch, limitdb_ids.go)
 }
 type LGFunction func(*LState) int
 
-func (fn *LFunction) String() string   { return fmt.Sprintf("function: %p", fn) }
+func (fn *LFunction) String() string   { return objectString("function", fn.id) }
 func (fn *LFunction) Type() LValueType { return LTFunction }
 
 type Global struct {
@@ -201,6 +201,7 @@ type Global struct {
 	Global        *LTable
 
 	mem        memBudget // limitdb patch: the running script's memory budget
+	nextID     uint64    // limitdb patch: the last object id given (limitdb_ids.go)
 	builtinMts map[int]LValue
 	tempFiles  []*os.File
 	gccount    int32
@@ -227,18 +228,20 @@ type LState struct {
 	ctxCancelFn  context.CancelFunc
 	nCcalls      int         // nested calls from Go code (limitdb patch, see callR)
 	pmCtl        *pm.Control // stops long pattern matches (limitdb patch)
+	id           uint64      // object id, shown as its address (limitdb patch, limitdb_ids.go)
 }
 
-func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }
+func (ls *LState) String() string   { return objectString("thread", ls.id) }
 func (ls *LState) Type() LValueType { return LTThread }
 
 type LUserData struct {
 	Value     interface{}
 	Env       *LTable
 	Metatable LValue
+	id        uint64 // object id, shown as its address (limitdb patch, limitdb_ids.go)
 }
 
-func (ud *LUserData) String() string   { return fmt.Sprintf("userdata: %p", ud) }
+func (ud *LUserData) String() string   { return objectString("userdata", ud.id) }
 func (ud *LUserData) Type() LValueType { return LTUserData }
 
 type LChannel chan LValue

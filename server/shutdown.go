@@ -118,7 +118,10 @@ func (s *Server) prepareShutdown(f ShutdownFlags) error {
 func (s *Server) Shutdown(f ShutdownFlags) error {
 	s.shutdownMu.Lock()
 	s.door.Lock()
-	err := s.prepareShutdown(f)
+	var err error
+	if !s.down.Load() { // else a SHUTDOWN has saved and Close is under way
+		err = s.prepareShutdown(f)
+	}
 	s.door.Unlock()
 	s.shutdownMu.Unlock()
 	if err != nil {

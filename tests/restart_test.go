@@ -37,8 +37,8 @@ func TestRestart(t *testing.T) {
 		args []string
 		ways []string
 	}{
-		{"appendonly-no", []string{"--appendonly", "no"}, []string{"sigterm", "shutdown", "bgsave-kill"}},
-		{"appendonly-yes", nil, []string{"sigint", "shutdown", "bgsave-kill", "kill"}},
+		{"appendonly-no", []string{"--appendonly", "no"}, []string{"sigterm", "sigint", "shutdown", "bgsave-kill"}},
+		{"appendonly-yes", nil, []string{"sigterm", "sigint", "shutdown", "bgsave-kill", "kill"}},
 	}
 	for _, m := range modes {
 		for _, way := range m.ways {

@@ -581,7 +581,7 @@ func (n *Node) runForwarded(u *Unit) ([]byte, uint64, error) {
 	data := n.exec.ExecForwarded(u)
 	ticket := n.prop.Ticket()
 	d.Unlock()
-	if err := n.prop.Wait(ticket, n.cfg.applyTimeout()); err != nil {
+	if err := n.prop.Wait(ticket, 0); err != nil {
 		return nil, 0, err
 	}
 	return data, n.prop.doneIndex.Load(), nil

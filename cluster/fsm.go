@@ -81,6 +81,7 @@ func (f *fsm) apply(l *raft.Log) error {
 	}
 	if h.epoch != 0 && h.epoch == f.ownEpoch {
 		f.ownSeq = h.firstSeq + uint64(h.nrec) - 1
+		f.n.prop.applied(f.ownSeq, l.Index)
 		return nil
 	}
 	d := f.n.door

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 
 	"limitdb/door"
 )
@@ -138,6 +139,10 @@ type Executor interface {
 	PublishSettings()
 }
 
+// errStalled ends an epoch whose entry in flight made no progress: it
+// was lost without Raft changing state where the monitor could see it.
+var errStalled = errors.New("cluster: the entry in flight made no progress")
+
 // ErrClusterDown answers a command that found no leader in time.
 var ErrClusterDown = errors.New("CLUSTERDOWN The cluster is down: no leader was elected in time")
 
@@ -248,13 +253,17 @@ func nodeID(dir string) (string, error) {
 // a power cut can vote twice in one term.
 func (n *Node) openStores(dir string) error {
 	var err error
-	n.stable, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "stable.db")})
+	n.stable, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "stable.db"), BoltOptions: &bbolt.Options{Timeout: time.Second}})
 	if err != nil {
 		return err
 	}
 	noSync := n.cfg.AppendFsync != "always"
 	logPath := filepath.Join(dir, "log.db")
-	n.logDB, err = raftboltdb.New(raftboltdb.Options{Path: logPath, NoSync: noSync})
+	// the freelist is rebuilt at open instead of written in every
+	// transaction (one page write less per batch of entries), and kept as
+	// a map (the log's frees and allocations are runs at both ends)
+	n.logDB, err = raftboltdb.New(raftboltdb.Options{Path: logPath, NoSync: noSync,
+		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 	if err != nil {
 		return err
 	}
@@ -449,6 +458,8 @@ func (n *Node) monitor() {
 			n.startEpoch()
 		case st != raft.Leader && n.serving.Load() != 0:
 			n.leadershipLost(n.serving.Load(), raft.ErrLeadershipLost)
+		case n.serving.Load() != 0 && n.prop.stalled(n.cfg.applyTimeout()):
+			n.leadershipLost(n.serving.Load(), errStalled)
 		}
 	}
 }

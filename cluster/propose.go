@@ -1,12 +1,12 @@
 package cluster
 
 import (
+	"container/heap"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // ErrUnknown answers a unit whose batch was executed but not committed
@@ -27,7 +27,10 @@ type proposer struct {
 
 	mu      sync.Mutex
 	cutCond *sync.Cond // the submitter waits for records or a free slot
-	ackCond *sync.Cond // waiters wait for done to pass their ticket
+	// waiters, ordered by ticket (a heap): a completion wakes exactly the
+	// ones it acknowledges. A sync.Cond broadcast woke all 50 clients of
+	// a P=1 run on every entry, and their lock traffic was 11% of the CPU.
+	waiters waitHeap
 
 	// guarded by mu
 	pend     []byte // records since the last cut, length-prefixed
@@ -49,7 +52,8 @@ type proposer struct {
 	lost    []seqRange
 	lostMax atomic.Uint64 // the highest lost sequence: above it, done decides alone
 
-	futures chan proposal
+	stopCh   chan struct{} // closed by stop
+	progress atomic.Int64  // unix ns of the last proposal or acknowledgement
 }
 
 type seqRange struct{ from, to uint64 }
@@ -58,16 +62,16 @@ type seqRange struct{ from, to uint64 }
 // timeout, long before 64 leadership changes.
 const maxLost = 64
 
-type proposal struct {
-	f       raft.ApplyFuture
-	lastSeq uint64
-	epoch   uint64
-}
+// maxInflight entries may be proposed and not yet committed. One: while
+// an entry is being stored and replicated, everything executed meanwhile
+// gathers into the next, which makes entries as big as they can be (each
+// costs a bolt transaction and its garbage, ~40 µs of CPU). With the
+// gathering below, 1 and 2 measured the same (50 clients of INCR at P=1
+// on a cluster of one: 0.53 and 0.51 of Redis's throughput).
+const maxInflight = 1
 
-// maxInflight entries may be proposed and not yet committed: the leader
-// keeps the log pipeline busy while one entry is being written and
-// replicated.
-const maxInflight = 4
+// gatherRounds bounds the yields before a cut (see run).
+const gatherRounds = 64
 
 // maxEntry caps an entry's records: a cut stops adding units past it.
 // A single unit bigger than that still goes out alone (its effects are
@@ -75,9 +79,8 @@ const maxInflight = 4
 const maxEntry = 16 << 20
 
 func newProposer(n *Node) *proposer {
-	p := &proposer{n: n, futures: make(chan proposal, maxInflight)}
+	p := &proposer{n: n, stopCh: make(chan struct{})}
 	p.cutCond = sync.NewCond(&p.mu)
-	p.ackCond = sync.NewCond(&p.mu)
 	return p
 }
 
@@ -115,38 +118,140 @@ func (p *proposer) addForget(id unitID) {
 func (p *proposer) Ticket() uint64 { return p.seq.Load() }
 
 // Wait blocks until every record up to ticket is committed, or returns
-// ErrUnknown when they were lost with the leadership, or errTimeout.
+// ErrUnknown when they were lost with the leadership, or when timeout
+// passes first.
 func (p *proposer) Wait(ticket uint64, timeout time.Duration) error {
 	if ticket <= p.done.Load() && ticket > p.lostMax.Load() {
 		return nil
 	}
-	var timer *time.Timer
-	expired := false
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for {
-		for _, r := range p.lost {
-			if ticket > r.from && ticket <= r.to {
-				return ErrUnknown
-			}
-		}
-		if ticket <= p.done.Load() {
-			return nil
-		}
-		if expired || p.stopped {
-			return ErrUnknown
-		}
-		if timer == nil && timeout > 0 {
-			timer = time.AfterFunc(timeout, func() {
-				p.mu.Lock()
-				expired = true
-				p.mu.Unlock()
-				p.ackCond.Broadcast()
-			})
-			defer timer.Stop()
-		}
-		p.ackCond.Wait()
+	if err, ok := p.settled(ticket); ok {
+		p.mu.Unlock()
+		return err
 	}
+	w := waiterPool.Get().(*waiter)
+	w.ticket = ticket
+	heap.Push(&p.waiters, w)
+	p.mu.Unlock()
+	// no timer per wait (one per command cost measurable CPU at P=1): every
+	// proposal is acknowledged by the state machine, or its failure ends
+	// the epoch (abort), which answers the waiter; callers on the command
+	// path pass 0, tests bound their waits
+	var err error
+	if timeout <= 0 {
+		err = <-w.ch
+	} else {
+		t := time.NewTimer(timeout)
+		select {
+		case err = <-w.ch:
+			t.Stop()
+		case <-t.C:
+			p.mu.Lock()
+			if w.index >= 0 {
+				heap.Remove(&p.waiters, w.index)
+				err = ErrUnknown
+			} else {
+				err = <-w.ch
+			}
+			p.mu.Unlock()
+		case <-p.stopCh:
+			p.mu.Lock()
+			if w.index >= 0 {
+				heap.Remove(&p.waiters, w.index)
+				err = ErrUnknown
+			} else {
+				err = <-w.ch
+			}
+			p.mu.Unlock()
+		}
+	}
+	waiterPool.Put(w)
+	return err
+}
+
+// settled says whether ticket's outcome is known (mu held).
+func (p *proposer) settled(ticket uint64) (error, bool) {
+	for _, r := range p.lost {
+		if ticket > r.from && ticket <= r.to {
+			return ErrUnknown, true
+		}
+	}
+	if ticket <= p.done.Load() {
+		return nil, true
+	}
+	if p.stopped {
+		return ErrUnknown, true
+	}
+	return nil, false
+}
+
+// wake answers every waiter whose outcome is now known (mu held).
+func (p *proposer) wake() {
+	for len(p.waiters) > 0 {
+		w := p.waiters[0]
+		err, ok := p.settled(w.ticket)
+		if !ok {
+			// the lowest ticket is not settled: neither is any higher one,
+			// unless a lost range covers it
+			if len(p.lost) == 0 || w.ticket > p.lostMax.Load() {
+				return
+			}
+			p.wakeLost()
+			return
+		}
+		heap.Pop(&p.waiters)
+		w.ch <- err
+	}
+}
+
+// wakeLost answers the waiters inside lost ranges (mu held; rare).
+func (p *proposer) wakeLost() {
+	keep := p.waiters[:0]
+	for _, w := range p.waiters {
+		if err, ok := p.settled(w.ticket); ok {
+			w.index = -1
+			w.ch <- err
+			continue
+		}
+		keep = append(keep, w)
+	}
+	for i, w := range keep {
+		w.index = i
+	}
+	p.waiters = keep
+	heap.Init(&p.waiters)
+}
+
+// waiter is one Wait in progress.
+type waiter struct {
+	ticket uint64
+	index  int // in the heap; -1 once answered
+	ch     chan error
+}
+
+var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan error, 1)} }}
+
+// waitHeap orders waiters by ticket.
+type waitHeap []*waiter
+
+func (h waitHeap) Len() int           { return len(h) }
+func (h waitHeap) Less(i, j int) bool { return h[i].ticket < h[j].ticket }
+func (h waitHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *waitHeap) Push(x any) {
+	w := x.(*waiter)
+	w.index = len(*h)
+	*h = append(*h, w)
+}
+func (h *waitHeap) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	w.index = -1
+	return w
 }
 
 // begin starts an epoch of leadership: records appended from now on are
@@ -156,6 +261,7 @@ func (p *proposer) begin(epoch uint64) {
 	p.epoch = epoch
 	p.pend, p.pendN, p.pendIDs = p.pend[:0], 0, p.pendIDs[:0]
 	p.cutSeq = p.seq.Load()
+	p.inflight = 0
 	p.mu.Unlock()
 }
 
@@ -165,6 +271,7 @@ func (p *proposer) begin(epoch uint64) {
 func (p *proposer) abort() {
 	p.mu.Lock()
 	p.epoch = 0
+	p.inflight = 0
 	p.pend, p.pendN, p.pendIDs = p.pend[:0], 0, p.pendIDs[:0]
 	if seq, done := p.seq.Load(), p.done.Load(); seq > done {
 		if len(p.lost) == maxLost {
@@ -174,13 +281,18 @@ func (p *proposer) abort() {
 		p.lostMax.Store(seq)
 	}
 	p.cutSeq = p.seq.Load()
+	p.wake()
 	p.mu.Unlock()
-	p.ackCond.Broadcast()
 }
 
 // run is the submitter: it cuts and proposes entries in execution order.
+// Their commits are acknowledged by the state machine (applied) as it
+// counts them, in Raft's FSM goroutine: waiting on each Apply future in a
+// goroutine of its own cost a wake-up per entry on the critical path. A
+// proposal that fails without committing ends the leadership, which the
+// monitor sees (Raft's state, or no progress for applyTimeout) and turns
+// into abort.
 func (p *proposer) run() {
-	go p.complete()
 	var buf []byte
 	for {
 		p.mu.Lock()
@@ -189,8 +301,28 @@ func (p *proposer) run() {
 		}
 		if p.stopped {
 			p.mu.Unlock()
-			close(p.futures)
 			return
+		}
+		// Let the clients the last commit woke run first: each runs a
+		// batch and appends its records. While yielding keeps adding
+		// records the cut waits (at most gatherRounds yields, no timer);
+		// once a round adds none, everything ready is in. Cutting at once
+		// made entries of 2.7 records at P=1 (a cluster of one, 50
+		// clients): 8,700 entries and 23,500 commands a second, 30 µs of
+		// CPU per command, against 10 records, 45,000 and 17 µs after
+		// a hop of a goroutine per entry had delayed the cut.
+		for i := 0; i < gatherRounds && p.epoch != 0; i++ {
+			n := p.pendN
+			p.mu.Unlock()
+			runtime.Gosched()
+			p.mu.Lock()
+			if p.pendN == n {
+				break
+			}
+		}
+		if p.pendN == 0 || p.epoch == 0 {
+			p.mu.Unlock()
+			continue
 		}
 		h := entryHeader{epoch: p.epoch, firstSeq: p.cutSeq + 1, now: p.pendNow, ids: p.pendIDs, forget: p.pendGone, nrec: p.pendN}
 		buf = appendEntryHeader(buf[:0], &h)
@@ -202,44 +334,50 @@ func (p *proposer) run() {
 			p.pend = nil
 		}
 		p.inflight++
-		epoch := p.epoch
+		p.progress.Store(time.Now().UnixNano())
 		p.mu.Unlock()
 		data := make([]byte, len(buf))
 		copy(data, buf)
-		f := p.n.raft.Apply(data, p.n.cfg.applyTimeout())
-		p.futures <- proposal{f: f, lastSeq: last, epoch: epoch}
+		p.n.raft.Apply(data, p.n.cfg.applyTimeout())
 		if cap(buf) > maxEntry {
 			buf = nil
 		}
 	}
 }
 
-// complete waits for the proposals in order and acknowledges them.
-func (p *proposer) complete() {
-	for pr := range p.futures {
-		err := pr.f.Error()
-		p.mu.Lock()
+// applied acknowledges the records up to lastSeq, committed in the entry
+// at index (called by the state machine for this epoch's entries).
+func (p *proposer) applied(lastSeq, index uint64) {
+	p.mu.Lock()
+	if p.inflight > 0 {
 		p.inflight--
-		if err == nil {
-			if pr.lastSeq > p.done.Load() {
-				p.done.Store(pr.lastSeq)
-				p.doneIndex.Store(pr.f.Index())
-			}
-		}
-		p.mu.Unlock()
-		p.cutCond.Signal()
-		p.ackCond.Broadcast()
-		if err != nil {
-			p.n.leadershipLost(pr.epoch, err)
-		}
 	}
+	if lastSeq > p.done.Load() {
+		p.done.Store(lastSeq)
+		p.doneIndex.Store(index)
+	}
+	p.progress.Store(time.Now().UnixNano())
+	p.wake()
+	p.mu.Unlock()
+	p.cutCond.Signal()
+}
+
+// stalled reports whether an entry has been in flight without progress
+// for longer than d (the monitor then ends the epoch).
+func (p *proposer) stalled(d time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inflight > 0 && time.Since(time.Unix(0, p.progress.Load())) > d
 }
 
 // stop ends the submitter; waiters get ErrUnknown.
 func (p *proposer) stop() {
 	p.mu.Lock()
+	if !p.stopped {
+		close(p.stopCh)
+	}
 	p.stopped = true
+	p.wake()
 	p.mu.Unlock()
 	p.cutCond.Broadcast()
-	p.ackCond.Broadcast()
 }

@@ -22,7 +22,7 @@ func (n *Node) Ticket() uint64 { return n.prop.Ticket() }
 // Wait blocks until ticket is committed; ErrUnknown when its epoch ended
 // first (the replies must not be sent: the engine was rebuilt).
 func (n *Node) Wait(ticket uint64) error {
-	err := n.prop.Wait(ticket, n.cfg.applyTimeout())
+	err := n.prop.Wait(ticket, 0)
 	if err != nil {
 		n.stats.Unknown.Add(1)
 	}

@@ -76,6 +76,17 @@ func (s *Server) setDefaultAuth(cl *client) {
 // entry and returns false.
 func (s *Server) authenticate(cl *client, argv0, user, pass []byte) bool {
 	u := s.auth.acl.Authenticate(user, pass)
+	if u == nil && s.node != nil && !s.node.Serving() && !cl.readonly {
+		// the users are cluster state: a follower that has not applied a
+		// user just created elsewhere catches up before refusing (a read
+		// barrier, as for any linearizable read)
+		s.door.Unlock()
+		err := s.node.ReadBarrier()
+		s.door.Lock()
+		if err == nil {
+			u = s.auth.acl.Authenticate(user, pass)
+		}
+	}
 	if u == nil {
 		ctx := "toplevel"
 		if cl.tx.Active || cl.ctx.InMulti {

@@ -63,8 +63,10 @@ type Snapshot struct {
 	noLZF    bool // Engine.RDBNoCompression when taken
 	noCRC    bool // Engine.RDBNoChecksum when taken
 	// written counts the keys WriteTo has encoded so far (INFO's
-	// current_save_keys_processed), updated once per batch of buckets
+	// current_save_keys_processed), updated once per batch of buckets;
+	// total is the key count, set when taken (Release leaves both)
 	written atomic.Int64
+	total   int64
 }
 
 // snapDB is one database's table: a copy (Capture) or the live one
@@ -118,6 +120,7 @@ func (e *Engine) Capture() *Snapshot {
 		}
 		sd := &s.dbs[i]
 		sd.count, sd.expires = d.count, db.expires
+		s.total += int64(d.count)
 		used := int(d.used)
 		var all []entry
 		if sp := spare; sp != nil && cap(sp.dbs[i].entries) >= used && cap(sp.dbs[i].buckets) >= len(d.buckets) {
@@ -162,10 +165,7 @@ func (s *Snapshot) Release() {
 // Keys reports how many keys WriteTo has written so far and how many the
 // snapshot holds (a progress figure; safe to call while WriteTo runs).
 func (s *Snapshot) Keys() (written, total int64) {
-	for i := range s.dbs {
-		total += int64(s.dbs[i].count)
-	}
-	return s.written.Load(), total
+	return s.written.Load(), s.total
 }
 
 // WriteSnapshot writes the state as it is now (the caller holds Mu for
@@ -176,6 +176,7 @@ func (e *Engine) WriteSnapshot(w io.Writer) error {
 	for i, db := range e.DBs {
 		d := &db.dict
 		s.dbs[i] = snapDB{buckets: d.buckets, chunks: d.chunks, count: d.count, expires: db.expires}
+		s.total += int64(d.count)
 	}
 	_, err := s.WriteTo(w)
 	s.Release()

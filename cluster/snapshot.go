@@ -55,7 +55,7 @@ func (n *Node) snapshotLoop(threshold uint64, every time.Duration) {
 // Snapshot takes a Raft snapshot now (SAVE, the leader's loop): it
 // returns once the capture is taken; Raft writes it in the background.
 func (n *Node) Snapshot() error {
-	_, err := n.snapshot()
+	_, _, err := n.snapshot()
 	if err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
 		return err
 	}
@@ -64,12 +64,14 @@ func (n *Node) Snapshot() error {
 
 // snapshot asks Raft for a snapshot; a serving leader first pauses
 // admission until every executed unit is applied, and resumes it once
-// the FSM has taken its capture. The future ends when Raft has persisted
-// the snapshot.
-func (n *Node) snapshot() (raft.SnapshotFuture, error) {
+// the FSM has taken its capture. persisted waits until Raft has written
+// the snapshot (the future's Error, which must not be called from two
+// goroutines at once: raft's deferError is not synchronised).
+func (n *Node) snapshot() (f raft.SnapshotFuture, persisted func() error, err error) {
 	if !n.Serving() {
-		f := n.raft.Snapshot()
-		return f, f.Error()
+		f = n.raft.Snapshot()
+		err = f.Error()
+		return f, func() error { return err }, err
 	}
 	d := n.door
 	d.Lock()
@@ -77,23 +79,30 @@ func (n *Node) snapshot() (raft.SnapshotFuture, error) {
 	for n.prop.done.Load() < n.prop.seq.Load() {
 		if time.Now().After(deadline) || !n.Serving() {
 			d.Unlock()
-			return nil, errPauseTimeout
+			return nil, func() error { return errPauseTimeout }, errPauseTimeout
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
 	captured := make(chan struct{})
 	n.pause.Store(&captured)
-	f := n.raft.Snapshot()
+	f = n.raft.Snapshot()
 	done := make(chan error, 1)
 	go func() { done <- f.Error() }()
-	var err error
+	finished := false
 	select {
 	case <-captured:
 	case err = <-done:
+		finished = true
 	}
 	n.pause.Store(nil)
 	d.Unlock()
-	return f, err
+	persisted = func() error {
+		if !finished {
+			return <-done
+		}
+		return err
+	}
+	return f, persisted, err
 }
 
 // SnapshotState takes a Raft snapshot as Snapshot does, waits until Raft
@@ -103,9 +112,9 @@ func (n *Node) snapshot() (raft.SnapshotFuture, error) {
 // doubled the stall and the CPU of every BGSAVE). When nothing was applied
 // since the last snapshot, that one is the state and is opened.
 func (n *Node) SnapshotState() (io.ReadCloser, error) {
-	f, err := n.snapshot()
+	f, persisted, err := n.snapshot()
 	if err == nil {
-		err = f.Error()
+		err = persisted()
 	}
 	var rc io.ReadCloser
 	switch {

@@ -219,36 +219,45 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
-// restore loads a snapshot into a fresh engine; f.mu is held.
-func (f *fsm) restore(r io.Reader) error {
-	br := bufio.NewReaderSize(r, 256<<10)
+// readSnapHeader reads a snapshot's cluster header, leaving br at the
+// engine's snapshot (RDB).
+func readSnapHeader(br *bufio.Reader) (applied uint64, units map[clientKey]uint64, err error) {
 	magic := make([]byte, len(snapMagic)+1)
 	if _, err := io.ReadFull(br, magic); err != nil {
-		return fmt.Errorf("cluster: snapshot header: %w", err)
+		return 0, nil, fmt.Errorf("cluster: snapshot header: %w", err)
 	}
 	if string(magic[:len(snapMagic)]) != snapMagic {
-		return errors.New("cluster: not a limitdb cluster snapshot")
+		return 0, nil, errors.New("cluster: not a limitdb cluster snapshot")
 	}
 	if magic[len(snapMagic)] != snapVersion {
-		return fmt.Errorf("cluster: snapshot format version %d, this binary reads %d: upgrade it", magic[len(snapMagic)], snapVersion)
+		return 0, nil, fmt.Errorf("cluster: snapshot format version %d, this binary reads %d: upgrade it", magic[len(snapMagic)], snapVersion)
 	}
-	applied, err := binary.ReadUvarint(br)
-	if err != nil {
-		return err
+	if applied, err = binary.ReadUvarint(br); err != nil {
+		return 0, nil, err
 	}
 	n, err := binary.ReadUvarint(br)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	units := map[clientKey]uint64{}
+	units = map[clientKey]uint64{}
 	for i := uint64(0); i < n; i++ {
 		s, err1 := binary.ReadUvarint(br)
 		c, err2 := binary.ReadUvarint(br)
 		v, err3 := binary.ReadUvarint(br)
 		if err1 != nil || err2 != nil || err3 != nil {
-			return errors.New("cluster: truncated snapshot header")
+			return 0, nil, errors.New("cluster: truncated snapshot header")
 		}
 		units[clientKey{s, c}] = v
+	}
+	return applied, units, nil
+}
+
+// restore loads a snapshot into a fresh engine; f.mu is held.
+func (f *fsm) restore(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	applied, units, err := readSnapHeader(br)
+	if err != nil {
+		return err
 	}
 	d := f.n.door
 	d.Lock()

@@ -285,6 +285,11 @@ func (n *Node) openStores(dir string) error {
 }
 
 func (n *Node) closeStores() {
+	if n.syncFile != nil {
+		if err := n.syncFile.Sync(); err == nil {
+			n.fsyncs.Add(1)
+		}
+	}
 	if n.logDB != nil {
 		n.logDB.Close()
 	}
@@ -362,9 +367,20 @@ func (n *Node) openTransport() error {
 // ID is the node's ID.
 func (n *Node) ID() string { return n.cfg.NodeID }
 
-// Close stops the node: Raft shuts down, stores close.
+// closeDrain bounds how long Close waits for the units already executed
+// to be committed (their clients may have gone; the data may not).
+const closeDrain = 2 * time.Second
+
+// Close stops the node: the units already executed are committed (for up
+// to closeDrain; none when Halt stopped proposing), Raft shuts down, the
+// log is synced (appendfsync everysec, as Redis fsyncs its AOF on
+// shutdown) and the stores close. The server calls it after its clients
+// are gone, so nothing executes meanwhile.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		if n.Serving() {
+			n.prop.Wait(n.prop.seq.Load(), closeDrain)
+		}
 		close(n.closing)
 		n.prop.stop()
 		if n.fwd != nil {

@@ -44,6 +44,9 @@ const (
 	// keys it was not given (SCAN, RANDOMKEY: Redis's
 	// touches_arbitrary_keys); run on its own, its DELs go out bare.
 	FlagArbitraryKeys
+	// FlagNoAsyncLoading is Redis's no_async_loading (SAVE, BGSAVE): shown
+	// by COMMAND; limitdb never loads asynchronously.
+	FlagNoAsyncLoading
 )
 
 var flagNames = []struct {
@@ -55,8 +58,10 @@ var flagNames = []struct {
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
 	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
 	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMayReplicate, "may_replicate"},
+	// Redis's reply order (addReplyFlagsForCommand): no_mandatory_keys,
+	// no_async_loading, no_multi, allow_busy
+	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagNoAsyncLoading, "no_async_loading"},
 	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
-	{FlagNoMandatoryKeys, "no_mandatory_keys"},
 }
 
 // internal flags that are not Redis flags and never reach COMMAND replies

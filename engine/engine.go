@@ -81,6 +81,18 @@ type Engine struct {
 	// it to its logger, and nothing logged reaches a reply or the state.
 	Log func(level int, msg string)
 
+	// RDB writing options (rdbcompression no, rdbchecksum no), node-local
+	// configuration set by the server under Mu; the zero value is Redis's
+	// default. NoCompression writes strings verbatim (snapshots and DUMP,
+	// as Redis's rdb_compression); NoChecksum writes a zero CRC64 trailer
+	// and skips checking the trailer when loading a snapshot.
+	RDBNoCompression, RDBNoChecksum bool
+
+	// WriteDenied, when set (node-local, under Mu), is the error a script's
+	// first write command gets: Redis's MISCONF while the last background
+	// save failed (the server refuses write commands themselves).
+	WriteDenied string
+
 	ev evictState // maxmemory-policy, eviction pool (evict.go); node-local
 
 	cow   cowState   // active captures (cow.go)
@@ -162,6 +174,20 @@ func (db *DB) Len() int { return db.dict.len() }
 
 // Expires is the number of keys with a deadline.
 func (db *DB) Expires() int { return db.expires }
+
+// CountExpired counts the keys alive at now and those past their deadline
+// (a snapshot loads both; the server reports them after loading one).
+func (db *DB) CountExpired(now int64) (alive, expired int64) {
+	db.dict.each(func(e *entry) bool {
+		if e.expired(now) {
+			expired++
+		} else {
+			alive++
+		}
+		return true
+	})
+	return alive, expired
+}
 
 // Ctx is one command's execution context.
 type Ctx struct {

@@ -113,6 +113,8 @@ type rdbWriter struct {
 	lp    lpWriter
 	tmp   []byte
 	touch byte // WriteTo's prefetching loads end here
+	noLZF bool // rdbcompression no: strings verbatim
+	noCRC bool // rdbchecksum no: the trailer is 0, nothing to compute
 }
 
 const rdbFlushAt = 64 << 10
@@ -121,7 +123,9 @@ func (w *rdbWriter) flush() {
 	if w.w == nil || len(w.buf) == 0 || w.err != nil {
 		return
 	}
-	w.crc = crc64Update(w.crc, w.buf)
+	if !w.noCRC {
+		w.crc = crc64Update(w.crc, w.buf)
+	}
 	k, err := w.w.Write(w.buf)
 	w.n += int64(k)
 	w.buf = w.buf[:0]
@@ -142,7 +146,9 @@ func (w *rdbWriter) raw(b []byte) {
 	if len(b) > rdbFlushAt {
 		w.flush()
 		if w.w != nil && w.err == nil {
-			w.crc = crc64Update(w.crc, b)
+			if !w.noCRC {
+				w.crc = crc64Update(w.crc, b)
+			}
 			k, err := w.w.Write(b)
 			w.n += int64(k)
 			if err != nil {
@@ -201,14 +207,14 @@ func (w *rdbWriter) int(v int64) {
 
 // str is rdbSaveRawString: an integer encoding for canonical integers of
 // up to 11 characters, LZF for strings over 20 bytes that it shrinks by
-// at least 4, else length and bytes.
+// at least 4 (unless rdbcompression is off), else length and bytes.
 func (w *rdbWriter) str(s string) {
 	if len(s) <= 11 {
 		if v, ok := ParseInt(s); ok && w.encInt(v) {
 			return
 		}
 	}
-	if len(s) > 20 {
+	if len(s) > 20 && !w.noLZF {
 		b := unsafe.Slice(unsafe.StringData(s), len(s))
 		if c := w.lzf.compress(b, len(s)-4); c != nil {
 			w.buf = append(w.buf, 0xC0|rdbEncLZF)
@@ -409,6 +415,7 @@ func (w *rdbWriter) list(l *List) {
 func (e *Engine) dumpPayload(en *entry) []byte {
 	w := e.dumpWriter()
 	w.buf = w.buf[:0]
+	w.noLZF = e.RDBNoCompression
 	w.byte1(en.rdbType())
 	w.value(en)
 	w.buf = append(w.buf, rdbVersion, 0)

@@ -122,7 +122,8 @@ func vmHWM() int64 {
 }
 
 // BenchmarkCapture1M: Capture alone (the lock hold) over 1,000,000
-// limiter keys.
+// limiter keys: fresh (new arrays: allocated and zeroed under the lock)
+// and again (into the arrays the previous capture left, cow.go's spare).
 func BenchmarkCapture1M(b *testing.B) {
 	e := New()
 	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: t0}
@@ -133,9 +134,21 @@ func BenchmarkCapture1M(b *testing.B) {
 		cmdRLAllow(c, argv)
 	}
 	runtime.GC()
-	for b.Loop() {
-		s := e.Capture()
-		s.Release()
+	for _, again := range []bool{false, true} {
+		name := "fresh"
+		if again {
+			name = "again"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if !again {
+					e.AgeCaptureSpare()
+					e.AgeCaptureSpare()
+				}
+				s := e.Capture()
+				s.Release()
+			}
+		})
 	}
 }
 

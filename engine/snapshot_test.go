@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -365,5 +366,52 @@ func TestResetNil(t *testing.T) {
 	f.ClockMs, f.Enc = clock, enc
 	if a, b := strictState(c.E), strictState(f); a != b {
 		t.Fatalf("after Reset(nil): %s", firstDiff(b, a))
+	}
+}
+
+// TestCaptureSpare: a capture after a released one copies into that one's
+// arrays (cleared on release, so no value stays reachable through them),
+// and writes the same bytes as WriteSnapshot; AgeCaptureSpare lets the
+// arrays go after two calls without a capture in between.
+func TestCaptureSpare(t *testing.T) {
+	c := newTestCtx()
+	fillEveryEncoding(t, c)
+	s := c.E.Capture()
+	s.WriteTo(io.Discard)
+	s.Release()
+	sp := c.E.cow.spare.Load()
+	if sp == nil || len(sp.dbs[0].entries) == 0 {
+		t.Fatal("no spare kept")
+	}
+	for _, en := range sp.dbs[0].entries {
+		if en != (entry{}) {
+			t.Fatal("the spare holds an entry")
+		}
+	}
+	// change the data set, then capture into the spare
+	run(c, "DEL", "int")
+	run(c, "SET", "new", "value")
+	run(c, "HSET", "bighash", "added", "1")
+	s = c.E.Capture()
+	if c.E.cow.spare.Load() != nil {
+		t.Fatal("the capture did not take the spare")
+	}
+	if &s.dbs[0].all[0] != &sp.dbs[0].entries[0] {
+		t.Fatal("the capture did not copy into the spare")
+	}
+	var got, want bytes.Buffer
+	s.WriteTo(&got)
+	s.Release()
+	c.E.WriteSnapshot(&want)
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatal("a capture into the spare wrote other bytes than WriteSnapshot")
+	}
+	c.E.AgeCaptureSpare()
+	if c.E.cow.spare.Load() == nil {
+		t.Fatal("dropped after one call")
+	}
+	c.E.AgeCaptureSpare()
+	if c.E.cow.spare.Load() != nil {
+		t.Fatal("kept after two calls")
 	}
 }

@@ -406,6 +406,12 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	if isWrite && v.ro {
 		return v.raiseCall(L, engine.ErrReadOnlyScript, raise)
 	}
+	if isWrite && !v.wrote && c.E.WriteDenied != "" {
+		// Redis 7.0 (scriptVerifyWriteCommandAllow): while the server
+		// refuses writes (MISCONF), a script's first write fails; once it
+		// has written it is not stopped half way
+		return v.raise(L, c.E.WriteDenied, raise)
+	}
 	if cmd.Run == nil {
 		// connection-level commands (PING, ECHO, SELECT …) have no engine
 		// handler; only the harmless ones are answered here.

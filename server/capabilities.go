@@ -1,5 +1,7 @@
 package server
 
+import "strings"
+
 // Reasons CONFIG SET gives for valid values that would need behaviour
 // limitdb does not have (yet). Redis's error form is kept:
 // "ERR CONFIG SET failed (possibly related to argument '<name>') - <why>".
@@ -7,12 +9,19 @@ package server
 // does, which is also Redis's default.
 const (
 	errStartupOnly  = "limitdb sets it at start-up only (its Raft log and node are opened then)"
-	errNoRDB        = "limitdb does not save snapshots (no persistence yet)"
 	errNoNotify     = "limitdb has no Pub/Sub yet, so no keyspace notifications"
 	errNoLazyfree   = "limitdb does not free values lazily in Redis's sense (no lazyfreed_objects; Go's garbage collector frees them)"
 	errListNodes    = "limitdb lists are not made of listpack nodes"
 	errListCompress = "limitdb does not compress lists"
 )
+
+// baseName is Redis's isValidDBfilename (dbfilename).
+func baseName(v string) string {
+	if strings.ContainsAny(v, `/\`) {
+		return "dbfilename can't be a path, just a filename"
+	}
+	return ""
+}
 
 // only returns a cannot check that accepts the one value limitdb honours
 // (compared after normalisation by param.check).

@@ -160,7 +160,15 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			}
 			if !cl.locked {
 				if !s.lockEngine(cl, argv) {
+					if cl.closeNow {
+						break // SHUTDOWN NOSAVE while busy
+					}
 					continue // answered BUSY (a script is running)
+				}
+				if s.down.Load() {
+					// a SHUTDOWN has saved: nothing may run after its save
+					s.door.Unlock()
+					return false
 				}
 				cl.locked = true
 				cl.batchStart, cl.batchN = len(cl.w.B), 0
@@ -173,7 +181,7 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			if st := s.dispatch(cl, argv); st != nil {
 				b.pend = append(b.pend, st)
 			}
-			if cl.closeNow {
+			if cl.closeNow || s.down.Load() {
 				break
 			}
 			if len(cl.w.B) >= flushAt {
@@ -273,6 +281,10 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		s.reject(cl, cmd, errNoAuth)
 		return nil
 	}
+	if cl.tx.Active && cmd.Has(engine.FlagNoMulti) {
+		s.reject(cl, cmd, errNoMulti)
+		return nil
+	}
 	// the default user (all commands, keys, channels) costs this one field
 	// read; a user with key patterns ~30 ns and no allocation (auth.go)
 	if !cl.user.Free() {
@@ -289,6 +301,9 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		}
 	} else {
 		cl.ctx.OOM = false
+	}
+	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd) {
+		return nil
 	}
 	if cl.tx.Active && !isTxnControl(cmd.Name) {
 		cl.tx.Enqueue(argv)
@@ -358,6 +373,10 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 
 // reject answers err to a command refused before it runs (NOAUTH,
 // NOPERM): it aborts a MULTI in progress and counts as a rejected call.
+// errNoMulti answers a command flagged no_multi (SAVE, SHUTDOWN) inside
+// MULTI, as Redis's processCommand does.
+const errNoMulti = "ERR Command not allowed inside a transaction"
+
 func (s *Server) reject(cl *client, cmd *engine.Command, err string) {
 	cl.w.Error(err)
 	if cl.tx.Active {

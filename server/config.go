@@ -56,7 +56,13 @@ var params = []*param{
 	// memory. The binary's default is yes (Config.Durable); a server
 	// embedded without it has no log, as its default says.
 	{name: "appendonly", kind: pBool, def: "no", startup: true},
-	{name: "save", kind: pSave, def: "", cannot: only("", errNoRDB)},
+	// RDB files (rdb_save.go). save's default is Redis 7.0's; a server
+	// embedded without Config.Chdir (tests) starts with "" (initConfig).
+	{name: "save", kind: pSave, def: "3600 1 300 100 60 10000"},
+	{name: "dbfilename", kind: pString, def: "dump.rdb", protected: true, cannot: baseName},
+	{name: "rdbcompression", kind: pBool, def: "yes"},
+	{name: "rdbchecksum", kind: pBool, def: "yes", immutable: true},
+	{name: "stop-writes-on-bgsave-error", kind: pBool, def: "yes"},
 	{name: "timeout", kind: pInt, def: "0", min: 0, max: 2147483647},
 	{name: "maxclients", kind: pInt, def: "10000", min: 1, max: 4294967295},
 	{name: "busy-reply-threshold", alias: "lua-time-limit", kind: pInt, def: "5000", min: 0, max: 9223372036854775807},
@@ -366,6 +372,7 @@ func (s *Server) applyConfig() {
 	}
 	s.applyMaxmemory()
 	s.applyNet()
+	s.applyRDBConfig()
 }
 
 // value validates v for p as CONFIG SET and a config file both do:
@@ -433,12 +440,13 @@ func (p *param) check(v string) (string, string) {
 		}
 		return "", "argument(s) must be one of the following: " + strings.Join(p.enum, ", ")
 	case pSave:
+		// Redis's setConfigSaveOption: pairs of seconds ≥ 1, changes ≥ 0
 		f := strings.Fields(v)
 		if len(f)%2 != 0 {
 			return "", "Invalid save parameters"
 		}
-		for _, x := range f {
-			if n, ok := engine.ParseIntB([]byte(x)); !ok || n < 0 {
+		for i, x := range f {
+			if n, ok := engine.ParseIntB([]byte(x)); !ok || n < 0 || i%2 == 0 && n < 1 {
 				return "", "Invalid save parameters"
 			}
 		}
@@ -594,6 +602,13 @@ func (s *Server) initConfig() {
 	}
 	if s.cfg.Durable {
 		s.conf.params["appendonly"] = "yes"
+	}
+	if !s.cfg.Chdir {
+		// An embedded server (tests, which run many in one process from
+		// the package's directory) writes no dump.rdb unless configured
+		// to: without this the save rules would drop one into the
+		// working directory. The binary keeps Redis's default rules.
+		s.conf.params["save"] = ""
 	}
 	if s.cfg.RequirePass != "" {
 		s.conf.params["requirepass"] = s.cfg.RequirePass

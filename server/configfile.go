@@ -1,10 +1,12 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"limitdb/acl"
 	"limitdb/engine"
@@ -132,11 +134,16 @@ func cantOpen(path string, err error) *ConfigError {
 // errnoText is strerror's text of a path error ("No such file or directory").
 func errnoText(err error) string {
 	why := err.Error()
-	if pe, ok := err.(*os.PathError); ok {
+	var errno syscall.Errno
+	if errors.As(err, &errno) { // inside a PathError, LinkError, SyscallError
+		why = errno.Error()
+	} else if pe, ok := err.(*os.PathError); ok {
 		why = pe.Err.Error()
-		if len(why) > 0 {
-			why = strings.ToUpper(why[:1]) + why[1:]
-		}
+	} else {
+		return why
+	}
+	if len(why) > 0 {
+		why = strings.ToUpper(why[:1]) + why[1:]
 	}
 	return why
 }

@@ -187,17 +187,67 @@ func infoMemory(s *Server, b []byte) []byte {
 	return b
 }
 
+// infoPersistence: Redis 7.0.15's fields in its order. limitdb loads
+// before serving (loading is always 0) and saves from a capture, not a
+// fork: the cow fields stay 0, and the progress fields count the keys the
+// BGSAVE in progress has written. The aof fields describe Redis's AOF,
+// which limitdb does not have (its Raft log is in the Raft section).
 func infoPersistence(s *Server, b []byte) []byte {
+	r := &s.rdb
+	var done, total int64
+	cur := int64(-1)
+	if r.bg != nil {
+		if r.bg.snap != nil {
+			done, total = r.bg.snap.Keys()
+		}
+		cur = int64(time.Since(r.bg.start) / time.Second)
+	}
+	perc := 0.0
+	if total > 0 {
+		perc = float64(done) * 100 / float64(total)
+	}
+	status := "ok"
+	if r.lastFailed {
+		status = "err"
+	}
 	b = kv(b, "loading", 0)
 	b = kv(b, "async_loading", 0)
+	b = kv(b, "current_cow_peak", 0)
+	b = kv(b, "current_cow_size", 0)
+	b = kv(b, "current_cow_size_age", 0)
+	b = kv(b, "current_fork_perc", perc)
+	b = kv(b, "current_save_keys_processed", done)
+	b = kv(b, "current_save_keys_total", total)
 	b = kv(b, "rdb_changes_since_last_save", s.eng.Stats.Dirty)
-	b = kv(b, "rdb_bgsave_in_progress", 0)
-	b = kv(b, "rdb_last_save_time", s.started.Unix())
-	b = kv(b, "rdb_last_bgsave_status", "ok")
+	b = kv(b, "rdb_bgsave_in_progress", boolInt(r.bg != nil))
+	b = kv(b, "rdb_last_save_time", r.lastSave)
+	b = kv(b, "rdb_last_bgsave_status", status)
+	b = kv(b, "rdb_last_bgsave_time_sec", r.lastBgSecs)
+	b = kv(b, "rdb_current_bgsave_time_sec", cur)
+	b = kv(b, "rdb_saves", r.saves)
+	b = kv(b, "rdb_last_cow_size", 0)
+	b = kv(b, "rdb_last_load_keys_expired", r.loadExpired)
+	b = kv(b, "rdb_last_load_keys_loaded", r.loaded)
 	b = kv(b, "aof_enabled", 0)
 	b = kv(b, "aof_rewrite_in_progress", 0)
+	b = kv(b, "aof_rewrite_scheduled", 0)
+	b = kv(b, "aof_last_rewrite_time_sec", -1)
+	b = kv(b, "aof_current_rewrite_time_sec", -1)
+	b = kv(b, "aof_last_bgrewrite_status", "ok")
+	b = kv(b, "aof_rewrites", 0)
+	b = kv(b, "aof_rewrites_consecutive_failures", 0)
 	b = kv(b, "aof_last_write_status", "ok")
+	b = kv(b, "aof_last_cow_size", 0)
+	b = kv(b, "module_fork_in_progress", 0)
+	b = kv(b, "module_fork_last_cow_size", 0)
 	return b
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func infoStats(s *Server, b []byte) []byte {

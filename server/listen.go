@@ -235,6 +235,9 @@ func (s *Server) Serve() error {
 	}
 	s.net.mu.Unlock()
 	<-s.stop
+	// return once Close is over: the binary exits when Serve returns, and
+	// the node must be closed (its log synced) first
+	<-s.closed
 	return nil
 }
 

@@ -1,17 +1,69 @@
 package server
 
-import "limitdb/engine"
+import (
+	"strings"
 
-// Persistence commands (Redis 7.0 rdb.c).
+	"limitdb/engine"
+)
+
+// Persistence commands (Redis 7.0 rdb.c, db.c): SAVE, BGSAVE, LASTSAVE;
+// SHUTDOWN is in shutdown.go, the saving itself in rdb_save.go.
 
 func init() {
+	registerConn(&engine.Command{Name: "save", Arity: 1, Flags: "admin noscript no_async_loading no_multi", Group: "server", Since: "1.0.0",
+		Summary: "Synchronously saves the database(s) to disk."}, cmdSave)
+	registerConn(&engine.Command{Name: "bgsave", Arity: -1, Flags: "admin noscript no_async_loading", Group: "server", Since: "1.0.0",
+		Summary: "Asynchronously saves the database(s) to disk."}, cmdBgsave)
 	registerConn(&engine.Command{Name: "lastsave", Arity: 1, Flags: "loading stale fast", Group: "server", Since: "1.0.0",
 		Summary: "Returns the Unix timestamp of the last successful save to disk."}, cmdLastSave)
 }
 
-// cmdLastSave: LASTSAVE — the unix time of the last successful save;
-// limitdb saves no RDB file, so it is the server's start time (what Redis
-// reports before its first save, and what INFO's rdb_last_save_time says).
+// cmdSave: SAVE — writes dir/dbfilename now, with every other client
+// waiting (Redis's saveCommand). +OK; -ERR when the file could not be
+// written (the log says why); refused while a BGSAVE runs. With a Raft
+// node a Raft snapshot follows, in the background.
+func cmdSave(s *Server, cl *client, argv [][]byte) {
+	if s.rdb.bg != nil {
+		cl.w.Error(errBgsaveInProgress)
+		return
+	}
+	s.rdb.saves++
+	if err := s.saveLocked(); err != nil {
+		cl.w.Error(errSave)
+		return
+	}
+	if s.node != nil {
+		go s.raftSnapshot() // it takes the engine lock this command holds
+	}
+	cl.w.OK()
+}
+
+// cmdBgsave: BGSAVE [SCHEDULE] — Redis's bgsaveCommand: +Background saving
+// started; an error while one runs; inside MULTI the save is scheduled
+// (+Background saving scheduled) and the cron starts it after EXEC, as
+// Redis does while in_exec. limitdb has no AOF rewrite child, so SCHEDULE
+// otherwise starts at once.
+func cmdBgsave(s *Server, cl *client, argv [][]byte) {
+	if len(argv) > 1 {
+		if len(argv) != 2 || !strings.EqualFold(string(argv[1]), "schedule") {
+			cl.w.Error(engine.ErrSyntax)
+			return
+		}
+	}
+	switch {
+	case s.rdb.bg != nil:
+		cl.w.Error(errBgsaveInProgress)
+	case cl.ctx.InMulti:
+		s.rdb.scheduled = true
+		cl.w.Status("Background saving scheduled")
+	default:
+		s.bgsaveStart()
+		cl.w.Status("Background saving started")
+	}
+}
+
+// cmdLastSave: LASTSAVE — the unix time of the last successful save (the
+// start time before the first, as in Redis).
 func cmdLastSave(s *Server, cl *client, argv [][]byte) {
-	cl.w.Int(s.started.Unix())
+	cl.w.Int(s.rdb.lastSave)
 }

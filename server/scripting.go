@@ -51,6 +51,9 @@ func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
 	if start == 0 || time.Now().UnixMilli()-start < g.Limit() {
 		return false
 	}
+	if engine.EqualFold(argv[0], "shutdown") {
+		return s.shutdownBusy(cl, argv)
+	}
 	if len(argv) == 2 && engine.EqualFold(argv[0], "script") && engine.EqualFold(argv[1], "kill") {
 		if g.Wrote.Load() {
 			cl.w.Error(errUnkillable)

@@ -74,6 +74,13 @@ type Server struct {
 	started time.Time
 	stats   serverStats
 	stop    chan struct{}
+	closed  chan struct{} // closed when Close has finished (Serve returns then)
+
+	rdb rdbState // SAVE, BGSAVE, save rules, MISCONF (rdb_save.go); guarded by eng.Mu
+	// down is set once a SHUTDOWN is past its save: a client that gets
+	// the engine lock afterwards runs nothing (shutdown.go)
+	down       atomic.Bool
+	shutdownMu sync.Mutex // one shutdown at a time
 
 	limits     resp.Limits               // client-query-buffer-limit, proto-max-bulk-len
 	maxClients atomic.Int64              // maxclients
@@ -128,6 +135,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 		clients: make(map[int64]*client),
 		started: time.Now(),
 		stop:    make(chan struct{}),
+		closed:  make(chan struct{}),
 		conf:    newRuntimeConfig(),
 
 		fwdClients: map[fwdKey]*client{},
@@ -140,6 +148,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()
 	s.initAuth()
+	s.initRDB()
 	s.initConfig()
 	s.runID = newRunID()
 	return s
@@ -162,12 +171,19 @@ func (s *Server) ListenAndServe() error {
 	return s.Serve()
 }
 
-// Close stops accepting, closes every connection and waits for them.
+// Close stops accepting, closes every connection and waits for them,
+// aborts a BGSAVE in progress, and closes the cluster node. It saves
+// nothing (Shutdown does, as SHUTDOWN). A second call waits for the first.
 func (s *Server) Close() error {
 	if s.closing.Swap(true) {
+		<-s.closed
 		return nil
 	}
+	defer close(s.closed)
 	close(s.stop)
+	s.door.Lock()
+	s.stopBgsave()
+	s.door.Unlock()
 	var err error
 	s.net.mu.Lock()
 	for _, l := range s.net.listeners {
@@ -206,6 +222,7 @@ func (s *Server) cron() {
 	t := time.NewTimer(s.cronPeriod())
 	defer t.Stop()
 	lastSample := time.Now()
+	lastAge := lastSample
 	var lastScavenge time.Time
 	for {
 		select {
@@ -221,6 +238,13 @@ func (s *Server) cron() {
 		}
 		s.closeIdleClients()
 		s.trackOutputPeaks()
+		s.rdbCron()
+		if time.Since(lastAge) >= captureSpareAge {
+			// the arrays a released capture leaves for the next one are
+			// dropped 5–10 s after the last capture (engine/cow.go)
+			lastAge = time.Now()
+			s.eng.AgeCaptureSpare()
+		}
 		s.scavenge(&lastScavenge)
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {
@@ -239,6 +263,10 @@ func (s *Server) cron() {
 		}
 	}
 }
+
+// captureSpareAge is the period of AgeCaptureSpare: BGSAVEs and Raft
+// snapshots closer together than that capture without allocating.
+const captureSpareAge = 5 * time.Second
 
 // cronPeriod is 1 s / hz (hz is kept within 1..500 by CONFIG SET).
 func (s *Server) cronPeriod() time.Duration {

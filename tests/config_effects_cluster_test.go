@@ -27,6 +27,7 @@ type proc struct {
 	log  string
 	cmd  *exec.Cmd
 	cli  *redis.Client
+	done chan struct{} // closed once the process has exited (cmd.ProcessState set)
 }
 
 func startProc(t *testing.T, dir string, opts ...string) *proc {
@@ -58,7 +59,9 @@ func (p *proc) start() {
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
-	go func() { p.cmd.Wait(); f.Close() }()
+	cmd, done := p.cmd, make(chan struct{})
+	p.done = done
+	go func() { cmd.Wait(); f.Close(); close(done) }()
 	if err := waitPing(p.addr()); err != nil {
 		p.t.Fatalf("%v\n%s", err, p.output())
 	}
@@ -71,8 +74,9 @@ func (p *proc) output() string { b, _ := os.ReadFile(p.log); return string(b) }
 func (p *proc) kill() {
 	if p.cmd != nil && p.cmd.Process != nil {
 		p.cmd.Process.Kill()
-		for i := 0; i < 100 && p.cmd.ProcessState == nil; i++ {
-			time.Sleep(20 * time.Millisecond)
+		select {
+		case <-p.done:
+		case <-time.After(2 * time.Second):
 		}
 	}
 	if p.cli != nil {

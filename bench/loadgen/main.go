@@ -52,7 +52,14 @@ var (
 	fRedisAuth = flag.String("redis-auth", "", "AUTH arguments for every connection to the reference server (\"pass\" or \"user pass\")")
 	fLimitArgs = flag.String("limitdb-args", "", "extra command-line arguments for the started limitdb, space separated (e.g. \"--requirepass secret\")")
 	fLimitAuth = flag.String("limitdb-auth", "", "AUTH arguments for every connection to limitdb (\"pass\" or \"user pass\")")
+	fPreload   = flag.Int("preload", 0, "bench mode: load this many keys (INCR pre:i + EXPIRE) into both servers before the cases")
+	fBgsave    = flag.String("bgsave-loop", "none", "bench mode: keep a BGSAVE running during the cases on none, limitdb or both")
+	fBgEvery   = flag.Duration("bgsave-every", 0, "with -bgsave-loop: start a BGSAVE at most this often (0: back to back)")
 )
+
+// workDir holds the started servers' dirs (their dump.rdb, limitdb's Raft
+// log), removed on exit, so that nothing lands in the working directory.
+var workDir string
 
 func allNames() string {
 	var n []string
@@ -71,6 +78,25 @@ func killChildren() {
 			c.Wait()
 		}
 	}
+	if workDir != "" {
+		os.RemoveAll(workDir)
+	}
+}
+
+// serverDir makes a directory for a started server under workDir.
+func serverDir(name string) string {
+	if workDir == "" {
+		d, err := os.MkdirTemp("", "loadgen-")
+		if err != nil {
+			fatalf("%v", err)
+		}
+		workDir = d
+	}
+	d := workDir + "/" + name
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		fatalf("%v", err)
+	}
+	return d
 }
 
 func fatalf(format string, a ...any) {
@@ -124,7 +150,7 @@ func main() {
 		ref.pid = *fRedisPid
 	} else {
 		ref.addr, ref.pid = startServer("redis-server", []string{*fRedisBin, "--port", strconv.Itoa(*fRedisPort),
-			"--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}, nil, *fRedisPort)
+			"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", serverDir("redis")}, nil, *fRedisPort)
 	}
 	procs := "unknown (external)"
 	if *fLimit != "" {
@@ -143,14 +169,8 @@ func main() {
 			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
 			procs = strconv.Itoa(*fProcs)
 		}
-		// its own dir: the default configuration keeps a Raft log there
-		dir, err := os.MkdirTemp("", "limitdb-bench-")
-		if err != nil {
-			fatalf("%v", err)
-		}
-		defer os.RemoveAll(dir)
-		args := append([]string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort), "--bind", "127.0.0.1", "--loglevel", "warn", "--dir", dir},
-			strings.Fields(*fLimitArgs)...)
+		args := append([]string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort), "--bind", "127.0.0.1", "--loglevel", "warn",
+			"--dir", serverDir("limitdb")}, strings.Fields(*fLimitArgs)...)
 		cand.addr, cand.pid = startServer("limitdb", args, env, *fLimitPort)
 	}
 	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
@@ -340,6 +360,11 @@ func benchMode(ref, cand *side) {
 		return ws
 	}
 	refW, candW := mkWorkers(ref), mkWorkers(cand)
+	if *fPreload > 0 {
+		preload(ref, *fPreload)
+		preload(cand, *fPreload)
+	}
+	stopLoops := startBgsaveLoops(ref, cand)
 	begin := time.Now()
 	var results []result
 	for _, name := range strings.Split(*fWork, ",") {
@@ -423,6 +448,7 @@ func benchMode(ref, cand *side) {
 			results = append(results, res)
 		}
 	}
+	stopLoops()
 	printTable(results)
 }
 

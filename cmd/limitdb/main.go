@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"limitdb/server"
@@ -125,8 +126,8 @@ func main() {
 		log.Error("listen failed", "err", err)
 		os.Exit(1)
 	}
-	if err := srv.StartCluster(); err != nil {
-		log.Error("cluster start failed", "err", err)
+	if err := srv.StartPersistence(); err != nil {
+		log.Error("start-up failed", "err", err)
 		os.Exit(1)
 	}
 	addr := ""
@@ -137,16 +138,39 @@ func main() {
 		addr += " tls " + a.String()
 	}
 	log.Info("limitdb ready to accept connections", "addr", strings.TrimSpace(addr), "version", server.Version)
-	sig := make(chan os.Signal, 1)
+	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		s := <-sig
-		log.Info("shutting down", "signal", s.String())
-		srv.Close()
-	}()
+	go handleSignals(srv, log, sig)
 	if err := srv.Serve(); err != nil {
 		log.Error("serve failed", "err", err)
 		os.Exit(1)
 	}
 	log.Info("bye")
+}
+
+// handleSignals is Redis's sigShutdownHandler and the cron's shutdown:
+// SIGTERM or SIGINT shuts down as SHUTDOWN does without options (saving
+// when save rules are set; Serve then returns and the process exits 0).
+// If the save fails the server goes on, as Redis's does; a second SIGINT
+// while a shutdown is under way exits at once with status 1.
+func handleSignals(srv *server.Server, log *slog.Logger, sig chan os.Signal) {
+	var busy atomic.Bool
+	for s := range sig {
+		name := map[os.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[s]
+		if busy.Load() {
+			if s == syscall.SIGINT {
+				log.Warn("You insist... exiting now.")
+				os.Exit(1)
+			}
+			continue
+		}
+		log.Warn("Received " + name + " scheduling shutdown...")
+		busy.Store(true)
+		go func() {
+			if err := srv.Shutdown(server.ShutdownFlags{}); err != nil {
+				log.Warn("shutdown failed; still serving", "err", err)
+			}
+			busy.Store(false)
+		}()
+	}
 }

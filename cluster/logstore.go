@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -31,6 +32,10 @@ import (
 // this store runs under mu, which the advice holds too.
 type logStore struct {
 	raft.LogStore
+	// failing is the last write's error text ("" when it succeeded); inject
+	// makes every write fail (DEBUG RAFT-FAIL-WRITES, tests)
+	failing atomic.Pointer[string]
+	inject  atomic.Bool
 	path    string
 	syncs   bool
 	fsyncs  *atomic.Int64
@@ -43,10 +48,18 @@ const adviseEvery = 4 << 20
 func (s *logStore) StoreLogs(logs []*raft.Log) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := s.LogStore.StoreLogs(logs)
+	var err error
+	if s.inject.Load() {
+		err = errInjected
+	} else {
+		err = s.LogStore.StoreLogs(logs)
+	}
 	if err != nil {
+		msg := err.Error()
+		s.failing.Store(&msg)
 		return err
 	}
+	s.failing.Store(nil)
 	if s.syncs {
 		s.fsyncs.Add(1)
 	}
@@ -97,3 +110,18 @@ func (s *logStore) advise() {
 		unix.Syscall(unix.SYS_MADVISE, uintptr(start), uintptr(end-start), unix.MADV_DONTNEED)
 	}
 }
+
+var errInjected = errors.New("No space left on device (injected by DEBUG RAFT-FAIL-WRITES)")
+
+// LogFailure is the error of the Raft log's last write when it failed
+// (a full disk), "" otherwise: the server refuses writes with MISCONF
+// meanwhile, and serves reads from what the node has applied.
+func (n *Node) LogFailure() string {
+	if p := n.store.failing.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// InjectLogFailure makes the log store fail every write (tests).
+func (n *Node) InjectLogFailure(on bool) { n.store.inject.Store(on) }

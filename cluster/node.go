@@ -82,6 +82,7 @@ type Node struct {
 	logs   raft.LogStore
 	stable *raftboltdb.BoltStore
 	logDB  *raftboltdb.BoltStore
+	store  *logStore
 	snaps  *raft.FileSnapshotStore
 	trans  raft.Transport
 	mux    *mux
@@ -275,8 +276,8 @@ func (n *Node) openStores(dir string) error {
 			return err
 		}
 	}
-	store := &logStore{LogStore: n.logDB, path: logPath, syncs: n.cfg.AppendFsync == "always", fsyncs: &n.fsyncs}
-	n.logs, err = raft.NewLogCache(16, store)
+	n.store = &logStore{LogStore: n.logDB, path: logPath, syncs: n.cfg.AppendFsync == "always", fsyncs: &n.fsyncs}
+	n.logs, err = raft.NewLogCache(16, n.store)
 	if err != nil {
 		return err
 	}

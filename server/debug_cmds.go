@@ -81,6 +81,11 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 	case sub == "digest-strict" && len(argv) == 2:
 		d := s.eng.StrictDigest()
 		cl.w.Status(d.Hex())
+	case sub == "raft-fail-writes" && len(argv) == 3 && s.node != nil:
+		// test-only (not in HELP): the Raft log store fails every write
+		// while set, as a full disk would
+		s.node.InjectLogFailure(string(argv[2]) == "1")
+		cl.w.OK()
 	case sub == "digest-value":
 		db := s.eng.DBs[cl.db]
 		cl.w.Array(len(argv) - 2)

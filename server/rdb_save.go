@@ -38,6 +38,7 @@ import (
 // and SAVE and BGSAVE also take a Raft snapshot (log compaction).
 
 const (
+	errMISCONFLog       = "MISCONF Errors writing to the AOF file: "
 	errMISCONF          = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 	errBgsaveInProgress = "ERR Background save already in progress"
 	// errSave is Redis's shared.err, SAVE's reply when the save failed
@@ -59,6 +60,10 @@ type rdbState struct {
 	// denyWrites: MISCONF is in force (stopWrites, rules set, last failed);
 	// dispatch reads it for every command, a field test when false
 	denyWrites bool
+	denyMsg    string // the MISCONF text in force
+	// logFailure: the Raft log's last write failed (the AOF half of
+	// Redis's check), refreshed by the cron
+	logFailure string
 	lastSave   int64 // unix s of the last successful save (LASTSAVE)
 	lastFailed bool  // the last BGSAVE failed (rdb_last_bgsave_status:err)
 	lastTry    int64 // unix s the last BGSAVE started (the retry delay)
@@ -117,15 +122,30 @@ func parseSaveRules(v string) []saveRule {
 	return rules
 }
 
-// updateDenyWrites is Redis's writeCommandsDeniedByDiskError for the RDB
-// half (limitdb has no AOF that could fail that way).
+// updateDenyWrites is Redis's writeCommandsDeniedByDiskError: the RDB
+// half (the last BGSAVE failed) and the AOF half, whose append-only file
+// is limitdb's Raft log (its last write failed: a full disk).
 func (s *Server) updateDenyWrites() {
 	r := &s.rdb
-	r.denyWrites = r.stopWrites && len(r.rules) > 0 && r.lastFailed
-	if r.denyWrites {
-		s.eng.WriteDenied = errMISCONF
-	} else {
-		s.eng.WriteDenied = ""
+	r.denyMsg = ""
+	switch {
+	case r.stopWrites && len(r.rules) > 0 && r.lastFailed:
+		r.denyMsg = errMISCONF
+	case r.logFailure != "":
+		r.denyMsg = errMISCONFLog + r.logFailure
+	}
+	r.denyWrites = r.denyMsg != ""
+	s.eng.WriteDenied = r.denyMsg
+}
+
+// refreshLogFailure follows the Raft log's write errors (cron, lock held).
+func (s *Server) refreshLogFailure() {
+	if s.node == nil {
+		return
+	}
+	if f := s.node.LogFailure(); f != s.rdb.logFailure {
+		s.rdb.logFailure = f
+		s.updateDenyWrites()
 	}
 }
 
@@ -136,7 +156,7 @@ func (s *Server) updateDenyWrites() {
 func (s *Server) rejectMISCONF(cl *client, cmd *engine.Command) bool {
 	if cl.tx.Active && cmd.Name == "exec" && queueHas(cl.tx.Queue, engine.FlagWrite) {
 		s.statOf(cmd).rejected++
-		msg := "EXECABORT Transaction discarded because of: " + errMISCONF
+		msg := "EXECABORT Transaction discarded because of: " + s.rdb.denyMsg
 		cl.w.Error(msg)
 		s.countError([]byte(msg))
 		cl.tx.Reset()
@@ -145,7 +165,7 @@ func (s *Server) rejectMISCONF(cl *client, cmd *engine.Command) bool {
 	if !cmd.Has(engine.FlagWrite) && cmd.Name != "ping" {
 		return false
 	}
-	s.reject(cl, cmd, errMISCONF)
+	s.reject(cl, cmd, s.rdb.denyMsg)
 	return true
 }
 

@@ -27,7 +27,10 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 	if cmd.IsWrite() {
 		return s.forward(cl, [][][]byte{argv})
 	}
-	if cl.readonly || cl.barrier {
+	if cl.readonly || cl.barrier || s.rdb.logFailure != "" {
+		// (a node whose log cannot be written serves reads from what it
+		// applied: its own writes are refused, the others' reach it
+		// only if its log takes them)
 		return true
 	}
 	s.door.Unlock()

@@ -256,6 +256,7 @@ func (s *Server) cron() {
 				found = s.door.ActiveExpire(&ctx, 64)
 			}
 			s.memCron(&ctx)
+			s.refreshLogFailure()
 			s.door.Unlock()
 			if found < 16 {
 				break

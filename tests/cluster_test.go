@@ -511,3 +511,34 @@ func TestClusterSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterLogWriteFailure: while the Raft log cannot be written (a full
+// disk, injected with DEBUG RAFT-FAIL-WRITES), writes get Redis's MISCONF
+// text for a failing append-only file and reads go on; once it can be
+// written again, writes are accepted.
+func TestClusterLogWriteFailure(t *testing.T) {
+	p := startProc(t, "")
+	p.waitServing()
+	ctx := context.Background()
+	if err := p.cli.Set(ctx, "before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cli.Do(ctx, "DEBUG", "RAFT-FAIL-WRITES", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	p.cli.Set(ctx, "during", "1", 0) // fails: its entry cannot be stored
+	var err error
+	if !eventually(3*time.Second, func() bool {
+		err = p.cli.Set(ctx, "during", "1", 0).Err()
+		return err != nil && strings.HasPrefix(err.Error(), "MISCONF Errors writing to the AOF file: No space left on device")
+	}) {
+		t.Fatalf("a write while the log fails: %v", err)
+	}
+	if v, err := p.cli.Get(ctx, "before").Result(); err != nil || v != "1" {
+		t.Fatalf("a read while the log fails: %q %v", v, err)
+	}
+	p.cli.Do(ctx, "DEBUG", "RAFT-FAIL-WRITES", "0")
+	if !eventually(10*time.Second, func() bool { return p.cli.Set(ctx, "after", "1", 0).Err() == nil }) {
+		t.Fatalf("writes not accepted again: %v", p.cli.Set(ctx, "after", "1", 0).Err())
+	}
+}

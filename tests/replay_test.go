@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -53,6 +54,23 @@ func replay(t *testing.T, seed uint64, units int) {
 		a, b := p.digestA(), p.b.StrictDigest()
 		if a != b {
 			t.Fatalf("unit %d: digests differ (A %s, B %s); last units:\n%s", u, a.Hex(), b.Hex(), strings.Join(p.log[max(0, len(p.log)-12):], "\n"))
+		}
+		if u%97 == 96 {
+			// a third engine restored from A's snapshot (as a follower
+			// installing one) holds the same state
+			var buf bytes.Buffer
+			snap := p.a.Capture()
+			if _, err := snap.WriteTo(&buf); err != nil {
+				t.Fatal(err)
+			}
+			snap.Release()
+			c := engine.New()
+			if err := c.LoadSnapshot(&buf); err != nil {
+				t.Fatalf("unit %d: loading A's snapshot: %v", u, err)
+			}
+			if dc, da := c.StrictDigest(), p.a.StrictDigest(); dc != da {
+				t.Fatalf("unit %d: the snapshot-restored engine differs (A %s, C %s)", u, da.Hex(), dc.Hex())
+			}
 		}
 	}
 	var names []string

@@ -22,8 +22,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$tmp/limitdb" --port "$REF_PORT" --bind 127.0.0.1 --loglevel warn --dir "$tmp" & pids+=($!); ref=$!
-"$tmp/limitdb" --port "$CAND_PORT" --bind 127.0.0.1 --loglevel warn --dir "$tmp" --requirepass secret & pids+=($!); cand=$!
+# each its own dir: the default configuration keeps a Raft log there
+mkdir -p "$tmp/ref" "$tmp/cand"
+"$tmp/limitdb" --port "$REF_PORT" --bind 127.0.0.1 --loglevel warn --dir "$tmp/ref" & pids+=($!); ref=$!
+"$tmp/limitdb" --port "$CAND_PORT" --bind 127.0.0.1 --loglevel warn --dir "$tmp/cand" --requirepass secret & pids+=($!); cand=$!
 for port in "$REF_PORT" "$CAND_PORT"; do
   for _ in $(seq 100); do
     redis-cli -p "$port" PING >/dev/null 2>&1 && break

@@ -110,6 +110,9 @@ type Node struct {
 	syncFile     *os.File // everysec: the log store file, fsynced every second
 	lastSnap     atomic.Int64
 	fsyncs       atomic.Int64 // log syncs: one per stored batch (always), one a second (everysec)
+	// peers: the configuration has other servers (the proposer keeps
+	// more entries in flight then); refreshed by the monitor
+	peers atomic.Bool
 	// pause is set while the leader holds the engine lock for a snapshot
 	// (snapshot.go): the FSM captures under that lock and closes the channel
 	pause atomic.Pointer[chan struct{}]
@@ -434,6 +437,7 @@ func newEpoch() uint64 {
 func (n *Node) monitor() {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
+	var lastConf time.Time
 	for {
 		select {
 		case <-n.closing:
@@ -443,6 +447,12 @@ func (n *Node) monitor() {
 		}
 		st := n.raft.State()
 		n.state.Store(uint32(st))
+		if time.Since(lastConf) > time.Second {
+			lastConf = time.Now()
+			if cf := n.raft.GetConfiguration(); cf.Error() == nil {
+				n.peers.Store(len(cf.Configuration().Servers) > 1)
+			}
+		}
 		switch {
 		case st == raft.Leader && n.serving.Load() == 0:
 			if err := n.raft.Barrier(n.cfg.applyTimeout()).Error(); err != nil {

@@ -11,16 +11,22 @@
 # or mount a config file of your own over /etc/limitdb/limitdb.conf
 # (writable if you want CONFIG REWRITE to work):
 #   docker run -p 6379:6379 -v $PWD/my.conf:/etc/limitdb/limitdb.conf limitdb
+# The data is kept in the volume /data (docker run -v limitdb-data:/data …).
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/limitdb ./cmd/limitdb
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/limitdb ./cmd/limitdb \
+ && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/limitdb /usr/local/bin/limitdb
 COPY limitdb.conf /etc/limitdb/limitdb.conf
+# the data (the Raft log, snapshots, dump.rdb) lives in /data: mount a
+# volume there to keep it across containers
+COPY --from=build --chown=nonroot:nonroot /out/data /data
+VOLUME /data
 USER nonroot:nonroot
 EXPOSE 6379
-ENTRYPOINT ["/usr/local/bin/limitdb", "/etc/limitdb/limitdb.conf"]
+ENTRYPOINT ["/usr/local/bin/limitdb", "/etc/limitdb/limitdb.conf", "--dir", "/data"]

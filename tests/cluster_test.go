@@ -101,6 +101,40 @@ func TestClusterBasics(t *testing.T) {
 	if ds[0] != ds[1] || ds[1] != ds[2] {
 		t.Fatalf("strict digests differ: %v", ds)
 	}
+	// READONLY: a follower's reads come from what it applied, without a
+	// read barrier (INFO counts the barriers)
+	ro := redis.NewClient(&redis.Options{Addr: c.addr(f), MaxRetries: -1, Protocol: 2, PoolSize: 1})
+	defer ro.Close()
+	barriers := func() string {
+		s, _ := c.cli(f).Info(ctx, "raft").Result()
+		for _, l := range strings.Split(s, "\r\n") {
+			if v, ok := strings.CutPrefix(l, "raft_read_barriers:"); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	if err := ro.Do(ctx, "READONLY").Err(); err != nil {
+		t.Fatal(err)
+	}
+	b0 := barriers()
+	if v, err := ro.Get(ctx, "k0").Result(); err != nil || v != "0" {
+		t.Fatalf("READONLY read: %q %v", v, err)
+	}
+	if b1 := barriers(); b1 != b0 {
+		t.Fatalf("a READONLY read took a read barrier (%s -> %s)", b0, b1)
+	}
+	// RAFT REMOVE, through a follower
+	victim := c.nodes[(l+2)%3].id
+	if err := c.cli(f).Do(ctx, "RAFT", "REMOVE", victim).Err(); err != nil {
+		t.Fatalf("RAFT REMOVE %s: %v", victim, err)
+	}
+	if m := c.info(l); m["raft_members"] != "2" {
+		t.Fatalf("after RAFT REMOVE: %v", m)
+	}
+	if err := c.cli(l).Do(ctx, "RAFT", "REMOVE", "nosuch").Err(); err == nil || !strings.Contains(err.Error(), "no such node") {
+		t.Fatalf("RAFT REMOVE of an unknown node: %v", err)
+	}
 }
 
 // loadStats counts what a load's clients saw.

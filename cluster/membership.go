@@ -57,25 +57,22 @@ func (n *Node) CheckJoin(id, addr, proof string, remote net.Addr) error {
 // Join adds node id at raft address addr: directly on the leader, else
 // through the leader's forwarding connection.
 func (n *Node) Join(id, addr string) error {
-	if n.raft.State() == raft.Leader {
-		return n.addNode(id, addr)
-	}
-	a, err := n.fwd.call(frameJoin, appendBytes(appendBytes(nil, []byte(id)), []byte(addr)), 30*time.Second)
-	if err != nil {
-		return err
-	}
-	if !a.ok {
-		return errors.New(string(a.data))
-	}
-	return nil
+	return n.onLeader(func() error { return n.addNode(id, addr) },
+		frameJoin, appendBytes(appendBytes(nil, []byte(id)), []byte(addr)))
 }
 
 // Remove removes node id from the cluster (through the leader).
 func (n *Node) Remove(id string) error {
+	return n.onLeader(func() error { return n.removeNode(id) }, frameRemove, appendBytes(nil, []byte(id)))
+}
+
+// onLeader runs a membership change here when this node leads, else asks
+// the leader with the frame.
+func (n *Node) onLeader(here func() error, frame byte, body []byte) error {
 	if n.raft.State() == raft.Leader {
-		return n.removeNode(id)
+		return here()
 	}
-	a, err := n.fwd.call(frameRemove, appendBytes(nil, []byte(id)), 30*time.Second)
+	a, err := n.fwd.call(frame, body, 30*time.Second)
 	if err != nil {
 		return err
 	}
@@ -85,15 +82,24 @@ func (n *Node) Remove(id string) error {
 	return nil
 }
 
-func (n *Node) addNode(id, addr string) error {
+// leaderServers is the configuration, on the leader only.
+func (n *Node) leaderServers() ([]raft.Server, error) {
 	if n.raft.State() != raft.Leader {
-		return errNotLeader
+		return nil, errNotLeader
 	}
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
+		return nil, err
+	}
+	return cf.Configuration().Servers, nil
+}
+
+func (n *Node) addNode(id, addr string) error {
+	servers, err := n.leaderServers()
+	if err != nil {
 		return err
 	}
-	for _, s := range cf.Configuration().Servers {
+	for _, s := range servers {
 		if string(s.ID) == id && string(s.Address) == addr {
 			return nil // already a member (a restarted joiner)
 		}
@@ -108,14 +114,11 @@ func (n *Node) addNode(id, addr string) error {
 }
 
 func (n *Node) removeNode(id string) error {
-	if n.raft.State() != raft.Leader {
-		return errNotLeader
-	}
-	cf := n.raft.GetConfiguration()
-	if err := cf.Error(); err != nil {
+	servers, err := n.leaderServers()
+	if err != nil {
 		return err
 	}
-	for _, s := range cf.Configuration().Servers {
+	for _, s := range servers {
 		if string(s.ID) == id {
 			n.log.Info("cluster: removing a node", "node", id)
 			return n.raft.RemoveServer(s.ID, 0, 10*time.Second).Error()

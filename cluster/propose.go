@@ -152,29 +152,27 @@ func (p *proposer) Wait(ticket uint64, timeout time.Duration) error {
 		t := time.NewTimer(timeout)
 		select {
 		case err = <-w.ch:
-			t.Stop()
 		case <-t.C:
-			p.mu.Lock()
-			if w.index >= 0 {
-				heap.Remove(&p.waiters, w.index)
-				err = ErrUnknown
-			} else {
-				err = <-w.ch
-			}
-			p.mu.Unlock()
+			err = p.giveUp(w)
 		case <-p.stopCh:
-			p.mu.Lock()
-			if w.index >= 0 {
-				heap.Remove(&p.waiters, w.index)
-				err = ErrUnknown
-			} else {
-				err = <-w.ch
-			}
-			p.mu.Unlock()
+			err = p.giveUp(w)
 		}
+		t.Stop()
 	}
 	waiterPool.Put(w)
 	return err
+}
+
+// giveUp takes w out of the heap (ErrUnknown), unless it was answered
+// meanwhile.
+func (p *proposer) giveUp(w *waiter) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w.index >= 0 {
+		heap.Remove(&p.waiters, w.index)
+		return ErrUnknown
+	}
+	return <-w.ch
 }
 
 // settled says whether ticket's outcome is known (mu held).

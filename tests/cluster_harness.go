@@ -41,27 +41,30 @@ type testCluster struct {
 	t     testing.TB
 	bin   string
 	nodes []*clusterNode
-	extra []string
 	logs  string
 }
 
 // startCluster starts n nodes (the first bootstraps, the others join
-// through it) and waits until all are voters.
+// through it) with extra options for all, and waits until all are voters.
 func startCluster(t *testing.T, n int, extra ...string) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, bin: limitdbBinary(t), extra: extra, logs: t.TempDir()}
+	return startClusterWith(t, n, func(int) []string { return extra })
+}
+
+// startClusterWith is startCluster with each node's own extra options.
+func startClusterWith(t *testing.T, n int, opts func(i int) []string) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, bin: limitdbBinary(t), logs: t.TempDir()}
 	for i := 0; i < n; i++ {
 		port, err := freePort()
 		if err != nil {
 			t.Fatal(err)
 		}
 		ip := "127.0.0." + strconv.Itoa(11+i)
-		raftPort := freePortOn(t, ip)
-		proxyPort := freePortOn(t, ip)
 		nd := &clusterNode{i: i, id: "n" + strconv.Itoa(i+1), port: port, ip: ip,
-			raftAddr:  net.JoinHostPort(ip, strconv.Itoa(raftPort)),
-			proxyAddr: net.JoinHostPort(ip, strconv.Itoa(proxyPort)),
-			dir:       t.TempDir()}
+			raftAddr:  net.JoinHostPort(ip, strconv.Itoa(freePortOn(t, ip))),
+			proxyAddr: net.JoinHostPort(ip, strconv.Itoa(freePortOn(t, ip))),
+			dir:       t.TempDir(), args: opts(i)}
 		nd.proxy = newTCPProxy(t, nd.proxyAddr, nd.raftAddr)
 		c.nodes = append(c.nodes, nd)
 	}
@@ -96,7 +99,6 @@ func (c *testCluster) start(i int) {
 	if i > 0 {
 		args = append(args, "--join", c.addr(0))
 	}
-	args = append(args, c.extra...)
 	args = append(args, nd.args...)
 	cmd := exec.Command(c.bin, args...)
 	logf, err := os.OpenFile(filepath.Join(c.logs, nd.id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

@@ -292,34 +292,6 @@ func testFailover(t *testing.T, offsetMs int) {
 	}
 }
 
-// startClusterWith is startCluster with per-node extra options.
-func startClusterWith(t *testing.T, n int, opts func(i int) []string) *testCluster {
-	t.Helper()
-	c := &testCluster{t: t, bin: limitdbBinary(t), logs: t.TempDir()}
-	for i := 0; i < n; i++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ip := "127.0.0." + strconv.Itoa(11+i)
-		nd := &clusterNode{i: i, id: "n" + strconv.Itoa(i+1), port: port, ip: ip,
-			raftAddr:  net.JoinHostPort(ip, strconv.Itoa(freePortOn(t, ip))),
-			proxyAddr: net.JoinHostPort(ip, strconv.Itoa(freePortOn(t, ip))),
-			dir:       t.TempDir(), args: opts(i)}
-		nd.proxy = newTCPProxy(t, nd.proxyAddr, nd.raftAddr)
-		c.nodes = append(c.nodes, nd)
-	}
-	t.Cleanup(c.stopAll)
-	for i := range c.nodes {
-		c.start(i)
-		if i == 0 {
-			c.waitLeader(10 * time.Second)
-		}
-	}
-	c.waitVoters(n, 20*time.Second)
-	return c
-}
-
 // TestClusterPartition: the leader cut off from the others stops
 // acknowledging writes and its reads fail; the majority elects a leader
 // and serves; after healing there is one history.

@@ -30,7 +30,7 @@ type applyState struct {
 	argv [][]byte
 }
 
-// Apply applies one record. The caller holds e.Mu.
+// Apply applies one record. The caller holds the engine lock.
 func (e *Engine) Apply(rec []byte) error {
 	h, body, err := ParseRecordHeader(rec)
 	if err != nil {

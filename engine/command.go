@@ -278,7 +278,7 @@ func (c *Ctx) Resolve(argv [][]byte) *Command {
 }
 
 // Call executes a resolved command with its reply going to c.W. The caller
-// holds E.Mu and has checked arity (Resolve).
+// holds the engine lock and has checked arity (Resolve).
 func (c *Ctx) Call(cmd *Command, argv [][]byte) {
 	c.Cmd = cmd
 	if cmd.Run == nil {

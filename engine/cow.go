@@ -29,10 +29,10 @@ import (
 
 // cowState is the engine's capture bookkeeping.
 type cowState struct {
-	// active counts captures not yet released; read without Mu on every
+	// active counts captures not yet released; read without the engine lock on every
 	// write lookup, decremented by Release from any goroutine.
 	active atomic.Int32
-	gen    uint32 // the newest capture's generation (under Mu)
+	gen    uint32 // the newest capture's generation (under the engine lock)
 	// spare holds the zeroed entry and bucket arrays of the last released
 	// capture for the next Capture to copy into: no allocation under the
 	// lock, so no zeroing and no GC assist there (1M keys: 36 → 8 ms,
@@ -53,7 +53,7 @@ type spareDB struct {
 	buckets []int32
 }
 
-// takeSpare returns the spare arrays, if any (Mu held).
+// takeSpare returns the spare arrays, if any (engine lock held).
 func (c *cowState) takeSpare() *captureSpare { return c.spare.Swap(nil) }
 
 // keepSpare makes a released capture's arrays the spare (any goroutine).

@@ -7,7 +7,6 @@ package engine
 
 import (
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -40,11 +39,11 @@ const (
 // NumDBs is the number of databases (SELECT 0..15).
 const NumDBs = 16
 
-// Engine holds the databases and the state that replicas share. Callers
-// serialize access with Mu: a command, a MULTI/EXEC block or a script runs
-// with Mu held, so nothing observes it half done.
+// Engine holds the databases and the state that replicas share. It is not
+// safe for concurrent use: its caller serializes access (a server's door
+// holds the engine lock for a command, a MULTI/EXEC block or a script, so
+// nothing observes it half done).
 type Engine struct {
-	Mu   sync.Mutex
 	DBs  [NumDBs]*DB
 	Rand Rand
 	// ReadRand serves randomness to standalone reads (RANDOMKEY,
@@ -82,13 +81,13 @@ type Engine struct {
 	Log func(level int, msg string)
 
 	// RDB writing options (rdbcompression no, rdbchecksum no), node-local
-	// configuration set by the server under Mu; the zero value is Redis's
+	// configuration set by the server under the engine lock; the zero value is Redis's
 	// default. NoCompression writes strings verbatim (snapshots and DUMP,
 	// as Redis's rdb_compression); NoChecksum writes a zero CRC64 trailer
 	// and skips checking the trailer when loading a snapshot.
 	RDBNoCompression, RDBNoChecksum bool
 
-	// WriteDenied, when set (node-local, under Mu), is the error a script's
+	// WriteDenied, when set (node-local, under the engine lock), is the error a script's
 	// first write command gets: Redis's MISCONF while the last background
 	// save failed (the server refuses write commands themselves).
 	WriteDenied string
@@ -101,8 +100,8 @@ type Engine struct {
 }
 
 // ScriptGuard is the runaway-script state shared between the scripting
-// package (which runs the script under Mu) and the server (which must answer
-// other clients without waiting for Mu). It is local, never replicated.
+// package (which runs the script under the engine lock) and the server (which must answer
+// other clients without waiting for the engine lock). It is local, never replicated.
 type ScriptGuard struct {
 	StartMs atomic.Int64 // wall-clock ms the running script started; 0 when idle
 	Wrote   atomic.Bool  // the running script has called a write command
@@ -111,6 +110,32 @@ type ScriptGuard struct {
 	// may hold; 0 means no limit.
 	MemLimit atomic.Int64
 	kill     atomic.Value // func(): stop the running script
+	// started, when a client waits for the engine lock with no script
+	// running, is closed when the next script starts (Started)
+	started atomic.Pointer[chan struct{}]
+}
+
+// Started returns a channel closed when the next script starts: a client
+// waiting for the engine lock stops waiting then, since that script may
+// run past busy-reply-threshold and the client must get BUSY.
+func (g *ScriptGuard) Started() <-chan struct{} {
+	for {
+		if p := g.started.Load(); p != nil {
+			return *p
+		}
+		ch := make(chan struct{})
+		if g.started.CompareAndSwap(nil, &ch) {
+			return ch
+		}
+	}
+}
+
+// NoteStart wakes the waiters of Started (a script starts; the caller has
+// set StartMs). One atomic swap when nobody waits.
+func (g *ScriptGuard) NoteStart() {
+	if p := g.started.Swap(nil); p != nil {
+		close(*p)
+	}
 }
 
 // SetKill installs the function that stops the running script.

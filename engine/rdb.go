@@ -424,7 +424,7 @@ func (e *Engine) dumpPayload(en *entry) []byte {
 }
 
 // dumpWriter is the engine's writer for DUMP payloads (its LZF table is
-// kept between calls; DUMP runs under Mu).
+// kept between calls; DUMP runs under the engine lock).
 func (e *Engine) dumpWriter() *rdbWriter {
 	if e.dumpW == nil {
 		e.dumpW = &rdbWriter{}

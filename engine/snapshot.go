@@ -13,11 +13,11 @@ import (
 
 // Snapshots of the whole state (see DESIGN.md "Snapshots"):
 //
-//	e.WriteSnapshot(w)       with Mu held: writes the state as it is now
-//	s := e.Capture()         with Mu held: a point-in-time copy, cheap
-//	s.WriteTo(w)             without Mu, while writes go on
+//	e.WriteSnapshot(w)       with the engine lock held: writes the state as it is now
+//	s := e.Capture()         with the engine lock held: a point-in-time copy, cheap
+//	s.WriteTo(w)             without the engine lock, while writes go on
 //	s.Release()              when done (ends the copy-on-write it costs)
-//	e.LoadSnapshot(r)        with Mu held: replaces the state
+//	e.LoadSnapshot(r)        with the engine lock held: replaces the state
 //	e.Reset(r)               LoadSnapshot, or a new engine's state (r nil)
 //
 // The format is RDB 10 (rdb.go). A snapshot holds the sixteen databases
@@ -35,7 +35,7 @@ type ScriptsCodec struct {
 	// Owns reports whether an aux field name belongs to the scripts state.
 	Owns func(key string) bool
 	// Save returns the fields describing scripts (Engine.Scripts, maybe
-	// nil). It runs with Mu held and must copy nothing that changes later.
+	// nil). It runs with the engine lock held and must copy nothing that changes later.
 	Save func(scripts any) []AuxField
 	// Load builds a new Engine.Scripts from the fields a limitdb snapshot
 	// held (none for a file without scripts). An error fails the load.
@@ -86,7 +86,7 @@ var errSnapshotReleased = errors.New("engine: snapshot already released")
 // writeBatch is how many buckets WriteTo gathers before encoding them.
 const writeBatch = 256
 
-// header fills the engine-wide part of a snapshot (Mu held).
+// header fills the engine-wide part of a snapshot (engine lock held).
 func (e *Engine) snapshotHeader() *Snapshot {
 	s := &Snapshot{e: e, clockMs: e.ClockMs, rand: e.Rand.State(), enc: e.Enc, policy: e.ev.policy, acl: e.Settings.ACL,
 		noLZF: e.RDBNoCompression, noCRC: e.RDBNoChecksum}
@@ -96,9 +96,9 @@ func (e *Engine) snapshotHeader() *Snapshot {
 	return s
 }
 
-// Capture returns the state at this instant; the caller holds Mu and may
+// Capture returns the state at this instant; the caller holds the engine lock and may
 // release it as soon as Capture returns. Write the snapshot with WriteTo
-// (without Mu, while other goroutines keep executing commands) and then
+// (without the engine lock, while other goroutines keep executing commands) and then
 // call Release.
 //
 // The cost under the lock is a copy of each database's entry chunks and
@@ -168,7 +168,7 @@ func (s *Snapshot) Keys() (written, total int64) {
 	return s.written.Load(), s.total
 }
 
-// WriteSnapshot writes the state as it is now (the caller holds Mu for
+// WriteSnapshot writes the state as it is now (the caller holds the engine lock for
 // the whole write): the same bytes a Capture taken now would write,
 // without the copy.
 func (e *Engine) WriteSnapshot(w io.Writer) error {
@@ -302,7 +302,7 @@ func (e *entry) keyEncHint() string {
 	return got
 }
 
-// Reset replaces the replicated state (the caller holds Mu): with the
+// Reset replaces the replicated state (the caller holds the engine lock): with the
 // snapshot r holds (LoadSnapshot), or, when r is nil, with a new engine's —
 // no keys (WATCHes on them are dirtied, as by FLUSHALL), Rand at its
 // initial seed, an empty script cache — so that replaying a log from its
@@ -332,7 +332,7 @@ func (e *Engine) Reset(r io.Reader) error {
 }
 
 // LoadSnapshot replaces the state with the snapshot r holds (the caller
-// holds Mu): a limitdb snapshot exactly as written, or a dump.rdb of
+// holds the engine lock): a limitdb snapshot exactly as written, or a dump.rdb of
 // redis-server (up to RDB 10), whose values get the encodings Redis would
 // give them under the current limits. All or nothing: on error the
 // state is unchanged. WATCHes on keys present before are dirtied, as a

@@ -19,8 +19,6 @@ func benchEval(b *testing.B, src string, args func(i int) [][]byte) {
 	e := engine.New()
 	w := resp.NewWriter()
 	c := &engine.Ctx{E: e, DB: e.DBs[0], W: w, Now: 1700000000000}
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
 	c.Exec([][]byte{[]byte("script"), []byte("load"), []byte(src)})
 	sha := string(w.B[len(w.B)-42 : len(w.B)-2])
 	w.Reset()

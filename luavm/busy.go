@@ -24,6 +24,7 @@ func busyStart(e *engine.Engine, v *vm) {
 	}
 	e.Guard.Wrote.Store(false)
 	e.Guard.StartMs.Store(time.Now().UnixMilli())
+	e.Guard.NoteStart()
 }
 
 // busyEnd marks the script as finished.

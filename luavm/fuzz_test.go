@@ -33,8 +33,6 @@ func newFuzzEngine() *fuzzEngine {
 
 // eval runs src with ARGV args (RESP2 or RESP3) and returns the raw reply.
 func (f *fuzzEngine) eval(t *testing.T, proto int, src string, args ...[]byte) []byte {
-	f.e.Mu.Lock()
-	defer f.e.Mu.Unlock()
 	f.w.Reset()
 	f.w.Proto = proto
 	sha, ok := f.sha[src]

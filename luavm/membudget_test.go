@@ -13,8 +13,6 @@ import (
 func evalOnce(t testing.TB, e *engine.Engine, src string) string {
 	w := resp.NewWriter()
 	c := &engine.Ctx{E: e, DB: e.DBs[0], W: w, Now: 1700000000000}
-	e.Mu.Lock()
-	defer e.Mu.Unlock()
 	c.Exec([][]byte{[]byte("eval"), []byte(src), []byte("0")})
 	return string(w.B)
 }

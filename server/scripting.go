@@ -15,11 +15,13 @@ const (
 )
 
 // lockEngine takes the engine lock for argv. While a script that has run
-// for more than a couple of milliseconds holds it, this client polls instead
-// of blocking, so that once the script passes lua-time-limit it gets BUSY
-// (or its SCRIPT KILL is served) like in Redis; short scripts are waited
-// for on the mutex as usual. It returns false when it answered without the
-// lock.
+// holds it, this client waits only until the script passes lua-time-limit
+// (busy-reply-threshold) and then gets BUSY, or has its SCRIPT KILL served,
+// like in Redis. Without a script running it waits for the lock, but stops
+// waiting if a script starts meanwhile (engine.ScriptGuard.Started): that
+// script may never end, and a client blocked behind it would never get its
+// BUSY (a client that arrived within 2 ms of a runaway script's start did
+// wait for ever). It returns false when it answered without the lock.
 func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
 	if s.door.TryLock() {
 		return true
@@ -27,17 +29,26 @@ func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
 	g := &s.eng.Guard
 	for {
 		start := g.StartMs.Load()
-		if start == 0 || time.Now().UnixMilli()-start < 2 {
-			s.door.Lock()
-			return true
+		if start == 0 {
+			started := g.Started()
+			if g.StartMs.Load() != 0 {
+				continue // one started meanwhile
+			}
+			if s.door.LockOr(started) {
+				return true
+			}
+			continue
 		}
 		if s.scriptBusy(cl, argv) {
 			return false
 		}
-		if s.door.TryLock() {
+		wait := time.Duration(start+g.Limit()-time.Now().UnixMilli()) * time.Millisecond
+		t := time.NewTimer(max(wait, time.Millisecond))
+		ok := s.door.LockOrTimer(t.C)
+		t.Stop()
+		if ok {
 			return true
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -76,7 +76,7 @@ type Server struct {
 	stop    chan struct{}
 	closed  chan struct{} // closed when Close has finished (Serve returns then)
 
-	rdb rdbState // SAVE, BGSAVE, save rules, MISCONF (rdb_save.go); guarded by eng.Mu
+	rdb rdbState // SAVE, BGSAVE, save rules, MISCONF (rdb_save.go); guarded by the engine lock
 	// down is set once a SHUTDOWN is past its save: a client that gets
 	// the engine lock afterwards runs nothing (shutdown.go)
 	down       atomic.Bool
@@ -88,11 +88,11 @@ type Server struct {
 	obufNormal atomic.Pointer[obufLimit] // client-output-buffer-limit, normal class
 	outPause   atomic.Int64              // client-output-pause-size
 	outTotal   atomic.Int64              // unsent reply bytes of all connections
-	slow       slowlog                   // SLOWLOG entries; guarded by eng.Mu
+	slow       slowlog                   // SLOWLOG entries; guarded by the engine lock
 	hz         atomic.Int64              // hz: cron ticks per second
 	peaks      outPeaks                  // client_recent_max_output_buffer
 	peakMem    atomic.Uint64
-	mem        memGauge   // used_memory and maxmemory (maxmemory.go); guarded by eng.Mu
+	mem        memGauge   // used_memory and maxmemory (maxmemory.go); guarded by the engine lock
 	ops        opsSampler // touched by cron only (mean is atomic)
 	auth       authState  // users, ACL LOG (auth.go)
 	runID      string
@@ -108,10 +108,10 @@ type serverStats struct {
 	rejectedConns   atomic.Int64
 	netInput        atomic.Int64
 	netOutput       atomic.Int64
-	cmdStats        map[string]*cmdStat // guarded by eng.Mu
-	errorStats      map[string]int64    // guarded by eng.Mu
+	cmdStats        map[string]*cmdStat // guarded by the engine lock
+	errorStats      map[string]int64    // guarded by the engine lock
 	totalErrorReply int64
-	byID            []*cmdStat // cmdStats indexed by Command.ID (statOf); guarded by eng.Mu
+	byID            []*cmdStat // cmdStats indexed by Command.ID (statOf); guarded by the engine lock
 }
 
 type cmdStat struct {

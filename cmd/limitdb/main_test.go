@@ -38,8 +38,8 @@ func TestLegacyFlags(t *testing.T) {
 	if err := s.LoadConfig(c.file, server.ArgsToOptions(c.options)); err != nil {
 		t.Fatal(err)
 	}
-	s.Engine().Mu.Lock()
-	defer s.Engine().Mu.Unlock()
+	s.Door().Lock()
+	defer s.Door().Unlock()
 	for k, v := range map[string]string{"bind": "127.0.0.1", "port": "7001", "dir": "/tmp", "loglevel": "warning"} {
 		if got := s.ConfigValue(k); got != v {
 			t.Errorf("%s = %q, want %q", k, got, v)

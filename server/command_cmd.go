@@ -88,6 +88,22 @@ func writeKeySpecs(cl *client, specs []engine.KeySpec) {
 			w.Status(name)
 		}
 		w.BulkString("begin_search")
+		if ks.Unsupported {
+			// SORT's BY/GET and STORE specs, the only ones limitdb has
+			// (a keyword spec would be Unsupported too: none exists yet)
+			w.Map(2)
+			w.BulkString("type")
+			w.BulkString("unknown")
+			w.BulkString("spec")
+			w.Map(0)
+			w.BulkString("find_keys")
+			w.Map(2)
+			w.BulkString("type")
+			w.BulkString("unknown")
+			w.BulkString("spec")
+			w.Map(0)
+			continue
+		}
 		w.Map(2)
 		w.BulkString("type")
 		w.BulkString("index")

@@ -127,12 +127,18 @@ func strElem(s string) lelem {
 	return lelem{p: unsafe.Pointer(unsafe.StringData(s)), n: int64(len(s))}
 }
 
-// cstr is b as C's string functions see it: up to the first NUL.
-func cstr[T string | []byte](b T) T {
-	for i := 0; i < len(b); i++ {
-		if b[i] == 0 {
-			return b[:i]
-		}
+// cstr is s as C's string functions see it: up to the first NUL.
+func cstr(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// cbytes is cstr for a []byte.
+func cbytes(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
 	}
 	return b
 }
@@ -187,7 +193,7 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 			// a pattern without '*' names no key per element: nothing
 			// to sort by (and, once seen, never sorted: Redis's
 			// dontsort stays set whatever BY comes later)
-			if bytes.IndexByte(cstr(by), '*') < 0 {
+			if bytes.IndexByte(cbytes(by), '*') < 0 {
 				dontsort = true
 			} else if !fullAccess() {
 				c.W.Error(errSortByACL)
@@ -351,14 +357,17 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 			}
 		}
 		if !badScore {
-			cmp := sortCmp(alpha, hasBy, desc)
+			o := &sortOrder{alpha: alpha, byPattern: hasBy, sign: 1}
+			if desc {
+				o.sign = -1
+			}
 			if hasBy && (start != 0 || end != int64(len(items))-1) {
 				// BY with LIMIT: Redis's partial quicksort, whose order
 				// of ties is its own
-				pqsort(items, cmp, int(start), int(end))
+				pqsort(items, o, int(start), int(end))
 			} else {
 				// glibc's qsort is a stable merge sort
-				s.tmp = mergeSort(items, s.tmp, cmp)
+				s.tmp = mergeSort(items, s.tmp, o)
 			}
 		}
 	}
@@ -455,7 +464,7 @@ func (c *Ctx) sortStore(dst []byte, items []sortItem, gets [][]byte, n int) {
 // or field, or a key of another type. The searches stop at a NUL, as
 // Redis's strchr/strstr do.
 func (c *Ctx) sortLookup(pat []byte, elem lelem) (v lelem, ok bool) {
-	cs := cstr(pat)
+	cs := cbytes(pat)
 	if len(cs) == 1 && cs[0] == '#' {
 		return elem, true
 	}
@@ -497,42 +506,35 @@ func (c *Ctx) sortLookup(pat []byte, elem lelem) (v lelem, ok bool) {
 	}
 }
 
-// sortCmp is Redis's sortCompare for the options given. Numeric: by
+// sortOrder is Redis's sortCompare for the options given. Numeric: by
 // score, ties by the elements' bytes (so the result is deterministic).
-// ALPHA: the keys' bytes (a missing BY value first). DESC negates.
-func sortCmp(alpha, byPattern, desc bool) func(a, b *sortItem) int {
-	sign := 1
-	if desc {
-		sign = -1
-	}
-	switch {
-	case !alpha:
-		return func(a, b *sortItem) int {
-			switch {
-			case a.score > b.score:
-				return sign
-			case a.score < b.score:
-				return -sign
-			}
-			return sign * cmpElems(a.obj, b.obj)
+// ALPHA: the keys' bytes (a missing BY value first). DESC negates. A
+// struct with a method rather than a closure, so the sorts inline it.
+type sortOrder struct {
+	alpha, byPattern bool
+	sign             int // -1 for DESC
+}
+
+func (o *sortOrder) cmp(a, b *sortItem) int {
+	if !o.alpha {
+		if a.score > b.score {
+			return o.sign
 		}
-	case byPattern:
-		return func(a, b *sortItem) int {
-			switch {
-			case a.null || b.null:
-				if a.null == b.null {
-					return 0
-				}
-				if a.null {
-					return -sign
-				}
-				return sign
-			}
-			return sign * strings.Compare(a.key, b.key)
+		if a.score < b.score {
+			return -o.sign
 		}
-	default:
-		return func(a, b *sortItem) int { return sign * strings.Compare(a.key, b.key) }
+		return o.sign * cmpElems(a.obj, b.obj)
 	}
+	if o.byPattern && (a.null || b.null) {
+		if a.null == b.null {
+			return 0
+		}
+		if a.null {
+			return -o.sign
+		}
+		return o.sign
+	}
+	return o.sign * strings.Compare(a.key, b.key)
 }
 
 // cmpElems compares two elements' bytes (integers as their digits).
@@ -598,15 +600,15 @@ func nonzeroMantissa(t string) bool {
 	return false
 }
 
-// mergeSort sorts v stably with cmp (what glibc's qsort, a merge sort,
+// mergeSort sorts v stably with o (what glibc's qsort, a merge sort,
 // gives), using tmp as the buffer; it returns the buffer for reuse.
-func mergeSort(v, tmp []sortItem, cmp func(a, b *sortItem) int) []sortItem {
+func mergeSort(v, tmp []sortItem, o *sortOrder) []sortItem {
 	const run = 12
 	n := len(v)
 	for lo := 0; lo < n; lo += run {
 		hi := min(lo+run, n)
 		for i := lo + 1; i < hi; i++ {
-			for j := i; j > lo && cmp(&v[j-1], &v[j]) > 0; j-- {
+			for j := i; j > lo && o.cmp(&v[j-1], &v[j]) > 0; j-- {
 				v[j], v[j-1] = v[j-1], v[j]
 			}
 		}
@@ -625,7 +627,7 @@ func mergeSort(v, tmp []sortItem, cmp func(a, b *sortItem) int) []sortItem {
 			i, j, k := lo, mid, lo
 			for i < mid && j < hi {
 				// take the left one on a tie: stable
-				if cmp(&src[i], &src[j]) <= 0 {
+				if o.cmp(&src[i], &src[j]) <= 0 {
 					dst[k] = src[i]
 					i++
 				} else {
@@ -648,7 +650,8 @@ func mergeSort(v, tmp []sortItem, cmp func(a, b *sortItem) int) []sortItem {
 // pqsort is Redis's pqsort.c (Bentley & McIlroy's quicksort that only
 // recurses into parts overlapping [lrange, rrange]), step for step: with
 // BY and LIMIT, equal ALPHA keys come out in its order, not a stable one.
-func pqsort(v []sortItem, cmp func(a, b *sortItem) int, lrange, rrange int) {
+func pqsort(v []sortItem, o *sortOrder, lrange, rrange int) {
+	cmp := o.cmp
 	swap := func(i, j int) { v[i], v[j] = v[j], v[i] }
 	vecswap := func(i, j, n int) {
 		for ; n > 0; n-- {

@@ -116,6 +116,9 @@ func (s *sortScratch) release() {
 	if cap(s.arena) > 16*sortMaxKeep {
 		s.arena = nil
 	}
+	if cap(s.key) > 16*sortMaxKeep {
+		s.key = nil
+	}
 	s.arena = s.arena[:0]
 }
 
@@ -206,13 +209,13 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 				return
 			}
 			gets = append(gets, argv[j+1])
+			s.gets = gets // so that release drops the argv it references
 			j++
 		default:
 			c.W.Error(ErrSyntax)
 			return
 		}
 	}
-	s.gets = gets
 
 	e := c.lookupRead(argv[1])
 	kind := KindList // a missing key sorts as an empty list

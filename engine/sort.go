@@ -432,8 +432,12 @@ func (c *Ctx) sortStore(dst []byte, items []sortItem, gets [][]byte, n int) {
 	l := &List{buf: make([]lelem, 0, n)}
 	add := func(v lelem) {
 		if v.p != nil {
-			// a copy: v may view another value's bytes or SORT's arena
-			v = elemOf(unsafe.Slice((*byte)(v.p), int(v.n)))
+			// The bytes are shared, not copied: they belong to a list
+			// element, set or sorted-set member, hash value or string
+			// value, none of which is ever changed in place (APPEND only
+			// writes past a value's length). elemOfString makes an
+			// integer inline, as every list element holding one must be.
+			v = elemOfString(unsafe.String((*byte)(v.p), int(v.n)))
 		}
 		l.buf = append(l.buf, v)
 	}

@@ -35,7 +35,7 @@ func sortGetKeys(argv [][]byte, dst *[2]KeyRef) int {
 	dst[0] = KeyRef{1, KeyRO | KeyAccess}
 	n := 1
 	for i := 2; i < len(argv); i++ {
-		switch a := argv[i]; {
+		switch a := cbytes(argv[i]); { // strcasecmp: up to a NUL
 		case EqualFold(a, "limit"):
 			i += 2
 		case EqualFold(a, "get"), EqualFold(a, "by"):
@@ -169,7 +169,8 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 	}
 	gets := s.gets[:0]
 	for j := 2; j < len(argv); j++ {
-		a, left := argv[j], len(argv)-j-1
+		// options compare as C strings (strcasecmp): "desc\0x" is DESC
+		a, left := cbytes(argv[j]), len(argv)-j-1
 		switch {
 		case EqualFold(a, "asc"):
 			desc = false

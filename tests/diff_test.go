@@ -17,6 +17,12 @@ import (
 var redisAddr, limitAddr string
 
 func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "limitdb-tests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	scratchDir = d
 	r, err := StartRedis()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "differential tests need a real redis-server:", err)
@@ -44,6 +50,7 @@ func TestMain(m *testing.M) {
 		l.Close()
 	}
 	r.Stop()
+	os.RemoveAll(d)
 	os.Exit(code)
 }
 

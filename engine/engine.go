@@ -234,6 +234,10 @@ type Ctx struct {
 	// node-local limits (lua-memory-limit) do not refuse what the
 	// executing node accepted.
 	Applying bool
+	// AccessMs is the clock of the record being applied (its executor's
+	// Now): what an applied effect stamps as a key's last access, so that
+	// OBJECT IDLETIME on a follower counts from the write as on the leader.
+	AccessMs int64
 
 	// Deleted collects the keys the active expiry removed, when set.
 	Deleted *[]string
@@ -351,9 +355,18 @@ func (c *Ctx) touchLRU(e *entry) {
 		if c.E.ev.lfu {
 			e.lru = c.E.lfuIncr(e.lru)
 		} else {
-			e.lru = uint8(c.Now / 1000)
+			e.lru = uint8(c.accessNow() / 1000)
 		}
 	}
+}
+
+// accessNow is the time an access is stamped with: Now, or the applied
+// record's clock (Now is math.MinInt64 then).
+func (c *Ctx) accessNow() int64 {
+	if c.Applying {
+		return c.AccessMs
+	}
+	return c.Now
 }
 
 // lookupWrite returns the live entry of key in the current DB (no
@@ -399,7 +412,7 @@ func (c *Ctx) createIn(db *DB, key string) *entry {
 		db.removeEntry(old)
 	}
 	e := db.dict.insert(key)
-	e.lru = c.E.newAccess(c.Now)
+	e.lru = c.E.newAccess(c.accessNow())
 	return e
 }
 

@@ -36,6 +36,7 @@ type client struct {
 	readonly    bool   // READONLY: a follower serves reads without a barrier
 	barrier     bool   // this batch's read barrier is done
 	fwdWatching bool   // WATCHes were forwarded to the leader
+	fwdOOM      bool   // a forwarded unit's follower was over its maxmemory
 	fwdSeq      uint64 // units forwarded so far (their IDs: at most once)
 	ticket      uint64 // the replies of this batch wait for this record
 	batchStart  int    // where this batch's replies start in w.B
@@ -302,6 +303,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	} else {
 		cl.ctx.OOM = false
 	}
+	cl.ctx.OOM = cl.ctx.OOM || cl.fwdOOM
 	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd) {
 		return nil
 	}

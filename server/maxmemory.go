@@ -97,7 +97,17 @@ func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
 	m := &s.mem
 	m.refresh(ctx.Now)
 	over := m.used() - m.limit
-	if over <= 0 || !s.executes() {
+	if over <= 0 {
+		return engine.EvictOK
+	}
+	if !s.executes() {
+		// A follower evicts nothing (the leader's evictions reach it as
+		// effects). Under noeviction nothing will free its memory either,
+		// so it refuses as Redis does; under an eviction policy the
+		// leader, over its own limit first with the same data, evicts.
+		if s.eng.EvictPolicy() == engine.PolicyNoEviction {
+			return engine.EvictFail
+		}
 		return engine.EvictOK
 	}
 	if m.pendingFree > m.limit/4 {

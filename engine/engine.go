@@ -7,6 +7,7 @@ package engine
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -113,6 +114,51 @@ type ScriptGuard struct {
 	// started, when a client waits for the engine lock with no script
 	// running, is closed when the next script starts (Started)
 	started atomic.Pointer[chan struct{}]
+
+	// IsFunc: the running script is an FCALL (FUNCTION KILL stops it,
+	// SCRIPT KILL does not, and its BUSY text names FUNCTION KILL).
+	IsFunc atomic.Bool
+	// Libraries and Functions are FUNCTION STATS's counts, kept here so
+	// that a server busy with a script can answer it without the engine lock.
+	Libraries, Functions atomic.Int64
+	fnMu                 sync.Mutex
+	fnName               string   // the running function (FUNCTION STATS)
+	fnArgv               [][]byte // its caller's command, a copy in fnBuf
+	fnBuf                []byte
+}
+
+// SetFunction records the function an FCALL runs and its command (copied
+// into a buffer reused from call to call), for FUNCTION STATS.
+func (g *ScriptGuard) SetFunction(name string, argv [][]byte) {
+	g.fnMu.Lock()
+	g.fnName = name
+	n := 0
+	for _, a := range argv {
+		n += len(a)
+	}
+	if cap(g.fnBuf) < n || cap(g.fnBuf) > 1<<16 && n < 1<<12 {
+		g.fnBuf = make([]byte, 0, n)
+	}
+	buf := g.fnBuf[:0]
+	g.fnArgv = g.fnArgv[:0]
+	for _, a := range argv {
+		start := len(buf)
+		buf = append(buf, a...)
+		g.fnArgv = append(g.fnArgv, buf[start:len(buf):len(buf)])
+	}
+	g.fnBuf = buf
+	g.fnMu.Unlock()
+}
+
+// Function returns a copy of the running function's name and command.
+func (g *ScriptGuard) Function() (string, [][]byte) {
+	g.fnMu.Lock()
+	defer g.fnMu.Unlock()
+	argv := make([][]byte, len(g.fnArgv))
+	for i, a := range g.fnArgv {
+		argv[i] = append([]byte(nil), a...)
+	}
+	return g.fnName, argv
 }
 
 // Started returns a channel closed when the next script starts: a client

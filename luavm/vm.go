@@ -13,12 +13,16 @@ import (
 )
 
 // vm is one sandboxed interpreter, built once and reused by every script
-// of an engine (scripts run one at a time under the engine lock).
+// of an engine (scripts run one at a time under the engine lock). An
+// engine has two, as Redis has two lua_States: one for EVAL scripts and
+// one for function libraries (fnMode, functions.go).
 type vm struct {
 	st    *State
 	L     *lua.LState
 	env   *lua.LTable // the scripts' global environment: a read-only proxy of G
-	G     *lua.LTable // the real globals (KEYS and ARGV are set here)
+	G     *lua.LTable // the real globals (KEYS and ARGV are set here); the libraries' for functions
+	realG *lua.LTable // the sandbox's globals
+	chunk string      // chunk name: "user_script", or "user_function"
 	fns   map[*Script]*lua.LFunction
 	keys  *lua.LTable
 	args  *lua.LTable
@@ -32,26 +36,34 @@ type vm struct {
 	// sources maps loadstring chunk ids to their names (error suffixes)
 	sources map[string]string
 
+	// function libraries (fnMode): see newFuncVM
+	fnMode  bool
+	libAPI  *lua.LTable // the globals a library's code sees while it loads
+	gmeta   *lua.LTable // the metatable of the functions' globals: __index is G, or libAPI while loading
+	loading *loadCtx    // the FUNCTION LOAD in progress, else nil
+
 	// per run
-	c      *engine.Ctx
-	db     *engine.DB // the script's database (SELECT inside a script)
-	script *Script
-	ro     bool
-	proto  int // redis.setresp
-	wrote  bool
-	ctx    context.Context
-	cancel context.CancelFunc
+	c        *engine.Ctx
+	db       *engine.DB // the script's database (SELECT inside a script)
+	name     string     // in error replies: the script's SHA1, or the function's name
+	ro       bool       // writes refused (EVAL_RO, FCALL_RO, no-writes)
+	allowOOM bool       // the allow-oom flag: deny-oom commands run over maxmemory
+	proto    int        // redis.setresp
+	wrote    bool
+	ctx      context.Context
+	cancel   context.CancelFunc
 }
 
 func (st *State) getVM() *vm {
 	if st.vm == nil {
-		st.vm = newVM(st)
+		st.vm = newVM(st, false)
 	}
 	return st.vm
 }
 
-// run executes s with KEYS and ARGV and writes its reply to c.W.
-func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
+// run executes s with KEYS and ARGV and writes its reply to c.W. ro
+// refuses writes; allowOOM lets deny-oom commands run over maxmemory.
+func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro, allowOOM bool) {
 	v := st.getVM()
 	L := v.L
 	fn := v.fns[s]
@@ -60,7 +72,7 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 		fn.Env = v.env
 		v.fns[s] = fn
 	}
-	v.c, v.script, v.ro, v.proto, v.wrote, v.db = c, s, ro, 2, false, c.DB
+	v.c, v.name, v.ro, v.allowOOM, v.proto, v.wrote, v.db = c, s.SHA, ro, allowOOM, 2, false, c.DB
 	if k := fillArray(L, v.keys, keys); k != v.keys || !v.bound {
 		v.keys = k
 		v.G.RawSetString("KEYS", k)
@@ -70,7 +82,7 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 		v.G.RawSetString("ARGV", a)
 	}
 	v.bound = true
-	busyStart(c.E, v)
+	busyStart(c.E, v, "", nil)
 	defer st.finish(c, v, len(c.W.B)) // busyEnd, and contains a panic
 	L.SetMemLimit(c.E.Guard.MemLimit.Load())
 	top := L.GetTop()
@@ -90,7 +102,7 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 	}
 	L.SetObjectIDs(prevIDs)
 	L.SetTop(top)
-	v.c, v.script = nil, nil
+	v.c = nil
 }
 
 // fillArray refills t (reused between calls) with the strings of a. The
@@ -116,8 +128,9 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 	line := -1
 	if s, ok := ev.(lua.LString); ok && v.L.MemExceeded() && s == lua.MemErrorText {
 		// Lua's LUA_ERRMEM skips the error handler; Redis then replies
-		// with the bare message in this form (script_lua.c).
-		w.Error("ERR Error running script f_" + v.script.SHA + ", " + lua.MemErrorText)
+		// with the bare message in this form (luaCallFunction: the run's
+		// name is the SHA1 or the function's name)
+		w.Error("ERR Error running script " + v.name + ", " + lua.MemErrorText)
 		return
 	}
 	if t, ok := ev.(*lua.LTable); ok {
@@ -131,8 +144,8 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 		// the handler could not run (e.g. stack overflow): same shape
 		str := luaMessage(tostring(ev))
 		msg = "ERR " + str
-		if strings.HasPrefix(str, chunkName+":") {
-			rest := str[len(chunkName)+1:]
+		if strings.HasPrefix(str, v.chunk+":") {
+			rest := str[len(v.chunk)+1:]
 			if i := strings.IndexByte(rest, ':'); i > 0 {
 				if n, err := strconv.Atoi(rest[:i]); err == nil {
 					line = n
@@ -141,13 +154,13 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 		}
 	}
 	if line >= 0 {
-		src := "@" + chunkName
+		src := "@" + v.chunk
 		if t, ok := ev.(*lua.LTable); ok {
 			if s, ok := t.RawGetString("source").(lua.LString); ok {
 				src = string(s)
 			}
 		}
-		msg += " script: " + v.script.SHA + ", on " + src + ":" + strconv.Itoa(line) + "."
+		msg += " script: " + v.name + ", on " + src + ":" + strconv.Itoa(line) + "."
 	}
 	w.Error(msg)
 }
@@ -179,8 +192,8 @@ func (v *vm) errHandler(L *lua.LState) int {
 			continue
 		}
 		if dbg.CurrentLine > 0 {
-			src := "@" + chunkName
-			if dbg.Source != chunkName {
+			src := "@" + v.chunk
+			if dbg.Source != v.chunk {
 				src = dbg.Source
 				if raw, ok := v.sources[dbg.Source]; ok {
 					src = raw
@@ -403,7 +416,8 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 	}
 	isWrite := cmd.Has(engine.FlagWrite)
-	if isWrite && v.ro {
+	if v.ro && cmd.F&(engine.FlagWrite|engine.FlagMayReplicate) != 0 {
+		// scriptVerifyWriteCommandAllow: may-replicate counts as a write
 		return v.raiseCall(L, engine.ErrReadOnlyScript, raise)
 	}
 	if isWrite && !v.wrote && c.E.WriteDenied != "" {
@@ -445,9 +459,10 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 		return v.raiseCall(L, errNotAllowed, raise)
 	}
-	if c.OOM && !v.wrote && cmd.Has(engine.FlagDenyOOM) {
+	if c.OOM && !v.wrote && !v.allowOOM && cmd.Has(engine.FlagDenyOOM) {
 		// Redis 7.0 (scriptVerifyOOM): over maxmemory at the script's
-		// start, its first write is refused; later ones are not.
+		// start, its first write is refused; later ones are not, nor
+		// any under the allow-oom flag.
 		return v.raiseCall(L, engine.ErrOOM, raise)
 	}
 	if isWrite && !v.wrote {

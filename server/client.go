@@ -302,7 +302,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	} else {
 		cl.ctx.OOM = false
 	}
-	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd) {
+	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd, argv) {
 		return nil
 	}
 	if cl.tx.Active && !isTxnControl(cmd.Name) {

@@ -351,9 +351,12 @@ func (v *vm) loadString(L *lua.LState) int {
 	return 1
 }
 
-// redisPcall is Redis 7's pcall: an error raised as a table {err=…} (by
-// redis.call and the redis.* functions) reaches the script as its err
-// string; gopher-lua messages are rewritten to PUC-Lua's.
+// redisPcall is Redis 7's pcall (luaRedisPcall): an error raised as a
+// table reaches the script as its err field when that is a string or a
+// number (redis.call's and the redis.* functions' {err=…}); any other
+// table comes back followed by a nil, as Redis's leaves the nil its
+// lua_getfield pushed (pcall(error, {}) returns 3 values). gopher-lua
+// messages are rewritten to PUC-Lua's.
 //
 // The original pcall runs in this function's own frame (not through
 // L.Call): like Redis's luaRedisPcall it is one nested call, which Lua 5.1's
@@ -364,8 +367,12 @@ func redisPcall(L *lua.LState, orig *lua.LFunction) int {
 	if n >= 2 && L.Get(first) == lua.LFalse {
 		switch e := L.Get(first + 1).(type) {
 		case *lua.LTable:
-			if s, ok := e.RawGetString("err").(lua.LString); ok {
-				L.Replace(first+1, s)
+			switch ev := L.GetField(e, "err").(type) {
+			case lua.LString, lua.LNumber:
+				L.Replace(first+1, ev)
+			default:
+				L.Push(lua.LNil)
+				n++
 			}
 		case lua.LString:
 			L.Replace(first+1, lua.LString(luaMessage(string(e))))

@@ -98,7 +98,7 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro, allowOOM
 		}
 		v.writeError(c.W, ev)
 	} else {
-		v.writeResult(c.W, L.Get(-1), 0)
+		v.writeResult(c.W, L.Get(-1), resultSlots)
 	}
 	L.SetObjectIDs(prevIDs)
 	L.SetTop(top)
@@ -208,9 +208,22 @@ func (v *vm) errHandler(L *lua.LState) int {
 	return 1
 }
 
+// resultSlots is what Redis's Lua stack holds when luaReplyToRedisReply
+// starts (the error handler and the result), and luaMaxCStack what
+// lua_checkstack allows: the conversion needs room for 4 more at every
+// value, so nesting ends in "reached lua stack limit" at the depth
+// Redis's does (7995 arrays).
+const resultSlots = 2
+
 // writeResult converts a Lua value to the client's reply as Redis's
-// luaReplyToRedisReply does.
-func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
+// luaReplyToRedisReply does. slots counts the Lua stack slots Redis's
+// conversion would hold at this value: one more per array level, three
+// for a set member or a map value, four for a map key.
+func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, slots int) {
+	if slots+4 > luaMaxCStack {
+		w.Error("ERR reached lua stack limit")
+		return
+	}
 	switch x := lv.(type) {
 	case lua.LString:
 		w.BulkString(string(x))
@@ -227,16 +240,12 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
 	case lua.LNumber:
 		w.Int(int64(x))
 	case *lua.LTable:
-		if depth > 1000 {
-			w.Error("ERR reached lua stack limit")
-			return
-		}
 		if e, ok := x.RawGetString("err").(lua.LString); ok {
 			w.Error(string(e))
 			return
 		}
 		if s, ok := x.RawGetString("ok").(lua.LString); ok {
-			w.Status(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s)))
+			w.Status(mapCRLF(string(s)))
 			return
 		}
 		if d, ok := x.RawGetString("double").(lua.LNumber); ok {
@@ -244,26 +253,28 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
 			return
 		}
 		if b, ok := x.RawGetString("big_number").(lua.LString); ok {
-			w.BigNumber(string(b))
+			w.BigNumber(mapCRLF(string(b)))
 			return
 		}
 		if vt, ok := x.RawGetString("verbatim_string").(*lua.LTable); ok {
-			f, _ := vt.RawGetString("format").(lua.LString)
-			str, _ := vt.RawGetString("string").(lua.LString)
-			if w.Proto == 3 {
-				w.Raw([]byte("=" + strconv.Itoa(len(f)+1+len(str)) + "\r\n" + string(f) + ":" + string(str) + "\r\n"))
-			} else {
-				w.BulkString(string(str))
+			f, fok := vt.RawGetString("format").(lua.LString)
+			str, sok := vt.RawGetString("string").(lua.LString)
+			if fok && sok {
+				if w.Proto == 3 {
+					w.Raw([]byte("=" + strconv.Itoa(len(f)+1+len(str)) + "\r\n" + string(f) + ":" + string(str) + "\r\n"))
+				} else {
+					w.BulkString(string(str))
+				}
+				return
 			}
-			return
 		}
 		if m, ok := x.RawGetString("map").(*lua.LTable); ok {
 			var ks, vs []lua.LValue
 			m.ForEach(func(k, val lua.LValue) { ks = append(ks, k); vs = append(vs, val) })
 			w.Map(len(ks))
 			for i := range ks {
-				v.writeResult(w, ks[i], depth+1)
-				v.writeResult(w, vs[i], depth+1)
+				v.writeResult(w, ks[i], slots+4)
+				v.writeResult(w, vs[i], slots+3)
 			}
 			return
 		}
@@ -272,7 +283,7 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
 			s.ForEach(func(k, val lua.LValue) { ks = append(ks, k) })
 			w.Set(len(ks))
 			for _, k := range ks {
-				v.writeResult(w, k, depth+1)
+				v.writeResult(w, k, slots+3)
 			}
 			return
 		}
@@ -282,11 +293,20 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
 		}
 		w.Array(n)
 		for i := 1; i <= n; i++ {
-			v.writeResult(w, x.RawGetInt(i), depth+1)
+			v.writeResult(w, x.RawGetInt(i), slots+1)
 		}
 	default:
 		w.Null()
 	}
+}
+
+// mapCRLF is sdsmapchars(s, "\r\n", "  "): a status or big number keeps
+// the protocol intact.
+func mapCRLF(s string) string {
+	if strings.IndexAny(s, "\r\n") < 0 {
+		return s
+	}
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 }
 
 // --- redis.call --------------------------------------------------------------

@@ -31,6 +31,9 @@ type client struct {
 
 	tx       door.Tx // WATCHes and the MULTI queue
 	closeNow bool    // close after the replies written so far
+	// unwatchLater: DISCARD, EXEC or UNWATCH answered while a script was
+	// busy (without the engine lock) left WATCHes to drop (dispatch)
+	unwatchLater bool
 
 	// cluster (replication.go)
 	readonly    bool   // READONLY: a follower serves reads without a barrier
@@ -261,6 +264,11 @@ type connSub struct {
 // cl.ctx.Now was set when the lock was taken (serveClient). It returns
 // the stats entry of the command that ran (nil when none ran).
 func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
+	if cl.unwatchLater {
+		cl.unwatchLater = false
+		cl.tx.Unwatch()
+		s.unwatchForwarded(cl)
+	}
 	cl.ctx.DB = s.eng.DBs[cl.db]
 	cmd := cl.ctx.Resolve(argv)
 	if cmd == nil {

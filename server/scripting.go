@@ -3,6 +3,8 @@ package server
 import (
 	"time"
 
+	"limitdb/acl"
+
 	"limitdb/engine"
 	// The scripting commands (EVAL, EVALSHA, SCRIPT, FUNCTION, FCALL …)
 	// register themselves in the engine's command table from luavm's init.
@@ -65,14 +67,16 @@ func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
 }
 
 // scriptBusy answers argv without the engine lock when a script has run
-// longer than lua-time-limit, as Redis's processCommand does while a
-// script is timed out: the commands flagged allow_busy that need no
-// engine state run (SCRIPT KILL and FUNCTION KILL stop a script that has
-// not written, UNKILLABLE otherwise, each only its own kind of script;
-// FUNCTION STATS shows the running function; MULTI, DISCARD, UNWATCH and
-// QUIT act on the connection, and SHUTDOWN NOSAVE), everything else gets
-// BUSY and marks a transaction in progress as failed, EXEC aborting it
-// (EXECABORT … BUSY …). WATCH, HELLO, AUTH and RESET, which Redis also
+// longer than lua-time-limit, in the order of Redis's processCommand while
+// a script is timed out: unknown commands and arity errors, NOAUTH, a
+// no_multi command inside MULTI, NOPERM (without an ACL LOG entry here:
+// the log is the script's to write), then BUSY for every command not
+// flagged allow_busy, which also marks a transaction in progress as failed
+// (EXEC itself aborts it: EXECABORT … BUSY …). An allow_busy command is
+// queued inside MULTI like any other; else the ones that need no engine
+// state run: SCRIPT KILL and FUNCTION KILL (each stops its own kind of
+// script if it has not written), FUNCTION STATS, MULTI, DISCARD, UNWATCH,
+// QUIT and SHUTDOWN NOSAVE. WATCH, HELLO, AUTH and RESET, which Redis also
 // serves, need the engine lock here and get BUSY. It reports whether it
 // answered.
 func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
@@ -82,51 +86,86 @@ func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
 	if start == 0 || now-start < g.Limit() {
 		return false
 	}
-	name := argv[0]
-	sub := func(want string) bool { return len(argv) == 2 && engine.EqualFold(argv[1], want) }
+	cmd := cl.ctx.Resolve(argv)
+	fail := func(msg string) {
+		if cl.tx.Active {
+			cl.tx.Failed = true // flagTransaction
+		}
+		if msg != "" {
+			cl.w.Error(msg)
+		}
+	}
 	switch {
-	case engine.EqualFold(name, "shutdown"):
+	case cmd == nil:
+		fail("") // Resolve answered
+		cl.execArityAbort(argv)
+		return true
+	case !cl.authed && s.auth.needAuth.Load() && !cmd.Has(engine.FlagNoAuth):
+		fail(errNoAuth)
+		return true
+	case cl.tx.Active && cmd.Has(engine.FlagNoMulti):
+		fail(errNoMulti)
+		return true
+	}
+	if !cl.user.Free() {
+		if res, _ := cl.user.Check(cmd, argv); res != acl.OK {
+			fail(noPermText(res, cmd))
+			return true
+		}
+	}
+	if !cmd.Has(engine.FlagAllowBusy) {
+		if cmd.Name == "exec" {
+			// rejectCommand on EXEC: execCommandAbort, in MULTI or not
+			cl.discardLater()
+			cl.w.Error(errExecAbort + s.busyText())
+			return true
+		}
+		fail(s.busyText())
+		return true
+	}
+	if cl.tx.Active && !isTxnControl(cmd.Name) {
+		cl.tx.Enqueue(argv)
+		if cl.queued() {
+			cl.w.Status("QUEUED")
+		}
+		return true
+	}
+	switch cmd.Name {
+	case "shutdown":
 		return s.shutdownBusy(cl, argv)
-	case engine.EqualFold(name, "script") && sub("kill"):
+	case "script|kill":
 		s.killBusy(cl, false)
-	case engine.EqualFold(name, "function") && sub("kill"):
+	case "function|kill":
 		s.killBusy(cl, true)
-	case engine.EqualFold(name, "function") && sub("stats"):
+	case "function|stats":
 		if !g.IsFunc.Load() {
 			cl.w.Error(errBusy) // FUNCTION STATS during an EVAL script
 			break
 		}
-		fn, cmd := g.Function()
-		luavm.WriteFunctionStats(&cl.w, fn, cmd, now-start, g.Libraries.Load(), g.Functions.Load())
-	case engine.EqualFold(name, "multi") && len(argv) == 1:
+		fn, cmdArgv := g.Function()
+		luavm.WriteFunctionStats(&cl.w, fn, cmdArgv, now-start, g.Libraries.Load(), g.Functions.Load())
+	case "multi":
 		if cl.tx.Active {
 			cl.w.Error(engine.ErrMultiNested)
 			break
 		}
 		cl.tx.Active = true
 		cl.w.OK()
-	case engine.EqualFold(name, "discard") && len(argv) == 1:
+	case "discard":
 		if !cl.tx.Active {
 			cl.w.Error(engine.ErrDiscardNoMulti)
 			break
 		}
 		cl.discardLater()
 		cl.w.OK()
-	case engine.EqualFold(name, "unwatch") && len(argv) == 1:
+	case "unwatch":
 		cl.unwatchLater = true
 		cl.w.OK()
-	case engine.EqualFold(name, "quit"):
+	case "quit":
 		cl.w.OK()
 		cl.closeNow = true
-	case engine.EqualFold(name, "exec") && len(argv) == 1:
-		// rejectCommand on EXEC: execCommandAbort, in MULTI or not
-		cl.discardLater()
-		cl.w.Error(errExecAbort + s.busyText())
 	default:
-		if cl.tx.Active {
-			cl.tx.Failed = true // flagTransaction
-		}
-		cl.w.Error(s.busyText())
+		fail(s.busyText()) // WATCH, HELLO, AUTH, RESET: see above
 	}
 	return true
 }

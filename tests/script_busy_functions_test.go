@@ -1,0 +1,241 @@
+package tests
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBusyFunctionsAndMulti runs the busy-script cases of Redis 7.0.15's
+// functions.tcl ("test function kill", "test script kill not working on
+// function", "test function kill not working on eval") and multi.tcl
+// ("MULTI and script timeout", "EXEC and script timeout", "MULTI-EXEC body
+// and script timeout", "just EXEC and script timeout"), plus DISCARD and
+// UNWATCH while busy, on a fresh redis-server and a fresh limitdb, and
+// compares every reply (FUNCTION STATS's duration_ms masked).
+func TestBusyFunctionsAndMulti(t *testing.T) {
+	r, err := StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	l, err := StartLimitdb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ref := busySequence(t, r.Addr)
+	got := busySequence(t, l.Addr().String())
+	if len(ref) != len(got) {
+		t.Fatalf("%d replies from redis, %d from limitdb", len(ref), len(got))
+	}
+	for i := range ref {
+		if ref[i] != got[i] {
+			t.Errorf("step %d differs\n  redis:   %q\n  limitdb: %q", i, ref[i], got[i])
+		}
+	}
+}
+
+var durationMs = regexp.MustCompile(`duration_ms\r\n:\d+`)
+
+// busySequence plays the cases on the server at addr and returns the
+// replies, labelled.
+func busySequence(t *testing.T, addr string) []string {
+	var out []string
+	dial := func() *Conn {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	ctl, runner, other, tx, watcher, killer := dial(), dial(), dial(), dial(), dial(), dial()
+	do := func(label string, c *Conn, args ...string) {
+		rep, err := c.Do(args...)
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		out = append(out, label+": "+durationMs.ReplaceAllString(string(rep), "duration_ms\r\n:N"))
+	}
+	start := func(args ...string) {
+		if err := runner.Send(Encode(args...)); err != nil {
+			t.Fatal(err)
+		}
+		// past busy-reply-threshold (100 ms)
+		time.Sleep(300 * time.Millisecond)
+	}
+	result := func(label string) {
+		rep, err := runner.ReadReply()
+		if err != nil {
+			t.Fatalf("%s: %v after %q", label, err, out)
+		}
+		out = append(out, label+": "+string(rep))
+	}
+	do("flush", ctl, "FLUSHALL")
+	do("function flush", ctl, "FUNCTION", "FLUSH")
+	do("threshold", ctl, "CONFIG", "SET", "busy-reply-threshold", "100")
+	do("load", ctl, "FUNCTION", "LOAD", "#!lua name=test\nredis.register_function('test', function(KEYS, ARGV)\n local a = 1 while true do a = a + 1 end \nend)")
+	do("set xx", ctl, "SET", "xx", "1")
+	do("watch", watcher, "WATCH", "wk")
+	do("watcher multi", watcher, "MULTI")
+	do("tx multi", tx, "MULTI")
+	do("tx incr queued", tx, "INCR", "xx")
+
+	// a function runs away
+	start("FCALL", "test", "0")
+	do("ping while function", other, "PING")
+	do("function stats", other, "FUNCTION", "STATS")
+	do("script kill on function", other, "SCRIPT", "KILL")
+	do("multi while busy", other, "MULTI")
+	do("incr in multi while busy", other, "INCR", "xx")
+	do("watcher discard while busy", watcher, "DISCARD")
+	do("tx exec while busy", tx, "EXEC")
+	do("function stats queued in multi", other, "FUNCTION", "STATS")
+	do("function kill", killer, "FUNCTION", "KILL")
+	result("killed function")
+	do("incr after kill", other, "INCR", "xx")
+	do("exec after kill", other, "EXEC")
+	do("not in multi", other, "PING", "asdf")
+	do("tx not in multi", tx, "PING", "asdf")
+	do("xx", ctl, "GET", "xx")
+	// the DISCARD dropped the WATCH: a change of wk no longer aborts
+	do("set wk", ctl, "SET", "wk", "1")
+	do("watcher multi again", watcher, "MULTI")
+	do("watcher incr", watcher, "INCR", "wk")
+	do("watcher exec", watcher, "EXEC")
+
+	// an EVAL script runs away
+	do("tx multi 2", tx, "MULTI")
+	do("tx incr 2", tx, "INCR", "xx")
+	do("unwatch prep", watcher, "WATCH", "wk")
+	start("EVAL", "local a = 1 while true do a = a + 1 end", "0")
+	do("function kill on eval", other, "FUNCTION", "KILL")
+	do("function stats on eval", other, "FUNCTION", "STATS")
+	do("tx incr while busy", tx, "INCR", "xx")
+	do("shutdown in multi while busy", tx, "SHUTDOWN", "NOSAVE")
+	do("tx exec while busy", tx, "EXEC")
+	do("exec without multi while busy", other, "EXEC")
+	do("discard without multi while busy", other, "DISCARD")
+	do("unwatch while busy", watcher, "UNWATCH")
+	do("get while busy", other, "GET", "xx")
+	do("script kill", killer, "SCRIPT", "KILL")
+	result("killed eval")
+	do("xx after", ctl, "GET", "xx")
+	do("tx ping", tx, "PING", "asdf")
+	do("set wk 2", ctl, "SET", "wk", "2")
+	do("watcher multi 3", watcher, "MULTI")
+	do("watcher incr 3", watcher, "INCR", "wk")
+	do("watcher exec 3", watcher, "EXEC")
+	do("threshold back", ctl, "CONFIG", "SET", "busy-reply-threshold", "5000")
+	do("function flush end", ctl, "FUNCTION", "FLUSH")
+	return out
+}
+
+// TestScriptingInfo compares INFO's scripting counts after Redis's
+// "SCRIPTING FLUSH ASYNC" sequence and after loading functions: the
+// number_of_* fields exactly, the memory ones present on both.
+func TestScriptingInfo(t *testing.T) {
+	for _, addr := range []string{redisAddr, limitAddr} {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	field := func(addr, name string) string {
+		c, _ := Dial(addr)
+		defer c.Close()
+		rep, _ := c.Do("INFO", "memory")
+		for _, l := range strings.Split(string(rep), "\r\n") {
+			if v, ok := strings.CutPrefix(l, name+":"); ok {
+				return v
+			}
+		}
+		return "<none>"
+	}
+	both := func(args ...string) {
+		for _, addr := range []string{redisAddr, limitAddr} {
+			c, _ := Dial(addr)
+			if _, err := c.Do(args...); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+		}
+	}
+	both("SCRIPT", "FLUSH")
+	both("FUNCTION", "FLUSH")
+	for j := 0; j < 100; j++ {
+		both("SCRIPT", "LOAD", fmt.Sprintf("return %d", j))
+	}
+	both("FUNCTION", "LOAD", "#!lua name=a\nredis.register_function('a1', function() return 1 end)\nredis.register_function('a2', function() return 1 end)")
+	both("FUNCTION", "LOAD", "#!lua name=b\nredis.register_function('b1', function() return 1 end)")
+	check := func(name, want string) {
+		for _, addr := range []string{redisAddr, limitAddr} {
+			if got := field(addr, name); got != want {
+				t.Errorf("%s at %s: %s, want %s", name, addr, got, want)
+			}
+		}
+	}
+	check("number_of_cached_scripts", "100")
+	check("number_of_functions", "3")
+	check("number_of_libraries", "2")
+	for _, name := range []string{"used_memory_lua", "used_memory_vm_eval", "used_memory_lua_human", "used_memory_scripts_eval",
+		"used_memory_vm_functions", "used_memory_vm_total", "used_memory_vm_total_human", "used_memory_functions",
+		"used_memory_scripts", "used_memory_scripts_human"} {
+		if got := field(limitAddr, name); got == "<none>" {
+			t.Errorf("limitdb's INFO lacks %s", name)
+		}
+	}
+	both("SCRIPT", "FLUSH", "ASYNC")
+	both("FUNCTION", "FLUSH", "ASYNC")
+	check("number_of_cached_scripts", "0")
+	check("number_of_functions", "0")
+	check("number_of_libraries", "0")
+}
+
+// TestEvalNoLeak is "EVAL does not leak in the Lua stack" (EVAL and FCALL):
+// 10,000 pipelined scripts, then used_memory_lua stays under 100 KB.
+func TestEvalNoLeak(t *testing.T) {
+	c, err := Dial(limitAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Do("SCRIPT", "FLUSH")
+	c.Do("SET", "leak:x", "0")
+	c.Do("FUNCTION", "LOAD", "REPLACE", "#!lua name=test\nredis.register_function('test', function(KEYS, ARGV)\n return redis.call(\"incr\",KEYS[1]) \nend)")
+	for _, cmd := range [][]string{{"EVAL", `return redis.call("incr",KEYS[1])`, "1", "leak:x"}, {"FCALL", "test", "1", "leak:x"}} {
+		var buf []byte
+		for j := 0; j < 10000; j++ {
+			buf = append(buf, Encode(cmd...)...)
+		}
+		if err := c.Send(buf); err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 10000; j++ {
+			if _, err := c.ReadReply(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if rep, _ := c.Do("GET", "leak:x"); string(rep) != "$5\r\n20000\r\n" {
+		t.Fatalf("GET: %q", rep)
+	}
+	rep, _ := c.Do("INFO", "memory")
+	for _, l := range strings.Split(string(rep), "\r\n") {
+		for _, f := range []string{"used_memory_lua:", "used_memory_vm_functions:"} {
+			if v, ok := strings.CutPrefix(l, f); ok {
+				var n int
+				fmt.Sscan(v, &n)
+				if n >= 100*1024 {
+					t.Errorf("%s%d after 10,000 scripts", f, n)
+				}
+			}
+		}
+	}
+	c.Do("FUNCTION", "FLUSH")
+	c.Do("DEL", "leak:x")
+}

@@ -97,7 +97,7 @@ var boolOptions = []string{"off", "on"}
 // cjsonArgInit is json_arg_init: at most n arguments, the missing ones nil.
 func cjsonArgInit(L *lua.LState, n int) {
 	if L.GetTop() > n {
-		L.ArgError(n+1, "found too many arguments")
+		argErr(L, n+1, "found too many arguments")
 	}
 	for L.GetTop() < n {
 		L.Push(lua.LNil)
@@ -117,7 +117,7 @@ func intOptionAt(L *lua.LState, i int, setting *int, lo, hi int) int {
 	if L.Get(i) != lua.LNil {
 		v := int(int32(L.CheckInteger(i)))
 		if v < lo || v > hi {
-			L.ArgError(1, "expected integer between "+strconv.Itoa(lo)+" and "+strconv.Itoa(hi))
+			argErr(L, 1, "expected integer between "+strconv.Itoa(lo)+" and "+strconv.Itoa(hi))
 		}
 		*setting = v
 	}
@@ -146,7 +146,7 @@ func enumOption(L *lua.LState, i int, setting *int, options []string) int {
 			}
 		}
 		if found < 0 {
-			L.ArgError(i, "invalid option '"+name+"'")
+			argErr(L, i, "invalid option '"+name+"'")
 		}
 		*setting = found
 	}
@@ -171,7 +171,7 @@ func (cfg *cjsonConfig) encodeSparseArray(L *lua.LState) int {
 
 func (cfg *cjsonConfig) encode(L *lua.LState) int {
 	if L.GetTop() != 1 {
-		L.ArgError(1, "expected 1 argument")
+		argErr(L, 1, "expected 1 argument")
 	}
 	var b []byte
 	b = cfg.appendValue(L, b, L.Get(1), 0, 1)
@@ -394,7 +394,7 @@ func (p *jsonParser) at(i int) byte {
 
 func (cfg *cjsonConfig) decode(L *lua.LState) int {
 	if L.GetTop() != 1 {
-		L.ArgError(1, "expected 1 argument")
+		argErr(L, 1, "expected 1 argument")
 	}
 	s := L.CheckString(1)
 	if len(s) >= 2 && (s[0] == 0 || s[1] == 0) {

@@ -314,6 +314,9 @@ const compileBytesPerByte = 64
 func (v *vm) loadString(L *lua.LState) int {
 	src := L.CheckString(1)
 	name := L.OptString(2, src)
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		name = name[:i] // the chunk name is a C string (a dump's stops at its NUL)
+	}
 	id := chunkID(name)
 	if v.sources == nil {
 		v.sources = map[string]string{}
@@ -540,6 +543,21 @@ func compileErrText(err error, src, chunkName string) string {
 	return chunkName + ":1: " + strings.TrimSpace(err.Error())
 }
 
+// argErr is luaL_argerror: "bad argument #n to 'name' (msg)", name
+// being the one the running function was called by, or '?' when a Go
+// function (pcall) called it, and the position of a Lua caller only, as
+// luaL_error gives it (gopher-lua's ArgError names and places the first
+// Lua frame instead).
+func argErr(L *lua.LState, n int, msg string) {
+	name := "?"
+	if dbg, ok := L.GetStack(0); ok {
+		if _, err := L.GetInfo("n", dbg, lua.LNil); err == nil && dbg.Name != "" && dbg.Name != "(anonymous)" && !strings.HasPrefix(dbg.Name, "<") {
+			name = dbg.Name
+		}
+	}
+	luaErrorf(L, "bad argument #%d to '%s' (%s)", n, name, msg)
+}
+
 // luaErrorf is luaL_error: the message with the caller's position.
 func luaErrorf(L *lua.LState, format string, args ...any) {
 	msg := format
@@ -561,7 +579,11 @@ func stringDump(L *lua.LState) int {
 	v := L.Get(1)
 	fn, ok := v.(*lua.LFunction)
 	if !ok {
-		L.TypeError(1, lua.LTFunction)
+		got := v.Type().String()
+		if L.GetTop() < 1 {
+			got = "no value"
+		}
+		argErr(L, 1, "function expected, got "+got)
 	}
 	if fn.IsG {
 		luaErrorf(L, "unable to dump given function")

@@ -123,30 +123,23 @@ type ScriptGuard struct {
 	Libraries, Functions atomic.Int64
 	fnMu                 sync.Mutex
 	fnName               string   // the running function (FUNCTION STATS)
-	fnArgv               [][]byte // its caller's command, a copy in fnBuf
-	fnBuf                []byte
+	fnArgv               [][]byte // its caller's command, while it runs
 }
 
-// SetFunction records the function an FCALL runs and its command (copied
-// into a buffer reused from call to call), for FUNCTION STATS.
+// SetFunction records the function an FCALL runs and its command. argv is
+// the caller's (its connection reads nothing while the call runs):
+// ClearFunction drops it when the call ends, and Function copies it under
+// the same lock, so no reader sees a buffer the connection reuses.
 func (g *ScriptGuard) SetFunction(name string, argv [][]byte) {
 	g.fnMu.Lock()
-	g.fnName = name
-	n := 0
-	for _, a := range argv {
-		n += len(a)
-	}
-	if cap(g.fnBuf) < n || cap(g.fnBuf) > 1<<16 && n < 1<<12 {
-		g.fnBuf = make([]byte, 0, n)
-	}
-	buf := g.fnBuf[:0]
-	g.fnArgv = g.fnArgv[:0]
-	for _, a := range argv {
-		start := len(buf)
-		buf = append(buf, a...)
-		g.fnArgv = append(g.fnArgv, buf[start:len(buf):len(buf)])
-	}
-	g.fnBuf = buf
+	g.fnName, g.fnArgv = name, argv
+	g.fnMu.Unlock()
+}
+
+// ClearFunction ends what SetFunction recorded.
+func (g *ScriptGuard) ClearFunction() {
+	g.fnMu.Lock()
+	g.fnName, g.fnArgv = "", nil
 	g.fnMu.Unlock()
 }
 

@@ -27,7 +27,9 @@ func busyStart(e *engine.Engine, v *vm, fn string, argv [][]byte) {
 	if fn != "" {
 		e.Guard.SetFunction(fn, argv)
 	}
-	e.Guard.IsFunc.Store(fn != "")
+	if e.Guard.IsFunc.Load() != (fn != "") { // a load, not a store, on EVALSHA's path
+		e.Guard.IsFunc.Store(fn != "")
+	}
 	e.Guard.StartMs.Store(time.Now().UnixMilli())
 	e.Guard.NoteStart()
 }
@@ -35,6 +37,9 @@ func busyStart(e *engine.Engine, v *vm, fn string, argv [][]byte) {
 // busyEnd marks the script as finished.
 func busyEnd(e *engine.Engine, v *vm) {
 	e.Guard.StartMs.Store(0)
+	if v.fnMode {
+		e.Guard.ClearFunction()
+	}
 }
 
 // killed reports whether the running script was stopped by SCRIPT KILL.

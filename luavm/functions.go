@@ -48,6 +48,9 @@ type Function struct {
 	flags   scriptFlags
 	lib     *Library
 	fn      lua.LValue // the callback (a function) in the functions' interpreter
+	// reuse: the callback cannot keep its KEYS and ARGV tables past a
+	// call (mayKeepArgs), so one pair of tables serves every call
+	reuse bool
 }
 
 // libSet is Redis's functionsLibCtx: libraries by name (case-sensitive,
@@ -101,10 +104,15 @@ func (s *libSet) sorted() []*Library {
 	return out
 }
 
-// publish stores FUNCTION STATS's counts where a busy server reads them.
+// publish stores FUNCTION STATS's counts where a busy server reads them
+// (loads, not stores, when they are already there: FCALL's path).
 func (st *State) publish(e *engine.Engine) {
-	e.Guard.Libraries.Store(int64(len(st.fn.libs)))
-	e.Guard.Functions.Store(int64(st.fn.nfn))
+	if n := int64(len(st.fn.libs)); e.Guard.Libraries.Load() != n {
+		e.Guard.Libraries.Store(n)
+	}
+	if n := int64(st.fn.nfn); e.Guard.Functions.Load() != n {
+		e.Guard.Functions.Store(n)
+	}
 }
 
 // Errors of library creation (functionsCreateWithLibraryCtx and its
@@ -410,8 +418,124 @@ func (v *vm) registerFunction(L *lua.LState) int {
 			raiseTable(L, errRegDup)
 		}
 	}
+	if cb, ok := f.fn.(*lua.LFunction); ok && !cb.IsG {
+		f.reuse = !mayKeepArgs(cb.Proto)
+	}
 	lib.Funcs = append(lib.Funcs, f)
 	return 0
+}
+
+// mayKeepArgs reports whether a callback may keep its KEYS or ARGV table
+// (its first two parameters, registers 0 and 1) past the call. It may
+// not when its instructions only index them (R(B) of GETTABLE), take
+// their length, compare or test them, directly or through registers a
+// MOVE copied them into (gopher-lua copies a local before LEN): then its
+// calls reuse one pair of tables, which saves two tables per FCALL
+// (BenchmarkFcallCounter). Any other use — a call or return range that
+// covers them, a closure capturing them, SETTABLE, SETUPVAL, SELF, a use
+// as a key — or any write of them (conservatively) counts as keeping; so
+// does a vararg callback, which reaches its arguments through `...`. The
+// copies are found to a fixed point first, so a copy made late in a loop
+// counts for a use earlier in its body.
+func mayKeepArgs(p *lua.FunctionProto) bool {
+	if p.IsVarArg != 0 {
+		return true
+	}
+	np := min(int(p.NumParameters), 2)
+	var held [256]bool // registers that may hold KEYS or ARGV
+	for r := 0; r < np; r++ {
+		held[r] = true
+	}
+	code := p.Code
+	fields := func(ins uint32) (op, a, b, c, bx int) {
+		return int(ins >> 26), int(ins>>18) & 0xff, int(ins & 0x1ff), int(ins>>9) & 0x1ff, int(ins & 0x3ffff)
+	}
+	// upvalues returns how many capture pseudo-instructions follow pc
+	upvalues := func(op, bx int) int {
+		if op == lua.OP_CLOSURE && bx < len(p.FunctionPrototypes) {
+			return int(p.FunctionPrototypes[bx].NumUpvalues)
+		}
+		return 0
+	}
+	for changed := true; changed; {
+		changed = false
+		for pc := 0; pc < len(code); pc++ {
+			op, a, b, _, bx := fields(code[pc])
+			if (op == lua.OP_MOVE || op == lua.OP_MOVEN) && held[b] && !held[a] {
+				held[a], changed = true, true
+			}
+			pc += upvalues(op, bx)
+		}
+	}
+	param := func(r int) bool { return r >= 0 && r < len(held) && held[r] }
+	// span reports whether registers lo … hi (hi < 0: to the top) may
+	// hold one
+	span := func(lo, hi int) bool {
+		if hi < 0 || hi >= len(held) {
+			hi = len(held) - 1
+		}
+		for r := lo; r <= hi; r++ {
+			if held[r] {
+				return true
+			}
+		}
+		return false
+	}
+	for pc := 0; pc < len(code); pc++ {
+		op, a, b, c, bx := fields(code[pc])
+		rk := func(x int) bool { return x < 256 && param(x) }
+		keep := false
+		switch op {
+		case lua.OP_JMP, lua.OP_CLOSE, lua.OP_NOP:
+		case lua.OP_EQ, lua.OP_LT, lua.OP_LE, lua.OP_TEST:
+			// reads only
+		case lua.OP_MOVE:
+			keep = a < np // a copy is followed; overwriting a parameter is not
+		case lua.OP_GETTABLE, lua.OP_GETTABLEKS:
+			keep = a < np || rk(c) // R(B) is only indexed
+		case lua.OP_LEN, lua.OP_NOT, lua.OP_UNM, lua.OP_ADD, lua.OP_SUB, lua.OP_MUL, lua.OP_DIV, lua.OP_MOD, lua.OP_POW,
+			lua.OP_LOADK, lua.OP_LOADBOOL, lua.OP_GETUPVAL, lua.OP_GETGLOBAL, lua.OP_NEWTABLE:
+			keep = a < np // reads that keep nothing; a write of a parameter
+		case lua.OP_LOADNIL:
+			keep = span(a, b)
+		case lua.OP_CONCAT:
+			keep = a < np || span(b, c)
+		case lua.OP_CALL, lua.OP_TAILCALL:
+			keep = span(a, map0(b, a+b-1)) || a < np
+		case lua.OP_RETURN:
+			keep = b != 1 && span(a, map0(b, a+b-2))
+		case lua.OP_SETLIST:
+			keep = span(a, map0(b, a+b))
+		case lua.OP_VARARG, lua.OP_FORPREP, lua.OP_FORLOOP, lua.OP_TFORLOOP:
+			keep = a < np
+		case lua.OP_MOVEN:
+			keep = a < np // R(A) := R(B), then c real MOVEs
+		case lua.OP_CLOSURE:
+			// R(A) := closure; the upvalues it captures are the MOVE
+			// (a register) and GETUPVAL pseudo-instructions after it
+			keep = a < np
+			for n := upvalues(op, bx); n > 0 && pc+1 < len(code); n-- {
+				pc++
+				if uop, _, ub, _, _ := fields(code[pc]); uop == lua.OP_MOVE && param(ub) {
+					keep = true
+				}
+			}
+		default: // SETGLOBAL, SETUPVAL, SETTABLE(KS), SELF, TESTSET
+			keep = param(a) || param(b) || rk(c) || (op == lua.OP_SELF && a+1 < np)
+		}
+		if keep {
+			return true
+		}
+	}
+	return false
+}
+
+// map0 is hi, or -1 (to the top) when the count n is 0.
+func map0(n, hi int) int {
+	if n == 0 {
+		return -1
+	}
+	return hi
 }
 
 // readFlags is luaRegisterFunctionReadFlags: t[1], t[2] … until nil, each
@@ -506,8 +630,15 @@ func (st *State) runFunction(c *engine.Ctx, f *Function, argv [][]byte, keys, ar
 	// every run): a library's upvalues keep objects between calls
 	top := L.GetTop()
 	L.Push(f.fn)
-	L.Push(newArray(L, keys))
-	L.Push(newArray(L, args))
+	if f.reuse {
+		// refilled in place, reshaped as new ones (as EVAL's KEYS/ARGV)
+		v.keys, v.args = fillArray(L, v.keys, keys), fillArray(L, v.args, args)
+		L.Push(v.keys)
+		L.Push(v.args)
+	} else {
+		L.Push(newArray(L, keys))
+		L.Push(newArray(L, args))
+	}
 	err := L.PCall(2, 1, v.errh)
 	if err != nil {
 		var ev lua.LValue = lua.LNil

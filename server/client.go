@@ -197,6 +197,11 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 		if cl.locked {
 			release()
 		}
+		if s.down.Load() {
+			// the server is going away (SHUTDOWN): as Redis's exit, what
+			// was not written yet is not (a killed script's reply)
+			return false
+		}
 		if !cl.flush() {
 			return false
 		}

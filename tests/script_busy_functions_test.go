@@ -239,3 +239,116 @@ func TestEvalNoLeak(t *testing.T) {
 	c.Do("FUNCTION", "FLUSH")
 	c.Do("DEL", "leak:x")
 }
+
+// TestBusyKillVariants runs scripting.tcl's timed-out script tests in
+// both of its variants (EVAL, and FUNCTION LOAD + FCALL): a read-only
+// script killed even while it pcalls in a loop, a script pipelined with a
+// PING (the PING answered after the kill: no false dead client), a script
+// that wrote is UNKILLABLE, SHUTDOWN without NOSAVE refused with the
+// variant's BUSY text, SHUTDOWN NOSAVE ending the server. Every reply is
+// compared with redis-server's.
+func TestBusyKillVariants(t *testing.T) {
+	for _, variant := range []string{"eval", "fcall"} {
+		t.Run(variant, func(t *testing.T) {
+			r, err := StartRedis()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Stop()
+			l, err := StartLimitdb()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			ref := killSequence(t, r.Addr, variant)
+			got := killSequence(t, l.Addr().String(), variant)
+			if len(ref) != len(got) {
+				t.Fatalf("%d replies from redis, %d from limitdb\n  redis:   %q\n  limitdb: %q", len(ref), len(got), ref, got)
+			}
+			for i := range ref {
+				if ref[i] != got[i] {
+					t.Errorf("step %d differs\n  redis:   %q\n  limitdb: %q", i, ref[i], got[i])
+				}
+			}
+		})
+	}
+}
+
+func killSequence(t *testing.T, addr, variant string) []string {
+	var out []string
+	dial := func() *Conn {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	ctl, runner := dial(), dial()
+	do := func(label string, c *Conn, args ...string) {
+		rep, err := c.Do(args...)
+		if err != nil {
+			out = append(out, label+": "+err.Error())
+			return
+		}
+		out = append(out, label+": "+string(rep))
+	}
+	read := func(label string) {
+		rep, err := runner.ReadReply()
+		if err != nil {
+			t.Fatalf("%s: %v after %q", label, err, out)
+		}
+		out = append(out, label+": "+string(rep))
+	}
+	// script sends body as EVAL, or loads it as function test and sends
+	// FCALL test (run_script_on_connection), followed by more commands
+	script := func(body string, nkeys string, keys []string, more ...[]string) {
+		var b []byte
+		if variant == "eval" {
+			b = Encode(append([]string{"EVAL", body, nkeys}, keys...)...)
+		} else {
+			do("load", ctl, "FUNCTION", "LOAD", "REPLACE", "#!lua name=test\nredis.register_function('test', function(KEYS, ARGV)\n "+body+" \nend)")
+			b = Encode(append([]string{"FCALL", "test", nkeys}, keys...)...)
+		}
+		for _, m := range more {
+			b = append(b, Encode(m...)...)
+		}
+		if err := runner.Send(b); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	kill := "SCRIPT"
+	if variant == "fcall" {
+		kill = "FUNCTION"
+	}
+	do("threshold", ctl, "CONFIG", "SET", "busy-reply-threshold", "10")
+	do("flush", ctl, "FLUSHALL")
+
+	// Timedout read-only scripts can be killed by SCRIPT KILL even when use pcall
+	script("local f = function() while 1 do redis.call('ping') end end while 1 do pcall(f) end", "0", nil)
+	do("ping while busy", ctl, "PING")
+	do("kill", ctl, kill, "KILL")
+	read("killed")
+	do("ping after", ctl, "PING")
+
+	// Timedout script does not cause a false dead client
+	script("while 1 do redis.call('ping') end", "0", nil, []string{"PING"})
+	do("ping while busy 2", ctl, "PING")
+	do("kill 2", ctl, kill, "KILL")
+	read("killed 2")
+	read("pipelined ping")
+
+	// Timedout scripts that modified data can't be killed by SCRIPT KILL
+	script("redis.call('set',KEYS[1],'y'); while true do end", "1", []string{"x"})
+	do("ping while busy 3", ctl, "PING")
+	do("kill 3", ctl, kill, "KILL")
+	do("ping still busy", ctl, "PING")
+	do("shutdown without nosave", ctl, "SHUTDOWN")
+	// SHUTDOWN NOSAVE can kill a timedout script anyway
+	do("shutdown nosave", ctl, "SHUTDOWN", "NOSAVE")
+	if _, err := runner.ReadReply(); err == nil {
+		out = append(out, "the runner got a reply after SHUTDOWN NOSAVE")
+	}
+	return out
+}

@@ -52,7 +52,7 @@ func busySequence(t *testing.T, addr string) []string {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	ctl, runner, other, tx, watcher, killer := dial(), dial(), dial(), dial(), dial(), dial()
+	ctl, runner, other, tx, watcher, killer, body := dial(), dial(), dial(), dial(), dial(), dial(), dial()
 	do := func(label string, c *Conn, args ...string) {
 		rep, err := c.Do(args...)
 		if err != nil {
@@ -83,6 +83,8 @@ func busySequence(t *testing.T, addr string) []string {
 	do("watcher multi", watcher, "MULTI")
 	do("tx multi", tx, "MULTI")
 	do("tx incr queued", tx, "INCR", "xx")
+	do("body multi", body, "MULTI")
+	do("body incr queued", body, "INCR", "xx")
 
 	// a function runs away
 	start("FCALL", "test", "0")
@@ -92,10 +94,13 @@ func busySequence(t *testing.T, addr string) []string {
 	do("multi while busy", other, "MULTI")
 	do("incr in multi while busy", other, "INCR", "xx")
 	do("watcher discard while busy", watcher, "DISCARD")
+	do("body incr while busy", body, "INCR", "xx")
 	do("tx exec while busy", tx, "EXEC")
 	do("function stats queued in multi", other, "FUNCTION", "STATS")
 	do("function kill", killer, "FUNCTION", "KILL")
 	result("killed function")
+	do("body exec after kill", body, "EXEC")
+	do("body not in multi", body, "PING", "asdf")
 	do("incr after kill", other, "INCR", "xx")
 	do("exec after kill", other, "EXEC")
 	do("not in multi", other, "PING", "asdf")

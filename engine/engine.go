@@ -278,11 +278,28 @@ type Ctx struct {
 	// ACL checks the commands a script calls against the caller's user
 	// (set by the server; nil: everything allowed).
 	ACL ScriptACL
+	// Calls counts the commands a script calls in the server's statistics
+	// (INFO commandstats and errorstats; nil: not counted).
+	Calls ScriptCalls
+	// NoErrorStats: the error reply the command just wrote was counted in
+	// the error statistics already (a script's error from a command it
+	// called: Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE). The server resets
+	// it before each command.
+	NoErrorStats bool
 
 	// Eff receives the effects of what runs with this Ctx (effects.go);
 	// nil records nothing.
 	Eff  *Effects
 	prop propState
+}
+
+// ScriptCalls counts what a script calls as Redis's scriptCall and call()
+// count it: a command that ran (an error reply counts as a failed call
+// and in the error statistics), or one refused before running (a rejected
+// call, cmd nil when unknown, its error counted).
+type ScriptCalls interface {
+	ScriptCalled(cmd *Command, errReply string)
+	ScriptRejected(cmd *Command, errReply string)
 }
 
 // ScriptACL is the caller's permission check for commands run by a

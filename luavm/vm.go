@@ -1,6 +1,7 @@
 package luavm
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"strconv"
@@ -137,6 +138,7 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 		if e, ok := t.RawGetString("err").(lua.LString); ok {
 			msg = string(e)
 		}
+		v.noErrorStats(t)
 		if l, ok := t.RawGetString("line").(lua.LNumber); ok {
 			line = int(l)
 		}
@@ -242,6 +244,9 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, slots int) {
 	case *lua.LTable:
 		if e, ok := x.RawGetString("err").(lua.LString); ok {
 			w.Error(string(e))
+			if slots == resultSlots {
+				v.noErrorStats(x)
+			}
 			return
 		}
 		if s, ok := x.RawGetString("ok").(lua.LString); ok {
@@ -300,6 +305,15 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, slots int) {
 	}
 }
 
+// noErrorStats marks the script's error reply as counted already when
+// its table says so (ignore_error_stats_update: an error of a command the
+// script called, counted when that command failed).
+func (v *vm) noErrorStats(t *lua.LTable) {
+	if v.c != nil && t.RawGetString("ignore_error_stats_update") == lua.LTrue {
+		v.c.NoErrorStats = true
+	}
+}
+
 // mapCRLF is sdsmapchars(s, "\r\n", "  "): a status or big number keeps
 // the protocol intact.
 func mapCRLF(s string) string {
@@ -320,6 +334,25 @@ func (v *vm) raise(L *lua.LState, msg string, raise bool) int {
 	}
 	L.Push(t)
 	return 1
+}
+
+// rejected is raiseCall for a command scriptCall refuses before it runs:
+// it counts as a rejected call of cmd (nil when unknown) and its error in
+// the error statistics, as Redis's afterErrorReply and
+// incrCommandStatsOnError count it.
+func (v *vm) rejected(L *lua.LState, cmd *engine.Command, msg string, raise bool) int {
+	if v.c.Calls != nil {
+		v.c.Calls.ScriptRejected(cmd, msg)
+	}
+	return v.raiseCall(L, msg, raise)
+}
+
+// called counts a command the script ran (answered here: TIME, PING,
+// ECHO, SELECT) in the server's statistics; errReply "" for a success.
+func (v *vm) called(cmd *engine.Command, errReply string) {
+	if cmd != nil && v.c.Calls != nil {
+		v.c.Calls.ScriptCalled(cmd, errReply)
+	}
 }
 
 // raiseCall is raise for the errors of the command itself, which Redis
@@ -412,12 +445,13 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	}
 	c := v.c
 	if engine.EqualFold(argv[0], "time") {
+		v.called(engine.Lookup(argv[0]), "")
 		L.Push(v.timeReply(L))
 		return 1
 	}
 	cmd := engine.Lookup(argv[0])
 	if cmd == nil {
-		return v.raiseCall(L, errUnknownCmd, raise)
+		return v.rejected(L, nil, errUnknownCmd, raise)
 	}
 	if len(cmd.Subs) > 0 && len(argv) >= 2 {
 		if sub := cmd.Sub(argv[1]); sub != nil {
@@ -425,30 +459,34 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 	}
 	if !engine.ArityOK(cmd.Arity, len(argv)) {
-		return v.raiseCall(L, errWrongArity, raise)
+		return v.rejected(L, cmd, errWrongArity, raise)
 	}
 	if cmd.Has(engine.FlagNoScript) {
-		return v.raiseCall(L, errNotAllowed, raise)
+		return v.rejected(L, cmd, errNotAllowed, raise)
 	}
 	if c.ACL != nil {
 		if msg := c.ACL.ScriptCheck(cmd, argv); msg != "" {
-			return v.raiseCall(L, msg, raise)
+			return v.rejected(L, cmd, msg, raise)
 		}
 	}
 	isWrite := cmd.Has(engine.FlagWrite)
 	if v.ro && cmd.F&(engine.FlagWrite|engine.FlagMayReplicate) != 0 {
 		// scriptVerifyWriteCommandAllow: may-replicate counts as a write
-		return v.raiseCall(L, engine.ErrReadOnlyScript, raise)
+		return v.rejected(L, cmd, engine.ErrReadOnlyScript, raise)
 	}
 	if isWrite && !v.wrote && c.E.WriteDenied != "" {
 		// Redis 7.0 (scriptVerifyWriteCommandAllow): while the server
 		// refuses writes (MISCONF), a script's first write fails; once it
 		// has written it is not stopped half way
-		return v.raise(L, c.E.WriteDenied, raise)
+		return v.rejected(L, cmd, c.E.WriteDenied, raise)
 	}
 	if cmd.Run == nil {
 		// connection-level commands (PING, ECHO, SELECT …) have no engine
 		// handler; only the harmless ones are answered here.
+		switch cmd.Name {
+		case "ping", "echo":
+			v.called(cmd, "")
+		}
 		switch cmd.Name {
 		case "ping":
 			if len(argv) == 2 {
@@ -465,11 +503,16 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		case "select":
 			// SELECT changes the script's database, not the caller's
 			n, ok := engine.ParseIntB(argv[1])
+			msg := ""
 			switch {
 			case !ok:
-				return v.raiseCall(L, engine.ErrNotInt, raise)
+				msg = engine.ErrNotInt
 			case n < 0 || n >= engine.NumDBs:
-				return v.raiseCall(L, engine.ErrDBIndex, raise)
+				msg = engine.ErrDBIndex
+			}
+			v.called(cmd, msg)
+			if msg != "" {
+				return v.raiseCall(L, msg, raise)
 			}
 			v.db = c.E.DBs[n]
 			t := L.NewTable()
@@ -477,13 +520,13 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 			L.Push(t)
 			return 1
 		}
-		return v.raiseCall(L, errNotAllowed, raise)
+		return v.rejected(L, cmd, errNotAllowed, raise)
 	}
 	if c.OOM && !v.wrote && !v.allowOOM && cmd.Has(engine.FlagDenyOOM) {
 		// Redis 7.0 (scriptVerifyOOM): over maxmemory at the script's
 		// start, its first write is refused; later ones are not, nor
 		// any under the allow-oom flag.
-		return v.raiseCall(L, engine.ErrOOM, raise)
+		return v.rejected(L, cmd, engine.ErrOOM, raise)
 	}
 	if isWrite && !v.wrote {
 		v.wrote = true
@@ -500,6 +543,13 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	}
 	sub.Call(cmd, argv)
 	sub.W, sub.DB, sub.Deleted = nil, nil, nil
+	if c.Calls != nil {
+		errReply := ""
+		if len(w.B) > 3 && w.B[0] == '-' {
+			errReply = string(w.B[1:bytes.IndexByte(w.B, '\r')])
+		}
+		c.Calls.ScriptCalled(cmd, errReply)
+	}
 	if c.Eff != nil {
 		// the effects a script records are held until it ends (its unit's
 		// record): they count against lua-memory-limit like its own data

@@ -64,7 +64,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 	}
 	cl.w.Proto = 2
 	cl.rd.Limits = &s.limits
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
 	cl.last = cl.born
 	s.setDefaultAuth(cl)
 	cl.initOutput()
@@ -379,9 +379,33 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	s.stats.commands.Add(1)
 	if len(cl.w.B) > before && cl.w.B[before] == '-' {
 		st.failed++
-		s.countError(cl.w.B[before+1:])
+		if !cl.ctx.NoErrorStats {
+			s.countError(cl.w.B[before+1:])
+		}
 	}
+	cl.ctx.NoErrorStats = false
 	return st
+}
+
+// ScriptCalled implements engine.ScriptCalls: a command a script ran,
+// counted as Redis's call() counts it (no time: the script's includes it).
+func (cl *client) ScriptCalled(cmd *engine.Command, errReply string) {
+	s := cl.s
+	st := s.statOf(cmd)
+	st.calls++
+	if errReply != "" {
+		st.failed++
+		s.countError([]byte(errReply))
+	}
+}
+
+// ScriptRejected implements engine.ScriptCalls: a command a script could
+// not run (scriptCall's refusals).
+func (cl *client) ScriptRejected(cmd *engine.Command, errReply string) {
+	if cmd != nil {
+		cl.s.statOf(cmd).rejected++
+	}
+	cl.s.countError([]byte(errReply))
 }
 
 // reject answers err to a command refused before it runs (NOAUTH,

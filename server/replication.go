@@ -152,7 +152,7 @@ func (s *Server) DropSession(session, client uint64) {
 // newFwdClient is a client without a connection, for forwarded units.
 func (s *Server) newFwdClient() *client {
 	cl := &client{s: s, id: s.nextID.Add(1)}
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
 	return cl
 }
 

@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -356,4 +357,83 @@ func killSequence(t *testing.T, addr, variant string) []string {
 		out = append(out, "the runner got a reply after SHUTDOWN NOSAVE")
 	}
 	return out
+}
+
+// TestScriptErrorStats is the statistics half of scripting.tcl's
+// "Consistent eval error reporting" and "LUA redis.error_reply API" (the
+// replies are in redis_suite_scripting.txt): after each script, INFO
+// errorstats, total_error_replies and the calls / rejected_calls /
+// failed_calls of the commands involved must be Redis's — the commands a
+// script calls are counted, and a script's error that a command it called
+// already counted is not counted again.
+func TestScriptErrorStats(t *testing.T) {
+	steps := [][]string{
+		{"CONFIG", "SET", "maxmemory", "1"},
+		{"EVAL", "return redis.call('set','x','y')", "1", "x"},
+		{"EVAL", "local t = redis.pcall('set','x','y') if t['err'] == \"OOM command not allowed when used memory > 'maxmemory'.\" then return 1 else return 0 end", "1", "x"},
+		{"EVAL", " return redis.pcall('set','x','y') ", "1", "x"},
+		{"CONFIG", "SET", "maxmemory", "0"},
+		{"EVAL", "return redis.call('select',99)", "0"},
+		{"EVAL", "local t = redis.pcall('select',99) if t['err'] == \"ERR DB index is out of range\" then return 1 else return 0 end", "0"},
+		{"EVAL_RO", "return redis.call('set','x','y')", "1", "x"},
+		{"EVAL_RO", "local t = redis.pcall('set','x','y') if t['err'] == \"ERR Write commands are not allowed from read-only scripts.\" then return 1 else return 0 end", "1", "x"},
+		{"EVAL", "return redis.error_reply(\"MY_ERR_CODE custom msg\")", "0"},
+		{"EVAL", "return redis.error_reply(\"\")", "0"},
+		{"EVAL", "return redis.status_reply(\"MY_OK_CODE custom msg\")", "0"},
+		{"EVAL", "redis.pcall('nosuchcommand') redis.pcall('get') return redis.call('incr', 'x')", "0"},
+		{"EVAL", "return {redis.call('ping'), redis.call('echo', 'e'), redis.call('time')[1] ~= nil}", "0"},
+		{"EVAL", "return nosuchglobal", "0"},
+	}
+	stats := func(c *Conn) string {
+		var out []string
+		for _, sec := range []string{"errorstats", "stats", "commandstats"} {
+			rep, _ := c.Do("INFO", sec)
+			for _, l := range strings.Split(string(rep), "\r\n") {
+				switch {
+				case strings.HasPrefix(l, "errorstat_"), strings.HasPrefix(l, "total_error_replies:"):
+					out = append(out, l)
+				case strings.HasPrefix(l, "cmdstat_") && !strings.HasPrefix(l, "cmdstat_config") && !strings.HasPrefix(l, "cmdstat_info"):
+					name, rest, _ := strings.Cut(l, ":")
+					var calls, rejected, failed string
+					for _, kv := range strings.Split(rest, ",") {
+						k, v, _ := strings.Cut(kv, "=")
+						switch k {
+						case "calls":
+							calls = v
+						case "rejected_calls":
+							rejected = v
+						case "failed_calls":
+							failed = v
+						}
+					}
+					out = append(out, name+" calls="+calls+" rejected="+rejected+" failed="+failed)
+				}
+			}
+		}
+		sort.Strings(out) // commandstats come in each server's table order
+		return strings.Join(out, "\n")
+	}
+	r, err := Dial(redisAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	l, err := Dial(limitAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, step := range steps {
+		for _, c := range []*Conn{r, l} {
+			c.Do("CONFIG", "RESETSTAT")
+			c.Do(step...)
+		}
+		if a, b := stats(r), stats(l); a != b {
+			t.Errorf("after %q:\n  redis:\n%s\n  limitdb:\n%s", step, a, b)
+		}
+	}
+	for _, c := range []*Conn{r, l} {
+		c.Do("CONFIG", "SET", "maxmemory", "0")
+		c.Do("DEL", "x")
+	}
 }

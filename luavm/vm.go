@@ -536,13 +536,14 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	w.Reset()
 	w.Proto = v.proto
 	sub := &v.sub
-	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff}
+	// ACL: SORT asks the caller's permissions for its BY/GET patterns
+	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff, ACL: c.ACL}
 	effBefore := 0
 	if c.Eff != nil {
 		effBefore = len(c.Eff.B)
 	}
 	sub.Call(cmd, argv)
-	sub.W, sub.DB, sub.Deleted = nil, nil, nil
+	sub.W, sub.DB, sub.Deleted, sub.ACL = nil, nil, nil, nil
 	if c.Calls != nil {
 		errReply := ""
 		if len(w.B) > 3 && w.B[0] == '-' {

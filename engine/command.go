@@ -119,6 +119,12 @@ type Command struct {
 	Run func(c *Ctx, argv [][]byte)
 	// Subcommands, for containers like CONFIG, CLIENT, SCRIPT.
 	Subs []*Command
+	// FlagsFor, when set, gives the flags of one call (Redis's
+	// getCommandFlags): a script that declares flags (a shebang line, a
+	// function's flags) replaces write, deny-oom and stale by what it
+	// declares. The server asks it where the flags decide a refusal (OOM,
+	// MISCONF), with the engine lock held; nil means F.
+	FlagsFor func(c *Ctx, argv [][]byte) Flag
 	// GetKeys finds the keys of a command whose key specs cannot say
 	// where they are (Redis's getkeys_proc, used when a spec is
 	// "unknown": SORT's STORE may be anywhere). It fills dst and returns
@@ -144,6 +150,14 @@ func NumCommandIDs() int { return nextCommandID }
 
 // Has reports whether the command has flag f.
 func (cmd *Command) Has(f Flag) bool { return cmd.F&f != 0 }
+
+// CallFlags returns the flags of cmd called with argv (FlagsFor, else F).
+func (c *Ctx) CallFlags(cmd *Command, argv [][]byte) Flag {
+	if cmd.FlagsFor != nil {
+		return cmd.FlagsFor(c, argv)
+	}
+	return cmd.F
+}
 
 // IsWrite reports whether the command may change the keyspace or other
 // replicated state (it goes through the applier).

@@ -7,6 +7,7 @@ package engine
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -114,6 +115,44 @@ type ScriptGuard struct {
 	// started, when a client waits for the engine lock with no script
 	// running, is closed when the next script starts (Started)
 	started atomic.Pointer[chan struct{}]
+
+	// IsFunc: the running script is an FCALL (FUNCTION KILL stops it,
+	// SCRIPT KILL does not, and its BUSY text names FUNCTION KILL).
+	IsFunc atomic.Bool
+	// Libraries and Functions are FUNCTION STATS's counts, kept here so
+	// that a server busy with a script can answer it without the engine lock.
+	Libraries, Functions atomic.Int64
+	fnMu                 sync.Mutex
+	fnName               string   // the running function (FUNCTION STATS)
+	fnArgv               [][]byte // its caller's command, while it runs
+}
+
+// SetFunction records the function an FCALL runs and its command. argv is
+// the caller's (its connection reads nothing while the call runs):
+// ClearFunction drops it when the call ends, and Function copies it under
+// the same lock, so no reader sees a buffer the connection reuses.
+func (g *ScriptGuard) SetFunction(name string, argv [][]byte) {
+	g.fnMu.Lock()
+	g.fnName, g.fnArgv = name, argv
+	g.fnMu.Unlock()
+}
+
+// ClearFunction ends what SetFunction recorded.
+func (g *ScriptGuard) ClearFunction() {
+	g.fnMu.Lock()
+	g.fnName, g.fnArgv = "", nil
+	g.fnMu.Unlock()
+}
+
+// Function returns a copy of the running function's name and command.
+func (g *ScriptGuard) Function() (string, [][]byte) {
+	g.fnMu.Lock()
+	defer g.fnMu.Unlock()
+	argv := make([][]byte, len(g.fnArgv))
+	for i, a := range g.fnArgv {
+		argv[i] = append([]byte(nil), a...)
+	}
+	return g.fnName, argv
 }
 
 // Started returns a channel closed when the next script starts: a client
@@ -244,11 +283,28 @@ type Ctx struct {
 	// ACL checks the commands a script calls against the caller's user,
 	// and SORT's patterns (set by the server; nil: everything allowed).
 	ACL ScriptACL
+	// Calls counts the commands a script calls in the server's statistics
+	// (INFO commandstats and errorstats; nil: not counted).
+	Calls ScriptCalls
+	// NoErrorStats: the error reply the command just wrote was counted in
+	// the error statistics already (a script's error from a command it
+	// called: Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE). The server resets
+	// it before each command.
+	NoErrorStats bool
 
 	// Eff receives the effects of what runs with this Ctx (effects.go);
 	// nil records nothing.
 	Eff  *Effects
 	prop propState
+}
+
+// ScriptCalls counts what a script calls as Redis's scriptCall and call()
+// count it: a command that ran (an error reply counts as a failed call
+// and in the error statistics), or one refused before running (a rejected
+// call, cmd nil when unknown, its error counted).
+type ScriptCalls interface {
+	ScriptCalled(cmd *Command, errReply string)
+	ScriptRejected(cmd *Command, errReply string)
 }
 
 // ScriptACL is the caller's permission check for commands run by a

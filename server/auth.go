@@ -144,13 +144,18 @@ func (s *Server) permitted(cl *client, cmd *engine.Command, argv [][]byte) (stri
 		ctx = "multi"
 	}
 	s.denied(cl, res, ctx, cmd, argv, pos)
+	return noPermText(res, cmd), false
+}
+
+// noPermText is processCommand's NOPERM reply for an ACL refusal.
+func noPermText(res acl.Result, cmd *engine.Command) string {
 	switch res {
 	case acl.DeniedKey:
-		return errNoPermKey, false
+		return errNoPermKey
 	case acl.DeniedChannel:
-		return errNoPermChannel, false
+		return errNoPermChannel
 	}
-	return "NOPERM this user has no permissions to run the '" + cmd.Name + "' command", false
+	return "NOPERM this user has no permissions to run the '" + cmd.Name + "' command"
 }
 
 // execPermitted re-checks a queued command at EXEC time.

@@ -31,6 +31,9 @@ type client struct {
 
 	tx       door.Tx // WATCHes and the MULTI queue
 	closeNow bool    // close after the replies written so far
+	// unwatchLater: DISCARD, EXEC or UNWATCH answered while a script was
+	// busy (without the engine lock) left WATCHes to drop (dispatch)
+	unwatchLater bool
 
 	// cluster (replication.go)
 	readonly    bool   // READONLY: a follower serves reads without a barrier
@@ -62,7 +65,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 	}
 	cl.w.Proto = 2
 	cl.rd.Limits = &s.limits
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
 	cl.last = cl.born
 	s.setDefaultAuth(cl)
 	cl.initOutput()
@@ -195,6 +198,11 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 		if cl.locked {
 			release()
 		}
+		if s.down.Load() {
+			// the server is going away (SHUTDOWN): as Redis's exit, what
+			// was not written yet is not (a killed script's reply)
+			return false
+		}
 		if !cl.flush() {
 			return false
 		}
@@ -262,6 +270,11 @@ type connSub struct {
 // cl.ctx.Now was set when the lock was taken (serveClient). It returns
 // the stats entry of the command that ran (nil when none ran).
 func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
+	if cl.unwatchLater {
+		cl.unwatchLater = false
+		cl.tx.Unwatch()
+		s.unwatchForwarded(cl)
+	}
 	cl.ctx.DB = s.eng.DBs[cl.db]
 	cmd := cl.ctx.Resolve(argv)
 	if cmd == nil {
@@ -304,7 +317,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		cl.ctx.OOM = false
 	}
 	cl.ctx.OOM = cl.ctx.OOM || cl.fwdOOM
-	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd) {
+	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd, argv) {
 		return nil
 	}
 	if cl.tx.Active && !isTxnControl(cmd.Name) {
@@ -368,9 +381,33 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	s.stats.commands.Add(1)
 	if len(cl.w.B) > before && cl.w.B[before] == '-' {
 		st.failed++
-		s.countError(cl.w.B[before+1:])
+		if !cl.ctx.NoErrorStats {
+			s.countError(cl.w.B[before+1:])
+		}
 	}
+	cl.ctx.NoErrorStats = false
 	return st
+}
+
+// ScriptCalled implements engine.ScriptCalls: a command a script ran,
+// counted as Redis's call() counts it (no time: the script's includes it).
+func (cl *client) ScriptCalled(cmd *engine.Command, errReply string) {
+	s := cl.s
+	st := s.statOf(cmd)
+	st.calls++
+	if errReply != "" {
+		st.failed++
+		s.countError([]byte(errReply))
+	}
+}
+
+// ScriptRejected implements engine.ScriptCalls: a command a script could
+// not run (scriptCall's refusals).
+func (cl *client) ScriptRejected(cmd *engine.Command, errReply string) {
+	if cmd != nil {
+		cl.s.statOf(cmd).rejected++
+	}
+	cl.s.countError([]byte(errReply))
 }
 
 // reject answers err to a command refused before it runs (NOAUTH,

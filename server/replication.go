@@ -159,7 +159,7 @@ func (s *Server) DropSession(session, client uint64) {
 // and the rest of what reads a client's address work as for any client).
 func (s *Server) newFwdClient() *client {
 	cl := &client{s: s, id: s.nextID.Add(1), nc: forwardedConn{}}
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
 	return cl
 }
 

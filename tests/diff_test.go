@@ -72,6 +72,8 @@ func TestMain(m *testing.M) {
 //	@words CMD …        compare with the space-separated words of every
 //	                    bulk string sorted (ACL rule descriptions, whose
 //	                    single-command order is Redis's hash table order)
+//	@noeffects CMD …    replies compared; TestEffects leaves its effects
+//	                    out (limitdb records what Redis leaves out)
 //	@sleep MS           pause
 //	@conn NAME          continue on connection NAME (opened on first use)
 //	@aclfile FILE       (file level, acl_scenarios/ only) both servers start
@@ -162,8 +164,11 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 	cur := dialPair(t, proto)
 	conns["default"] = cur
 	for _, c := range []*Conn{cur.ref, cur.cand} {
-		if _, err := c.Do("FLUSHALL"); err != nil {
-			t.Fatal(err)
+		// function libraries are server state that FLUSHALL keeps
+		for _, cmd := range [][]string{{"FLUSHALL"}, {"FUNCTION", "FLUSH"}} {
+			if _, err := c.Do(cmd...); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, l := range lines {
@@ -174,6 +179,8 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 			switch word {
 			case "@proto", "@aclfile":
 				continue
+			case "@noeffects":
+				text = rest // (TestEffects does not compare its effects)
 			case "@sleep":
 				ms, _ := strconv.Atoi(strings.TrimSpace(rest))
 				time.Sleep(time.Duration(ms) * time.Millisecond)

@@ -29,7 +29,7 @@ const (
 	scavengeFree  = 128 << 20
 	scavengeEvery = 5 * time.Second
 	idleQuiet     = 200 * time.Millisecond
-	idleWaste     = 16 << 20
+	idleWaste     = 4 << 20
 )
 
 var scavenging atomic.Bool

@@ -48,7 +48,7 @@ var (
 	fMemKeys   = flag.Int("mem-keys", 1000000, "keys (and limiters) for the memory mode")
 	fSeedDir   = flag.String("seed-dir", "/work/shared/seed-scripts", "folder of the seed Lua scripts")
 	fEnv       = flag.String("limitdb-env", "", "extra environment for the started limitdb, e.g. GOGC=50,GOMEMLIMIT=1GiB")
-	fSkipMem   = flag.String("mem-skip", "", "memory mode: comma-separated parts to skip (incr,gcra)")
+	fSkipMem   = flag.String("mem-skip", "", "memory mode: comma-separated parts to skip (incr,gcra,zset,hash)")
 	fRedisAuth = flag.String("redis-auth", "", "AUTH arguments for every connection to the reference server (\"pass\" or \"user pass\")")
 	fLimitArgs = flag.String("limitdb-args", "", "extra command-line arguments for the started limitdb, space separated (e.g. \"--requirepass secret\")")
 	fLimitAuth = flag.String("limitdb-auth", "", "AUTH arguments for every connection to limitdb (\"pass\" or \"user pass\")")

@@ -98,6 +98,7 @@ const (
 	auxBuckets  = "limitdb-buckets"
 	auxKeyEnc   = "limitdb-key-enc"
 	auxACL      = "limitdb-acl" // Settings.ACL, the users in aclfile form
+	auxNotify   = "limitdb-notify" // Notify: notify-keyspace-events, a cluster-wide setting
 )
 
 // rdbWriter writes RDB primitives into buf, handing full buffers to w (nil

@@ -60,6 +60,7 @@ type Snapshot struct {
 	policy   Policy
 	scripts  []AuxField
 	acl      string
+	notify   int
 	noLZF    bool // Engine.RDBNoCompression when taken
 	noCRC    bool // Engine.RDBNoChecksum when taken
 	// written counts the keys WriteTo has encoded so far (INFO's
@@ -89,7 +90,7 @@ const writeBatch = 256
 // header fills the engine-wide part of a snapshot (engine lock held).
 func (e *Engine) snapshotHeader() *Snapshot {
 	s := &Snapshot{e: e, clockMs: e.ClockMs, rand: e.Rand.State(), enc: e.Enc, policy: e.ev.policy, acl: e.Settings.ACL,
-		noLZF: e.RDBNoCompression, noCRC: e.RDBNoChecksum}
+		notify: e.Notify, noLZF: e.RDBNoCompression, noCRC: e.RDBNoChecksum}
 	if scriptsCodec.Save != nil {
 		s.scripts = scriptsCodec.Save(e.Scripts)
 	}
@@ -207,6 +208,7 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	if s.acl != "" {
 		w.aux(auxACL, s.acl)
 	}
+	w.auxInt(auxNotify, int64(s.notify))
 	nowSec := s.clockMs / 1000
 	lru := s.policy == PolicyAllKeysLRU || s.policy == PolicyVolatileLRU
 	lfu := s.policy.lfu()
@@ -381,6 +383,12 @@ func (e *Engine) LoadSnapshot(src io.Reader) error {
 		f("zset-max-listpack-value", strconv.FormatInt(l.lim.ZsetMaxListpackValue, 10))
 		f("proto-max-bulk-len", strconv.FormatInt(l.lim.ProtoMaxBulkLen, 10))
 	}
+	if l.notify != nil {
+		e.Notify = int(*l.notify)
+		if f := e.Settings.OnConfig; f != nil {
+			f("notify-keyspace-events", strconv.FormatInt(*l.notify, 10))
+		}
+	}
 	return nil
 }
 
@@ -398,6 +406,7 @@ type rdbLoader struct {
 	rand    uint64
 	scripts []AuxField
 	acl     string // Settings.ACL
+	notify  *int64 // Notify (absent from snapshots older than it, and from Redis's files)
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -588,6 +597,12 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 		o.keyEnc = v
 	case k == auxACL:
 		l.acl = v
+	case k == auxNotify:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return bad()
+		}
+		l.notify = &n
 	case scriptsCodec.Owns != nil && scriptsCodec.Owns(k):
 		l.scripts = append(l.scripts, AuxField{k, v})
 	}

@@ -458,7 +458,7 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	w.Reset()
 	w.Proto = v.proto
 	sub := &v.sub
-	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff}
+	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff, Pub: c.Pub}
 	effBefore := 0
 	if c.Eff != nil {
 		effBefore = len(c.Eff.B)

@@ -58,6 +58,7 @@ func cmdACLSetuser(s *Server, cl *client, argv [][]byte) {
 		return
 	}
 	s.syncAuth()
+	s.killRevokedSubscribers(cl) // pubsub.go
 	s.publishACL()
 	cl.w.OK()
 }
@@ -331,6 +332,7 @@ func cmdACLLoad(s *Server, cl *client, argv [][]byte) {
 	}
 	gone := s.auth.acl.Replace(a)
 	s.syncAuth()
+	s.killRevokedSubscribers(cl)
 	s.publishACL()
 	cl.w.OK()
 	s.dropUsers(cl, gone)

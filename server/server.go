@@ -92,9 +92,9 @@ type Server struct {
 	hz         atomic.Int64              // hz: cron ticks per second
 	peaks      outPeaks                  // client_recent_max_output_buffer
 	peakMem    atomic.Uint64
-	mem        memGauge   // used_memory and maxmemory (maxmemory.go); guarded by the engine lock
-	ops        opsSampler // touched by cron only (mean is atomic)
-	auth       authState  // users, ACL LOG (auth.go)
+	mem        memGauge    // used_memory and maxmemory (maxmemory.go); guarded by the engine lock
+	ops        opsSampler  // touched by cron only (mean is atomic)
+	auth       authState   // users, ACL LOG (auth.go)
 	ps         pubsubState // subscriptions, deliveries to settle (pubsub.go); guarded by the engine lock
 	runID      string
 

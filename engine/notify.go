@@ -1,6 +1,10 @@
 package engine
 
-import "strconv"
+import (
+	"strconv"
+
+	"limitdb/resp"
+)
 
 // Pub/Sub and keyspace notifications, engine side. The engine stays pure:
 // it delivers nothing itself. PUBLISH and every keyspace event a command
@@ -16,6 +20,9 @@ type Publisher interface {
 	// SPUBLISH, which patterns never match) and returns the number of this
 	// node's receivers, PUBLISH's reply.
 	Publish(channel, message []byte, shard bool) int
+	// Introspect answers PUBSUB CHANNELS, NUMPAT, NUMSUB, SHARDCHANNELS
+	// and SHARDNUMSUB (argv[1]) from this node's subscriptions.
+	Introspect(argv [][]byte, w *resp.Writer)
 }
 
 // Notification classes: Redis 7.0's NOTIFY_* bits (server.h), the letters
@@ -123,16 +130,70 @@ func NotifyFlagsString(flags int) string {
 }
 
 // PUBLISH and SPUBLISH are engine commands so that MULTI and scripts
-// can run them. Redis flags them may_replicate, a flag COMMAND hides; it is
-// left out here because limitdb would route such a command to the leader,
-// and a message is not state: it is published where it is sent.
+// can run them. Like Redis they are may_replicate, which read-only
+// scripts refuse; a follower does not forward them (server.route): a
+// message is not state, it is published where it is sent.
 func init() {
 	Register(
-		&Command{Name: "publish", Arity: 3, Flags: "pubsub loading stale fast", Group: "pubsub", Since: "2.0.0",
+		&Command{Name: "publish", Arity: 3, Flags: "pubsub loading stale fast may_replicate", Group: "pubsub", Since: "2.0.0",
 			Summary: "Posts a message to a channel.", Run: cmdPublish},
-		&Command{Name: "spublish", Arity: 3, Flags: "pubsub loading stale fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "pubsub", Since: "7.0.0",
+		&Command{Name: "spublish", Arity: 3, Flags: "pubsub loading stale fast may_replicate", FirstKey: 1, LastKey: 1, Step: 1, Group: "pubsub", Since: "7.0.0",
 			Summary: "Post a message to a shard channel", Run: cmdSPublish},
+		&Command{Name: "pubsub", Arity: -2, Group: "pubsub", Since: "2.8.0", Summary: "A container for Pub/Sub commands.", Subs: []*Command{
+			{Name: "channels", Arity: -2, Flags: "pubsub loading stale", Group: "pubsub", Since: "2.8.0", Summary: "Returns the active channels.", Run: cmdPubsubIntrospect},
+			{Name: "numpat", Arity: 2, Flags: "pubsub loading stale", Group: "pubsub", Since: "2.8.0", Summary: "Returns a count of unique pattern subscriptions.", Run: cmdPubsubIntrospect},
+			{Name: "numsub", Arity: -2, Flags: "pubsub loading stale", Group: "pubsub", Since: "2.8.0", Summary: "Returns a count of subscribers to channels.", Run: cmdPubsubIntrospect},
+			{Name: "shardchannels", Arity: -2, Flags: "pubsub loading stale", Group: "pubsub", Since: "7.0.0", Summary: "Returns the active shard channels.", Run: cmdPubsubIntrospect},
+			{Name: "shardnumsub", Arity: -2, Flags: "pubsub loading stale", Group: "pubsub", Since: "7.0.0", Summary: "Returns the count of subscribers of shard channels.", Run: cmdPubsubIntrospect},
+			{Name: "help", Arity: 2, Flags: "loading stale", Group: "pubsub", Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Run: cmdPubsubHelp},
+		}},
 	)
+}
+
+// cmdPubsubIntrospect: PUBSUB CHANNELS|NUMPAT|NUMSUB|SHARDCHANNELS|
+// SHARDNUMSUB — answered by the node's Publisher (scripts may call them,
+// as in Redis); without one there are no subscribers.
+func cmdPubsubIntrospect(c *Ctx, argv [][]byte) {
+	if c.Pub != nil {
+		c.Pub.Introspect(argv, c.W)
+		return
+	}
+	switch {
+	case EqualFold(argv[1], "numpat"):
+		c.W.Int(0)
+	case EqualFold(argv[1], "numsub") || EqualFold(argv[1], "shardnumsub"):
+		c.W.Array(2 * (len(argv) - 2))
+		for _, ch := range argv[2:] {
+			c.W.Bulk(ch)
+			c.W.Int(0)
+		}
+	default:
+		c.W.EmptyArray()
+	}
+}
+
+// cmdPubsubHelp: PUBSUB HELP — Redis 7.0.15's text.
+func cmdPubsubHelp(c *Ctx, argv [][]byte) {
+	lines := []string{
+		"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"CHANNELS [<pattern>]",
+		"    Return the currently active channels matching a <pattern> (default: '*').",
+		"NUMPAT",
+		"    Return number of subscriptions to patterns.",
+		"NUMSUB [<channel> ...]",
+		"    Return the number of subscribers for the specified channels, excluding",
+		"    pattern subscriptions(default: no channels).",
+		"SHARDCHANNELS [<pattern>]",
+		"    Return the currently active shard level channels matching a <pattern> (default: '*').",
+		"SHARDNUMSUB [<shardchannel> ...]",
+		"    Return the number of subscribers for the specified shard level channel(s)",
+		"HELP",
+		"    Prints this help.",
+	}
+	c.W.Array(len(lines))
+	for _, l := range lines {
+		c.W.Status(l)
+	}
 }
 
 // cmdPublish: PUBLISH channel message — the number of this node's

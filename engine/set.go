@@ -743,7 +743,7 @@ func cmdSInter(c *Ctx, argv [][]byte) {
 // intersection in destination (overwriting any type; deleted when empty).
 // Reply: its cardinality.
 func cmdSInterStore(c *Ctx, argv [][]byte) {
-	sets, ok := c.setOperands(argv[2:], false)
+	sets, ok := c.setOperands(argv[2:], true) // read lookups, as Redis's
 	if !ok {
 		return
 	}
@@ -816,7 +816,7 @@ func (c *Ctx) setAlgebraCmd(argv [][]byte, op byte, store bool) {
 	if store {
 		keys = argv[2:]
 	}
-	sets, ok := c.setOperands(keys, !store)
+	sets, ok := c.setOperands(keys, true) // read lookups also for a store, as Redis's
 	if !ok {
 		return
 	}

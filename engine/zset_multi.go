@@ -133,12 +133,9 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 	src := make([]zsrc, setnum)
 	j := numkeysIdx + 1
 	for i := range src {
-		var e *entry
-		if dst != nil {
-			e = c.lookupWrite(argv[j])
-		} else {
-			e = c.lookupRead(argv[j])
-		}
+		// read lookups also for a store (Redis's lookupKeyRead: keyspace
+		// hits and misses, keymiss events); the inputs are not changed
+		e := c.lookupRead(argv[j])
 		src[i].weight = 1
 		if e != nil {
 			switch {

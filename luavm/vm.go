@@ -403,7 +403,7 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 	}
 	isWrite := cmd.Has(engine.FlagWrite)
-	if isWrite && v.ro {
+	if v.ro && (isWrite || cmd.Has(engine.FlagMayReplicate)) { // PUBLISH too, as in Redis
 		return v.raiseCall(L, engine.ErrReadOnlyScript, raise)
 	}
 	if isWrite && !v.wrote && c.E.WriteDenied != "" {

@@ -252,7 +252,7 @@ func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 		if !hasGlob(pat) {
 			if p := findParam(pat); p != nil && !seen[strings.ToLower(pat)] {
 				seen[strings.ToLower(pat)] = true
-				out = append(out, kv{pat, s.conf.params[p.name]})
+				out = append(out, kv{pat, shownParam(p, s.conf.params[p.name])})
 			}
 			continue
 		}
@@ -262,7 +262,7 @@ func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 			for _, n := range []string{p.name, p.alias} {
 				if n != "" && !seen[n] && engine.Match(lp, n, true) {
 					seen[n] = true
-					m = append(m, kv{n, s.conf.params[p.name]})
+					m = append(m, kv{n, shownParam(p, s.conf.params[p.name])})
 				}
 			}
 		}

@@ -19,14 +19,35 @@ const notifyParam = "notify-keyspace-events"
 // (config.c); limitdb accepts 'r' besides.
 const errNotifyClass = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
 
-// checkNotify validates a value and returns its canonical form ("KEA"
-// reads back "AKE", as in Redis).
+// checkNotify validates a value and returns the form it is kept in: every
+// class it names ("KEAn" is kept as "AnKE"), since Redis's own form, which
+// CONFIG GET and REWRITE show (shownParam), drops n beside A while the
+// setting keeps it.
 func checkNotify(v string) (string, string) {
 	fl, ok := engine.ParseNotifyFlags(v)
 	if !ok {
 		return "", errNotifyClass
 	}
-	return engine.NotifyFlagsString(fl), ""
+	return notifyKept(fl), ""
+}
+
+// notifyKept is the lossless letter form of flags.
+func notifyKept(fl int) string {
+	s := engine.NotifyFlagsString(fl)
+	if fl&engine.NotifyAll == engine.NotifyAll && fl&engine.NotifyNew != 0 {
+		s = "An" + s[1:]
+	}
+	return s
+}
+
+// shownParam is a parameter's value as CONFIG GET and CONFIG REWRITE write
+// it: notify-keyspace-events in Redis's form ("AnKE" shows "AKE").
+func shownParam(p *param, v string) string {
+	if p.kind == pEvents {
+		fl, _ := engine.ParseNotifyFlags(v)
+		return engine.NotifyFlagsString(fl)
+	}
+	return v
 }
 
 func init() {
@@ -49,5 +70,5 @@ func adoptNotify(v string) string {
 	if err != nil {
 		return v
 	}
-	return engine.NotifyFlagsString(n)
+	return notifyKept(n)
 }

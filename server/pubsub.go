@@ -155,11 +155,11 @@ func (cl *client) Publish(channel, message []byte, shard bool) int {
 	return cl.s.pubsubPublish(cl, channel, message, shard)
 }
 
-// cronPub publishes what the cron's units raise (expired and evicted
-// keys): there is no publishing client.
-type cronPub struct{ s *Server }
+// nodePub publishes what units run by no client raise: the cron's expiry
+// and eviction, the eviction CONFIG SET maxmemory starts.
+type nodePub struct{ s *Server }
 
-func (p cronPub) Publish(channel, message []byte, shard bool) int {
+func (p nodePub) Publish(channel, message []byte, shard bool) int {
 	return p.s.pubsubPublish(nil, channel, message, shard)
 }
 

@@ -6,12 +6,13 @@ import (
 	"strings"
 
 	"limitdb/engine"
+	"limitdb/resp"
 )
 
 // The Pub/Sub commands (Redis 7.0.15's pubsub.c) and CLIENT REPLY, whose
-// silencing spares pushes. Delivery is pubsub.go's; PUBLISH and SPUBLISH
-// are engine commands (engine/notify.go) so that MULTI and scripts can
-// run them.
+// silencing spares pushes. Delivery is pubsub.go's; PUBLISH, SPUBLISH and
+// PUBSUB are engine commands (engine/notify.go) so that scripts can run
+// them; PUBSUB's answers come from here (Introspect).
 
 func init() {
 	reg := func(name string, arity int, since, summary string, h connHandler) {
@@ -23,17 +24,6 @@ func init() {
 	reg("punsubscribe", -1, "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", cmdPUnsubscribe)
 	registerConn(&engine.Command{Name: "ssubscribe", Arity: -2, Flags: "pubsub noscript loading stale", FirstKey: 1, LastKey: -1, Step: 1, Group: "pubsub", Since: "7.0.0", Summary: "Listens for messages published to shard channels."}, cmdSSubscribe)
 	registerConn(&engine.Command{Name: "sunsubscribe", Arity: -1, Flags: "pubsub noscript loading stale", FirstKey: 1, LastKey: -1, Step: 1, Group: "pubsub", Since: "7.0.0", Summary: "Stops listening to messages posted to shard channels."}, cmdSUnsubscribe)
-	sub := func(name string, arity int, flags, since, summary string, h connHandler) connSub {
-		return connSub{&engine.Command{Name: name, Arity: arity, Flags: flags, Group: "pubsub", Since: since, Summary: summary}, h}
-	}
-	registerConn(&engine.Command{Name: "pubsub", Arity: -2, Group: "pubsub", Since: "2.8.0", Summary: "A container for Pub/Sub commands."}, nil,
-		sub("channels", -2, "pubsub loading stale", "2.8.0", "Returns the active channels.", cmdPubsubChannels),
-		sub("numpat", 2, "pubsub loading stale", "2.8.0", "Returns a count of unique pattern subscriptions.", cmdPubsubNumpat),
-		sub("numsub", -2, "pubsub loading stale", "2.8.0", "Returns a count of subscribers to channels.", cmdPubsubNumsub),
-		sub("shardchannels", -2, "pubsub loading stale", "7.0.0", "Returns the active shard channels.", cmdPubsubShardChannels),
-		sub("shardnumsub", -2, "pubsub loading stale", "7.0.0", "Returns the count of subscribers of shard channels.", cmdPubsubShardNumsub),
-		sub("help", 2, "loading stale", "6.2.0", "Returns helpful text about the different subcommands.", cmdPubsubHelp),
-	)
 }
 
 // errSSubscribeMulti is Redis 7.0.15's refusal of SSUBSCRIBE inside MULTI
@@ -196,11 +186,33 @@ func cmdSUnsubscribe(s *Server, cl *client, argv [][]byte) {
 	}
 }
 
+// Introspect implements engine.Publisher for PUBSUB's subcommands (the
+// engine's command, so that scripts may call it) from this node's
+// subscriptions; a cluster's other nodes are not counted.
+func (cl *client) Introspect(argv [][]byte, w *resp.Writer) { cl.s.introspect(argv, w) }
+
+func (p nodePub) Introspect(argv [][]byte, w *resp.Writer) { p.s.introspect(argv, w) }
+
+func (s *Server) introspect(argv [][]byte, w *resp.Writer) {
+	switch strings.ToLower(string(argv[1])) {
+	case "channels":
+		channelList(w, argv, s.ps.channels)
+	case "shardchannels":
+		channelList(w, argv, s.ps.shard)
+	case "numpat":
+		w.Int(int64(len(s.ps.patterns)))
+	case "numsub":
+		numsub(w, argv, s.ps.channels)
+	case "shardnumsub":
+		numsub(w, argv, s.ps.shard)
+	}
+}
+
 // channelList replies the channels of reg matching pattern (all without
 // one), sorted (Redis's order is its hash table's).
-func channelList(cl *client, argv [][]byte, reg map[string][]*client) {
+func channelList(w *resp.Writer, argv [][]byte, reg map[string][]*client) {
 	if len(argv) > 3 {
-		cl.w.Error(subSyntaxErr(argv))
+		w.Error(subSyntaxErr(argv))
 		return
 	}
 	var out []string
@@ -210,57 +222,20 @@ func channelList(cl *client, argv [][]byte, reg map[string][]*client) {
 		}
 	}
 	sort.Strings(out)
-	cl.w.Array(len(out))
+	w.Array(len(out))
 	for _, ch := range out {
-		cl.w.BulkString(ch)
+		w.BulkString(ch)
 	}
 }
 
-// cmdPubsubChannels: PUBSUB CHANNELS [pattern] — this node's channels with
-// subscribers.
-func cmdPubsubChannels(s *Server, cl *client, argv [][]byte) { channelList(cl, argv, s.ps.channels) }
-
-// cmdPubsubShardChannels: PUBSUB SHARDCHANNELS [pattern].
-func cmdPubsubShardChannels(s *Server, cl *client, argv [][]byte) {
-	channelList(cl, argv, s.ps.shard)
-}
-
-// cmdPubsubNumpat: PUBSUB NUMPAT — the number of distinct patterns.
-func cmdPubsubNumpat(s *Server, cl *client, argv [][]byte) { cl.w.Int(int64(len(s.ps.patterns))) }
-
-func numsub(cl *client, argv [][]byte, reg map[string][]*client) {
-	cl.w.Array(2 * (len(argv) - 2))
+// numsub replies channel, count pairs (a flat array, also in RESP3);
+// pattern subscribers are not counted.
+func numsub(w *resp.Writer, argv [][]byte, reg map[string][]*client) {
+	w.Array(2 * (len(argv) - 2))
 	for _, ch := range argv[2:] {
-		cl.w.Bulk(ch)
-		cl.w.Int(int64(len(reg[string(ch)])))
+		w.Bulk(ch)
+		w.Int(int64(len(reg[string(ch)])))
 	}
-}
-
-// cmdPubsubNumsub: PUBSUB NUMSUB [channel …] — channel, count pairs (a
-// flat array, also in RESP3); pattern subscribers are not counted.
-func cmdPubsubNumsub(s *Server, cl *client, argv [][]byte) { numsub(cl, argv, s.ps.channels) }
-
-// cmdPubsubShardNumsub: PUBSUB SHARDNUMSUB [shardchannel …].
-func cmdPubsubShardNumsub(s *Server, cl *client, argv [][]byte) { numsub(cl, argv, s.ps.shard) }
-
-// cmdPubsubHelp: PUBSUB HELP — Redis 7.0.15's text.
-func cmdPubsubHelp(s *Server, cl *client, argv [][]byte) {
-	help(cl,
-		"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"CHANNELS [<pattern>]",
-		"    Return the currently active channels matching a <pattern> (default: '*').",
-		"NUMPAT",
-		"    Return number of subscriptions to patterns.",
-		"NUMSUB [<channel> ...]",
-		"    Return the number of subscribers for the specified channels, excluding",
-		"    pattern subscriptions(default: no channels).",
-		"SHARDCHANNELS [<pattern>]",
-		"    Return the currently active shard level channels matching a <pattern> (default: '*').",
-		"SHARDNUMSUB [<shardchannel> ...]",
-		"    Return the number of subscribers for the specified shard level channel(s)",
-		"HELP",
-		"    Prints this help.",
-	)
 }
 
 // --- CLIENT REPLY -----------------------------------------------------------

@@ -252,7 +252,7 @@ func (s *Server) cron() {
 		for time.Now().Before(deadline) {
 			s.door.Lock()
 			now, _ := s.door.Now()
-			ctx := engine.Ctx{E: s.eng, Now: now, Pub: cronPub{s}}
+			ctx := engine.Ctx{E: s.eng, Now: now, Pub: nodePub{s}}
 			found := 0
 			if !s.activeExpireOff.Load() && s.executes() {
 				found = s.door.ActiveExpire(&ctx, 64)

@@ -36,11 +36,11 @@ func effectNotify(t *testing.T, c *Conn, addr, name string) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	expectDo(t, sub, "*3\r\n$9\r\nsubscribe\r\n$17\r\n__keyevent@0__:set\r\n:1\r\n", "SUBSCRIBE", "__keyevent@0__:set")
+	expectDo(t, sub, "*3\r\n$9\r\nsubscribe\r\n$18\r\n__keyevent@0__:set\r\n:1\r\n", "SUBSCRIBE", "__keyevent@0__:set")
 	configSet(t, c, name, "E$")
 	defer configSet(t, c, name, "")
 	expectDo(t, c, "+OK\r\n", "SET", "notify:k", "v")
-	expectDo(t, sub, "*3\r\n$7\r\nmessage\r\n$17\r\n__keyevent@0__:set\r\n$8\r\nnotify:k\r\n", "PING")
+	expectDo(t, sub, "*3\r\n$7\r\nmessage\r\n$18\r\n__keyevent@0__:set\r\n$8\r\nnotify:k\r\n", "PING")
 	if r, err := sub.ReadReply(); err != nil || string(r) != "*2\r\n$4\r\npong\r\n$0\r\n\r\n" {
 		t.Fatalf("PING after the event: %q %v", r, err)
 	}

@@ -52,6 +52,14 @@ import (
 // subscribed client in MULTI) goes straight into its reply buffer, where
 // Redis puts it: before the command's reply, or inside EXEC's array.
 
+// flushGather is the least time the flusher lets publishers run before
+// it writes (it waits as long as its last round of writes took, up to
+// 1 ms, while publishes keep arriving). With it, PUBLISH to 50 subscribers
+// from 50 clients one command at a time went from 2.7 writes per publish
+// to 1.5, and from 0.75 to 0.83–1.27 of Redis's throughput (1.8 → 1.1 ×
+// its CPU per publish).
+const flushGather = 50 * time.Microsecond
+
 // pendingTicket marks a gate whose unit has not ended yet.
 const pendingTicket = math.MaxUint64
 
@@ -67,11 +75,31 @@ type pubsubState struct {
 	// the other nodes)
 	dirty   []*client
 	pending bool
+	marked  bool // gates were opened since the last settle
 	fanout  bool // messages were handed to the cluster since the last settle
 
 	enc  []byte // a message being encoded
 	seq  uint64 // subscription numbers (UNSUBSCRIBE without arguments keeps their order)
 	obuf atomic.Pointer[obufLimit]
+
+	fl pushFlusher // writes the receivers' buffers (not under the engine lock)
+}
+
+// pushFlusher is the goroutine that writes receivers' buffers, as Redis's
+// beforeSleep writes every client with pending replies once per event
+// loop iteration: publishers queue the receivers they appended to and
+// wake it; it takes the whole queue and writes each receiver once, so the
+// messages of many publishers' batches leave in one write per receiver.
+// Publishers writing their receivers themselves made one write per
+// receiver per batch: PUBLISH to 50 subscribers from 50 clients one
+// command at a time ran at 0.14 of Redis's throughput (7.8 × its CPU per
+// publish, 50 × its write calls).
+type pushFlusher struct {
+	once   sync.Once
+	mu     sync.Mutex
+	queue  []*client // guarded by mu; clientPS.queued says who is in it
+	wake   chan struct{}
+	pushed atomic.Int64 // messages appended to receivers (so far)
 }
 
 type patSubs struct {
@@ -110,8 +138,9 @@ type clientPS struct {
 	quietB  []byte
 
 	// the client's own goroutine: receivers its batch must write after its
-	// wait for the commit
-	flushTo []*client
+	// wait for the commit, and the ticket that releases them
+	flushTo   []*client
+	relTicket uint64
 
 	mu      sync.Mutex
 	buf     []byte // pushes (and its own replies, in push mode) not written yet
@@ -119,6 +148,7 @@ type clientPS struct {
 	marks   []pushMark
 	writing bool // a goroutine is writing buf[:n] with mu released
 	closed  bool // the connection is gone or over its limit: drop what comes
+	queued  bool // in pushFlusher.queue (guarded by the flusher's mu)
 	own     ownSeg
 }
 
@@ -185,14 +215,16 @@ func (s *Server) pubsubPublish(self *client, channel, message []byte, shard bool
 func (s *Server) deliver(self *client, channel, message []byte, shard bool) int {
 	ps := &s.ps
 	n := 0
+	gated := s.gated()
 	reg, kind := ps.channels, kindMessage
 	if shard {
 		reg, kind = ps.shard, kindSMessage
 	}
 	if subs := reg[string(channel)]; len(subs) > 0 {
+		ps.fl.pushed.Add(1)
 		ps.enc = appendMessage(ps.enc[:0], kind, "", channel, message)
 		for _, r := range subs {
-			s.push(self, r, ps.enc)
+			s.push(self, r, ps.enc, gated)
 		}
 		n += len(subs)
 	}
@@ -204,7 +236,7 @@ func (s *Server) deliver(self *client, channel, message []byte, shard bool) int 
 			}
 			ps.enc = appendMessage(ps.enc[:0], "pmessage", p.pat, channel, message)
 			for _, r := range p.subs {
-				s.push(self, r, ps.enc)
+				s.push(self, r, ps.enc, gated)
 			}
 			n += len(p.subs)
 		}
@@ -262,7 +294,7 @@ func (cl *client) selfOut() *[]byte {
 }
 
 // push appends msg to r's output. The engine lock is held.
-func (s *Server) push(self, r *client, msg []byte) {
+func (s *Server) push(self, r *client, msg []byte, gated bool) {
 	if r == self {
 		out := r.selfOut()
 		*out = appendPush(*out, r.w.Proto, msg)
@@ -271,12 +303,19 @@ func (s *Server) push(self, r *client, msg []byte) {
 	st := r.ps
 	st.mu.Lock()
 	if !st.closed {
-		if !st.dirty {
+		// A receiver goes on the settle list once per period when its
+		// gate must be settled, else only when its buffer was empty: one
+		// with bytes waiting is queued for the flusher already, or being
+		// written (the writer loops until the buffer is empty). PUBLISH to
+		// 50 subscribers at P1 spent 8% of the CPU queueing receivers
+		// that were queued already.
+		if !st.dirty && (gated || len(st.buf) == 0 && !st.writing) {
 			st.dirty = true
 			s.ps.dirty = append(s.ps.dirty, r)
 			s.ps.pending = true
-			if s.gated() {
+			if gated {
 				st.marks = append(st.marks, pushMark{st.base + int64(len(st.buf)), pendingTicket})
+				s.ps.marked = true
 			}
 		}
 		st.buf = appendPush(st.buf, r.w.Proto, msg)
@@ -298,26 +337,41 @@ func (s *Server) committed(ticket uint64) bool {
 // the other nodes are released after it, and the dirty receivers are
 // appended to to, which the caller writes (flushPushes) once ticket is
 // committed.
-func (s *Server) settlePushes(ticket uint64, to []*client) []*client {
+//
+// It returns the ticket the caller must release the receivers with (0
+// when there is nothing to wait for: the gates were dropped at once, so
+// PUBLISH traffic, whose batches wait for nothing, leaves no marks
+// behind; PUBLISH to 50 subscribers spent 10% of its CPU walking them).
+func (s *Server) settlePushes(ticket uint64, to []*client) ([]*client, uint64) {
 	ps := &s.ps
 	if ps.fanout {
 		s.node.FanoutSettle(ticket)
 		ps.fanout = false
 	}
+	if s.committed(ticket) {
+		ticket = 0
+	}
 	for _, r := range ps.dirty {
 		st := r.ps
-		st.mu.Lock()
 		st.dirty = false
-		for i := len(st.marks) - 1; i >= 0 && st.marks[i].ticket == pendingTicket; i-- {
-			st.marks[i].ticket = ticket
+		if ps.marked {
+			st.mu.Lock()
+			i := len(st.marks) - 1
+			if i >= 0 && st.marks[i].ticket == pendingTicket {
+				if ticket == 0 {
+					st.marks = st.marks[:i]
+				} else {
+					st.marks[i].ticket = ticket
+				}
+			}
+			st.mu.Unlock()
 		}
-		st.mu.Unlock()
 		to = append(to, r)
 	}
 	clear(ps.dirty)
 	ps.dirty = ps.dirty[:0]
-	ps.pending = false
-	return to
+	ps.pending, ps.marked = false, false
+	return to, ticket
 }
 
 // settleAsync settles what a unit run outside a client's batch published
@@ -331,23 +385,97 @@ func (s *Server) settleAsync() {
 	if s.gated() {
 		ticket = s.node.Ticket()
 	}
-	list := s.settlePushes(ticket, nil)
+	list, ticket := s.settlePushes(ticket, nil)
 	if len(list) == 0 {
 		return
 	}
 	if ticket == 0 || s.committed(ticket) {
-		go s.flushAll(list, ticket)
+		s.releasePushes(list, 0)
 		return
 	}
 	go func() {
 		s.node.Wait(ticket)
-		s.flushAll(list, ticket)
+		s.releasePushes(list, ticket)
 	}()
 }
 
-func (s *Server) flushAll(list []*client, ticket uint64) {
+// releasePushes clears the marks of ticket (waited for, whatever the
+// outcome) in the receivers' buffers and has the flusher write them. The
+// engine lock is not needed.
+func (s *Server) releasePushes(list []*client, ticket uint64) {
+	if ticket != 0 {
+		for _, r := range list {
+			st := r.ps
+			st.mu.Lock()
+			for i := range st.marks {
+				if st.marks[i].ticket == ticket {
+					st.marks[i].ticket = 0
+				}
+			}
+			st.mu.Unlock()
+		}
+	}
+	fl := &s.ps.fl
+	fl.once.Do(func() {
+		fl.wake = make(chan struct{}, 1)
+		go s.flushLoop()
+	})
+	fl.mu.Lock()
 	for _, r := range list {
-		s.flushPushes(r, ticket)
+		if !r.ps.queued {
+			r.ps.queued = true
+			fl.queue = append(fl.queue, r)
+		}
+	}
+	fl.mu.Unlock()
+	select {
+	case fl.wake <- struct{}{}:
+	default:
+	}
+}
+
+// flushLoop is the flusher: it writes every queued receiver once, then
+// waits for more, until the server closes.
+func (s *Server) flushLoop() {
+	fl := &s.ps.fl
+	var batch []*client
+	var lastWrite time.Duration
+	for {
+		select {
+		case <-fl.wake:
+		case <-s.stop:
+			return
+		}
+		for {
+			// let the connections that are ready run their batches
+			// first (Redis serves every readable client before it
+			// writes), so that one write carries many publishes: yield
+			// while publishes keep arriving, a few times at most
+			gather := min(max(lastWrite, flushGather), time.Millisecond)
+			for t0, n := time.Now(), fl.pushed.Load(); time.Since(t0) < gather; {
+				runtime.Gosched()
+				m := fl.pushed.Load()
+				if m == n && time.Since(t0) > flushGather/4 {
+					break
+				}
+				n = m
+			}
+			fl.mu.Lock()
+			batch, fl.queue = fl.queue, batch[:0]
+			for _, r := range batch {
+				r.ps.queued = false
+			}
+			fl.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			t1 := time.Now()
+			for i, r := range batch {
+				s.flushPushes(r, 0)
+				batch[i] = nil
+			}
+			lastWrite = time.Since(t1)
+		}
 	}
 }
 
@@ -376,7 +504,7 @@ func (s *Server) batchEnd(cl *client) (moved bool) {
 		}
 	}
 	if s.ps.pending {
-		st.flushTo = s.settlePushes(cl.ticket, st.flushTo)
+		st.flushTo, st.relTicket = s.settlePushes(cl.ticket, st.flushTo)
 	}
 	return moved
 }
@@ -417,10 +545,13 @@ func (s *Server) batchDone(cl *client, ticket uint64, err error) {
 		st.own = ownSeg{}
 		st.mu.Unlock()
 	}
-	for i, r := range st.flushTo {
-		s.flushPushes(r, ticket)
-		st.flushTo[i] = nil
+	if st.active {
+		// its own replies: written at once by its own goroutine
+		s.flushPushes(cl, ticket)
 	}
+	s.releasePushes(st.flushTo, st.relTicket)
+	st.relTicket = 0
+	clear(st.flushTo)
 	st.flushTo = st.flushTo[:0]
 }
 
@@ -699,9 +830,9 @@ func (s *Server) deliverRemote(batch []byte) {
 	cluster.DecodeMessages(batch, func(channel, message []byte, shard bool) {
 		s.deliver(nil, channel, message, shard)
 	})
-	list := s.settlePushes(0, nil)
+	list, _ := s.settlePushes(0, nil)
 	s.door.Unlock()
-	s.flushAll(list, 0)
+	s.releasePushes(list, 0)
 }
 
 // killRevokedSubscribers closes the subscribed clients whose user may no

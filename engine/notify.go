@@ -222,8 +222,14 @@ func cmdSPublish(c *Ctx, argv [][]byte) {
 // for the class it costs this one test of the engine's flags.
 func (c *Ctx) notify(class int, event string, key []byte) {
 	if c.E.Notify&class != 0 {
-		c.notifyIn(c.DB, class, event, bstr(key))
+		c.notifyBytes(class, event, key)
 	}
+}
+
+// notifyBytes is notify's slow path (kept out of line so that notify is
+// inlined: one load and one test when the class is off).
+func (c *Ctx) notifyBytes(class int, event string, key []byte) {
+	c.notifyIn(c.DB, class, event, bstr(key))
 }
 
 // notifyKey is notify with a string key in db.

@@ -268,3 +268,147 @@ func keyspaceFile(t *testing.T, file string, self bool) (int, int) {
 	}
 	return n, events
 }
+
+// TestPubsubOutputBufferLimit: a subscriber that does not read is of the
+// pubsub class of client-output-buffer-limit: past its hard limit both
+// servers close it (PUBSUB NUMSUB drops to 0), while the normal class's
+// limit does not apply to it; with the pubsub class unlimited it stays.
+func TestPubsubOutputBufferLimit(t *testing.T) {
+	big := strings.Repeat("x", 64<<10)
+	run := func(t *testing.T, addr, limits string, msgs, want int) int {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		defer c.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0 pubsub 33554432 8388608 60")
+		mustDo(t, c, "CONFIG", "SET", "client-output-buffer-limit", limits)
+		sub, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		if _, err := sub.Do("SUBSCRIBE", "obuf:ch"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < msgs; i++ {
+			if _, err := c.Do("PUBLISH", "obuf:ch", big); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Redis closes it from its event loop, limitdb from its writer:
+		// wait for the count to settle
+		time.Sleep(300 * time.Millisecond)
+		n := 1
+		for i := 0; i < 100; i++ {
+			r, err := c.Do("PUBSUB", "NUMSUB", "obuf:ch")
+			if err != nil {
+				t.Fatal(err)
+			}
+			n = int(r[len(r)-3] - '0')
+			if n == want {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		limits string
+		msgs   int
+		want   int
+	}{
+		{"pubsub 1mb 0 0", 500, 0},             // 32 MB published, past any socket buffer
+		{"normal 1mb 0 0 pubsub 0 0 0", 64, 1}, // 4 MB: the normal class is not its
+	} {
+		for _, addr := range []string{redisAddr, limitAddr} {
+			if got := run(t, addr, tc.limits, tc.msgs, tc.want); got != tc.want {
+				t.Errorf("%s, %s: subscribers left %d, want %d", addr, tc.limits, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestPubsubClientFields: a subscriber as CLIENT LIST, INFO, CLIENT KILL
+// TYPE and the timeout parameter see it, on both servers: flag P, sub=,
+// psub=, ssub=, the pubsub type, INFO's pubsub_channels, pubsub_patterns
+// and pubsubshard_channels, and no idle timeout for it (Redis's rule).
+func TestPubsubClientFields(t *testing.T) {
+	field := func(line, k string) string {
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, k+"="); ok {
+				return v
+			}
+		}
+		return "?"
+	}
+	for _, addr := range []string{redisAddr, limitAddr} {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustDo(t, sub, "CLIENT", "SETNAME", "subber")
+		for _, cmd := range [][]string{{"SUBSCRIBE", "f:a", "f:b"}, {"PSUBSCRIBE", "f:*"}, {"SSUBSCRIBE", "f:s"}} {
+			if err := sub.Send(Encode(cmd...)); err != nil {
+				t.Fatal(err)
+			}
+			for range cmd[1:] {
+				if _, err := sub.ReadReply(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		list := string(mustDoValue(t, c, "CLIENT", "LIST", "TYPE", "pubsub").(string))
+		var line string
+		for _, l := range strings.Split(list, "\n") {
+			if field(l, "name") == "subber" {
+				line = l
+			}
+		}
+		got := strings.Join([]string{field(line, "flags"), field(line, "sub"), field(line, "psub"), field(line, "ssub"), field(line, "cmd")}, " ")
+		if got != "P 2 1 1 ssubscribe" {
+			t.Errorf("%s: CLIENT LIST TYPE pubsub: %q (flags sub psub ssub cmd: %q)", addr, line, got)
+		}
+		if normal := mustDoValue(t, c, "CLIENT", "LIST", "TYPE", "normal").(string); strings.Contains(normal, "name=subber") {
+			t.Errorf("%s: a subscriber listed as normal", addr)
+		}
+		info := mustDoValue(t, c, "INFO", "stats").(string)
+		for _, kv := range []string{"pubsub_channels:2", "pubsub_patterns:1", "pubsubshard_channels:1"} {
+			if !strings.Contains(info, kv+"\r\n") {
+				t.Errorf("%s: INFO stats lacks %s", addr, kv)
+			}
+		}
+		// no idle timeout for a subscriber; an idle normal client goes
+		idle, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustDo(t, idle, "PING")
+		mustDo(t, c, "CONFIG", "SET", "timeout", "1")
+		for i := 0; i < 10; i++ {
+			time.Sleep(250 * time.Millisecond)
+			mustDo(t, c, "PING") // c itself stays active
+		}
+		mustDo(t, c, "CONFIG", "SET", "timeout", "0")
+		if _, err := idle.Do("PING"); err == nil {
+			t.Errorf("%s: the idle normal client was not closed", addr)
+		}
+		if r, err := sub.Do("PING"); err != nil || !strings.Contains(string(r), "pong") {
+			t.Errorf("%s: the idle subscriber: %q %v", addr, r, err)
+		}
+		if r := mustDo(t, c, "CLIENT", "KILL", "TYPE", "pubsub"); string(r) != ":1\r\n" {
+			t.Errorf("%s: CLIENT KILL TYPE pubsub: %q", addr, r)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if r := mustDo(t, c, "PUBSUB", "NUMSUB", "f:a"); !strings.HasSuffix(string(r), ":0\r\n") {
+			t.Errorf("%s: after the kill: %q", addr, r)
+		}
+		idle.Close()
+		sub.Close()
+		c.Close()
+	}
+}

@@ -30,6 +30,21 @@ func init() {
 // (pubsub.c).
 const errSSubscribeMulti = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
 
+// errSubscribeForwarded refuses a subscription inside a MULTI block sent
+// to a cluster follower: the block runs on the leader, where the client
+// has no connection to push messages to (limitdb's own text).
+const errSubscribeForwarded = "ERR limitdb: (P|S)SUBSCRIBE inside MULTI cannot run on a cluster follower (the block runs on the leader); subscribe outside MULTI"
+
+// forwardedSubscribe answers the subscribe commands of a follower's
+// client run on the leader (no connection) with errSubscribeForwarded.
+func forwardedSubscribe(cl *client) bool {
+	if cl.nc == nil {
+		cl.w.Error(errSubscribeForwarded)
+		return true
+	}
+	return false
+}
+
 // errSubscribedOnly is the refusal of any other command to a RESP2 client
 // with subscriptions (server.c processCommand).
 func errSubscribedOnly(cmd *engine.Command) string {
@@ -89,6 +104,9 @@ func (cl *client) shardCount() int {
 // cmdSubscribe: SUBSCRIBE channel [channel …] — one "subscribe" push per
 // channel with the client's count of channels and patterns.
 func cmdSubscribe(s *Server, cl *client, argv [][]byte) {
+	if forwardedSubscribe(cl) {
+		return
+	}
 	for _, ch := range argv[1:] {
 		s.subscribe(cl, string(ch), false)
 		cl.pushCount("subscribe", ch, false, cl.subCount())
@@ -121,6 +139,9 @@ func cmdUnsubscribe(s *Server, cl *client, argv [][]byte) {
 
 // cmdPSubscribe: PSUBSCRIBE pattern [pattern …] — "psubscribe" pushes.
 func cmdPSubscribe(s *Server, cl *client, argv [][]byte) {
+	if forwardedSubscribe(cl) {
+		return
+	}
 	for _, p := range argv[1:] {
 		s.psubscribe(cl, string(p))
 		cl.pushCount("psubscribe", p, false, cl.subCount())
@@ -156,6 +177,9 @@ func cmdPUnsubscribe(s *Server, cl *client, argv [][]byte) {
 func cmdSSubscribe(s *Server, cl *client, argv [][]byte) {
 	if cl.ctx.InMulti {
 		cl.w.Error(errSSubscribeMulti)
+		return
+	}
+	if forwardedSubscribe(cl) {
 		return
 	}
 	for _, ch := range argv[1:] {

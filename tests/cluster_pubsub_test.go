@@ -151,6 +151,23 @@ func TestClusterPubsub(t *testing.T) {
 		s.expect("news from a script")
 	}
 
+	// SUBSCRIBE inside MULTI on a follower: the block runs on the leader,
+	// where the client has no connection; refused (limitdb's text)
+	mc, err := Dial(c.addr(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"MULTI"}, {"SUBSCRIBE", "x"}, {"PUBLISH", "news", "in a block"}} {
+		mc.Do(cmd...)
+	}
+	if r, err := mc.Do("EXEC"); err != nil || !strings.Contains(string(r), "cannot run on a cluster follower") || !strings.HasSuffix(string(r), ":1\r\n") {
+		t.Fatalf("MULTI SUBSCRIBE PUBLISH EXEC on a follower: %q %v", r, err)
+	}
+	mc.Close()
+	for _, s := range subs {
+		s.expect("news in a block")
+	}
+
 	// kill the leader: the survivors keep exchanging messages, and a
 	// write on the remaining follower still notifies both
 	c.kill(l)

@@ -16,13 +16,33 @@ import (
 
 // Publisher receives what the commands run with a Ctx publish.
 type Publisher interface {
-	// Publish sends message on channel (a shard channel when shard is set:
-	// SPUBLISH, which patterns never match) and returns the number of this
+	// Publish sends message on channel and returns the number of this
 	// node's receivers, PUBLISH's reply.
-	Publish(channel, message []byte, shard bool) int
+	Publish(channel, message []byte, f PubFlags) int
 	// Introspect answers PUBSUB CHANNELS, NUMPAT, NUMSUB, SHARDCHANNELS
 	// and SHARDNUMSUB (argv[1]) from this node's subscriptions.
 	Introspect(argv [][]byte, w *resp.Writer)
+}
+
+// PubFlags describe a message for its Publisher.
+type PubFlags uint8
+
+const (
+	// PubShard: a shard channel (SPUBLISH), which patterns never match.
+	PubShard PubFlags = 1 << iota
+	// PubAfterWrite: the unit changed state before publishing (MULTI,
+	// a script), so the message may reveal those changes.
+	PubAfterWrite
+	// PubEvent: a keyspace event, which reveals its unit's change.
+	PubEvent
+)
+
+// pubFlags are the flags of a PUBLISH run with c.
+func (c *Ctx) pubFlags(f PubFlags) PubFlags {
+	if c.Eff != nil && c.Eff.N > 0 {
+		f |= PubAfterWrite
+	}
+	return f
 }
 
 // Notification classes: Redis 7.0's NOTIFY_* bits (server.h), the letters
@@ -202,7 +222,7 @@ func cmdPubsubHelp(c *Ctx, argv [][]byte) {
 func cmdPublish(c *Ctx, argv [][]byte) {
 	n := 0
 	if c.Pub != nil {
-		n = c.Pub.Publish(argv[1], argv[2], false)
+		n = c.Pub.Publish(argv[1], argv[2], c.pubFlags(0))
 	}
 	c.W.Int(int64(n))
 }
@@ -212,7 +232,7 @@ func cmdPublish(c *Ctx, argv [][]byte) {
 func cmdSPublish(c *Ctx, argv [][]byte) {
 	n := 0
 	if c.Pub != nil {
-		n = c.Pub.Publish(argv[1], argv[2], true)
+		n = c.Pub.Publish(argv[1], argv[2], c.pubFlags(PubShard))
 	}
 	c.W.Int(int64(n))
 }
@@ -253,7 +273,7 @@ func (c *Ctx) notifyIn(db *DB, class int, event, key string) {
 		b = append(b, key...)
 		n := len(b)
 		b = append(b, event...)
-		c.Pub.Publish(b[:n], b[n:], false)
+		c.Pub.Publish(b[:n], b[n:], PubEvent)
 		b = b[:0]
 	}
 	if c.E.Notify&NotifyKeyevent != 0 {
@@ -263,7 +283,7 @@ func (c *Ctx) notifyIn(db *DB, class int, event, key string) {
 		b = append(b, event...)
 		n := len(b)
 		b = append(b, key...)
-		c.Pub.Publish(b[:n], b[n:], false)
+		c.Pub.Publish(b[:n], b[n:], PubEvent)
 	}
 	if cap(b) <= 4096 {
 		c.E.notifyBuf = b[:0]

@@ -75,7 +75,6 @@ type pubsubState struct {
 	// the other nodes)
 	dirty   []*client
 	pending bool
-	marked  bool // gates were opened since the last settle
 	fanout  bool // messages were handed to the cluster since the last settle
 
 	enc  []byte // a message being encoded
@@ -128,6 +127,7 @@ type clientPS struct {
 	// engine lock
 	active bool // push mode: its output goes through buf
 	dirty  bool // in pubsubState.dirty
+	gate   bool // a pending mark was opened for it in this settle period
 	// CLIENT REPLY (pubsub_cmds.go): quiet holds its flags, silent is set
 	// while a command runs whose reply is dropped, quietB what that
 	// command pushed to the client itself (never dropped); replyOn: the
@@ -181,16 +181,16 @@ func (cl *client) psOf() *clientPS {
 func (cl *client) subscribed() bool { return cl.ps != nil && cl.ps.total() > 0 }
 
 // Publish implements engine.Publisher for what cl's commands publish.
-func (cl *client) Publish(channel, message []byte, shard bool) int {
-	return cl.s.pubsubPublish(cl, channel, message, shard)
+func (cl *client) Publish(channel, message []byte, f engine.PubFlags) int {
+	return cl.s.pubsubPublish(cl, channel, message, f)
 }
 
 // nodePub publishes what units run by no client raise: the cron's expiry
 // and eviction, the eviction CONFIG SET maxmemory starts.
 type nodePub struct{ s *Server }
 
-func (p nodePub) Publish(channel, message []byte, shard bool) int {
-	return p.s.pubsubPublish(nil, channel, message, shard)
+func (p nodePub) Publish(channel, message []byte, f engine.PubFlags) int {
+	return p.s.pubsubPublish(nil, channel, message, f)
 }
 
 // Message kinds, as their first element spells them.
@@ -203,8 +203,15 @@ var (
 // channels when shard is set; patterns only match other channels) and
 // hands it to the other nodes. self is the publishing client (nil when
 // none). It returns the number of receivers here. The engine lock is held.
-func (s *Server) pubsubPublish(self *client, channel, message []byte, shard bool) int {
-	n := s.deliver(self, channel, message, shard)
+func (s *Server) pubsubPublish(self *client, channel, message []byte, f engine.PubFlags) int {
+	shard := f&engine.PubShard != 0
+	// a gate only when the message could reveal an uncommitted change: a
+	// keyspace event, a message after a write in its unit, or one while
+	// records executed here are not committed yet. PUBLISH traffic on a
+	// durable node thus takes the path of a node without a log (on it,
+	// settling the gates of 50 receivers per PUBLISH took 10% of the CPU)
+	gated := s.gated() && (f&(engine.PubEvent|engine.PubAfterWrite) != 0 || !s.committed(s.node.Ticket()))
+	n := s.deliver(self, channel, message, shard, gated)
 	if s.node != nil && s.node.Fanout(channel, message, shard) {
 		s.ps.fanout, s.ps.pending = true, true
 	}
@@ -212,10 +219,9 @@ func (s *Server) pubsubPublish(self *client, channel, message []byte, shard bool
 }
 
 // deliver is pubsubPublish's local half.
-func (s *Server) deliver(self *client, channel, message []byte, shard bool) int {
+func (s *Server) deliver(self *client, channel, message []byte, shard, gated bool) int {
 	ps := &s.ps
 	n := 0
-	gated := s.gated()
 	reg, kind := ps.channels, kindMessage
 	if shard {
 		reg, kind = ps.shard, kindSMessage
@@ -309,14 +315,15 @@ func (s *Server) push(self, r *client, msg []byte, gated bool) {
 		// written (the writer loops until the buffer is empty). PUBLISH to
 		// 50 subscribers at P1 spent 8% of the CPU queueing receivers
 		// that were queued already.
-		if !st.dirty && (gated || len(st.buf) == 0 && !st.writing) {
+		if gated && !st.gate {
+			// from here on this period's bytes wait for its ticket
+			st.gate = true
+			st.marks = append(st.marks, pushMark{st.base + int64(len(st.buf)), pendingTicket})
+		}
+		if !st.dirty && (st.gate || len(st.buf) == 0 && !st.writing) {
 			st.dirty = true
 			s.ps.dirty = append(s.ps.dirty, r)
 			s.ps.pending = true
-			if gated {
-				st.marks = append(st.marks, pushMark{st.base + int64(len(st.buf)), pendingTicket})
-				s.ps.marked = true
-			}
 		}
 		st.buf = appendPush(st.buf, r.w.Proto, msg)
 	}
@@ -354,7 +361,8 @@ func (s *Server) settlePushes(ticket uint64, to []*client) ([]*client, uint64) {
 	for _, r := range ps.dirty {
 		st := r.ps
 		st.dirty = false
-		if ps.marked {
+		if st.gate {
+			st.gate = false
 			st.mu.Lock()
 			i := len(st.marks) - 1
 			if i >= 0 && st.marks[i].ticket == pendingTicket {
@@ -370,7 +378,7 @@ func (s *Server) settlePushes(ticket uint64, to []*client) ([]*client, uint64) {
 	}
 	clear(ps.dirty)
 	ps.dirty = ps.dirty[:0]
-	ps.pending, ps.marked = false, false
+	ps.pending = false
 	return to, ticket
 }
 
@@ -828,7 +836,7 @@ func (s *Server) unsubscribeAll(cl *client) {
 func (s *Server) deliverRemote(batch []byte) {
 	s.door.Lock()
 	cluster.DecodeMessages(batch, func(channel, message []byte, shard bool) {
-		s.deliver(nil, channel, message, shard)
+		s.deliver(nil, channel, message, shard, false)
 	})
 	list, _ := s.settlePushes(0, nil)
 	s.door.Unlock()

@@ -4,7 +4,7 @@
 #
 #   bench/run.sh                 # throughput table + memory table
 #   GOMAXPROCS_LIMITDB=1 bench/run.sh
-#   RUNS="core" bench/run.sh     # only the core set (core, lists, scripts, rl, memory)
+#   RUNS="core" bench/run.sh     # only the core set (core, lists, scripts, rl, pubsub, memory)
 #
 # Ports: REDIS_PORT (default 7701) and LIMITDB_PORT (default 7801).
 set -eu
@@ -16,7 +16,7 @@ go build -o "$OUT/loadgen" ./bench/loadgen
 RP=${REDIS_PORT:-7701}
 LP=${LIMITDB_PORT:-7801}
 PROCS=${GOMAXPROCS_LIMITDB:-0}
-RUNS=${RUNS:-"core lists scripts rl memory"}
+RUNS=${RUNS:-"core lists scripts rl pubsub memory"}
 lg() {
 	timeout 90 "$OUT/loadgen" -limitdb-bin "$OUT/limitdb" -gomaxprocs "$PROCS" \
 		-redis-port "$RP" -limitdb-port "$LP" -max-time 60s "$@"
@@ -28,6 +28,7 @@ for r in $RUNS; do
 	lists) lg -workloads multi,lpush,zadd ;;
 	scripts) lg -workloads evalsha-tb,evalsha-sw,evalsha-fw ;;
 	rl) lg -workloads rl-tb,rl-fw ;;
+	pubsub) lg -workloads publish ;;
 	memory) lg -mode memory ;;
 	*) echo "unknown run $r" >&2; exit 2 ;;
 	esac

@@ -4,7 +4,8 @@
 #
 #   bench/run.sh                 # throughput table + memory table
 #   GOMAXPROCS_LIMITDB=1 bench/run.sh
-#   RUNS="core" bench/run.sh     # only the core set (core, lists, scripts, rl, pubsub, memory)
+#   RUNS="core" bench/run.sh     # only the core set (parts: core, lists, scripts, rl, pubsub, sort,
+#                                # memory; sort is not in the default set)
 #
 # Ports: REDIS_PORT (default 7701) and LIMITDB_PORT (default 7801).
 set -eu
@@ -29,6 +30,7 @@ for r in $RUNS; do
 	scripts) lg -workloads evalsha-tb,evalsha-sw,evalsha-fw ;;
 	rl) lg -workloads rl-tb,rl-fw ;;
 	pubsub) lg -workloads publish ;;
+	sort) lg -workloads sort,sort-alpha ;;
 	memory) lg -mode memory ;;
 	*) echo "unknown run $r" >&2; exit 2 ;;
 	esac

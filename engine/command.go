@@ -47,6 +47,10 @@ const (
 	// FlagNoAsyncLoading is Redis's no_async_loading (SAVE, BGSAVE): shown
 	// by COMMAND; limitdb never loads asynchronously.
 	FlagNoAsyncLoading
+	// FlagMovableKeys is Redis's movablekeys: the legacy first/last/step
+	// range does not cover every key. Never written in a table entry:
+	// attachMeta derives it from the key specs as Redis does.
+	FlagMovableKeys
 )
 
 var flagNames = []struct {
@@ -59,9 +63,9 @@ var flagNames = []struct {
 	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
 	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
 	// Redis's reply order (addReplyFlagsForCommand): no_mandatory_keys,
-	// no_async_loading, no_multi, allow_busy
+	// no_async_loading, no_multi, movablekeys, allow_busy
 	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagNoAsyncLoading, "no_async_loading"},
-	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
 
 // internal flags that are not Redis flags and never reach COMMAND replies
@@ -116,6 +120,11 @@ type Command struct {
 	Run func(c *Ctx, argv [][]byte)
 	// Subcommands, for containers like CONFIG, CLIENT, SCRIPT.
 	Subs []*Command
+	// GetKeys finds the keys of a command whose key specs cannot say
+	// where they are (Redis's getkeys_proc, used when a spec is
+	// "unknown": SORT's STORE may be anywhere). It fills dst and returns
+	// how many it found; nil for every other command.
+	GetKeys func(argv [][]byte, dst *[2]KeyRef) int
 
 	F    Flag
 	subs map[string]*Command

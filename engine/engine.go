@@ -99,9 +99,10 @@ type Engine struct {
 	Notify    int
 	notifyBuf []byte // channel names being built (notify.go)
 
-	cow   cowState   // active captures (cow.go)
-	dumpW *rdbWriter // DUMP's encoder, kept for its LZF table (rdb.go)
-	apply applyState // Apply's reused context and buffers (apply.go)
+	cow   cowState    // active captures (cow.go)
+	dumpW *rdbWriter  // DUMP's encoder, kept for its LZF table (rdb.go)
+	apply applyState  // Apply's reused context and buffers (apply.go)
+	sort  sortScratch // SORT's reused vectors and buffers (sort.go)
 }
 
 // ScriptGuard is the runaway-script state shared between the scripting
@@ -241,8 +242,8 @@ type Ctx struct {
 
 	// Deleted collects the keys the active expiry removed, when set.
 	Deleted *[]string
-	// ACL checks the commands a script calls against the caller's user
-	// (set by the server; nil: everything allowed).
+	// ACL checks the commands a script calls against the caller's user,
+	// and SORT's patterns (set by the server; nil: everything allowed).
 	ACL ScriptACL
 
 	// Eff receives the effects of what runs with this Ctx (effects.go);
@@ -260,6 +261,10 @@ type ScriptACL interface {
 	ScriptCheck(cmd *Command, argv [][]byte) string
 	// ScriptAllowed answers redis.acl_check_cmd (no log entry).
 	ScriptAllowed(cmd *Command, argv [][]byte) bool
+	// UnrestrictedKeyAccess: the user may run cmd and read every key;
+	// SORT refuses BY and GET patterns otherwise (their keys come from
+	// the data, so no key check sees them).
+	UnrestrictedKeyAccess(cmd *Command, argv [][]byte) bool
 }
 
 // bstr views b as a string without copying, for lookups only: the result

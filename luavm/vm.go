@@ -458,13 +458,15 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	w.Reset()
 	w.Proto = v.proto
 	sub := &v.sub
-	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff, Pub: c.Pub}
+	// ACL: SORT asks the caller's permissions for its BY/GET patterns;
+	// Pub: what the script's commands publish (engine/notify.go)
+	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff, ACL: c.ACL, Pub: c.Pub}
 	effBefore := 0
 	if c.Eff != nil {
 		effBefore = len(c.Eff.B)
 	}
 	sub.Call(cmd, argv)
-	sub.W, sub.DB, sub.Deleted = nil, nil, nil
+	sub.W, sub.DB, sub.Deleted, sub.ACL = nil, nil, nil, nil
 	if c.Eff != nil {
 		// the effects a script records are held until it ends (its unit's
 		// record): they count against lua-memory-limit like its own data

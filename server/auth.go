@@ -195,6 +195,12 @@ func (cl *client) ScriptAllowed(cmd *engine.Command, argv [][]byte) bool {
 	return res == acl.OK
 }
 
+// UnrestrictedKeyAccess implements engine.ScriptACL for SORT's BY and
+// GET patterns.
+func (cl *client) UnrestrictedKeyAccess(cmd *engine.Command, argv [][]byte) bool {
+	return cl.user.UnrestrictedKeyAccess(cmd, argv)
+}
+
 // dropUsers closes the connections authenticated as any of users (deleted
 // or replaced): at once for other clients, after this reply for cl.
 func (s *Server) dropUsers(cl *client, users []*acl.User) {

@@ -404,10 +404,16 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 const errNoMulti = "ERR Command not allowed inside a transaction"
 
 func (s *Server) reject(cl *client, cmd *engine.Command, err string) {
-	cl.w.Error(err)
-	if cl.tx.Active {
+	if cmd.Name == "exec" && cl.tx.Active {
+		// Redis's rejectCommand: a refused EXEC discards the transaction
+		// (execCommandAbort), whatever refused it
+		err = "EXECABORT Transaction discarded because of: " + err
+		cl.tx.Reset()
+		s.unwatchForwarded(cl)
+	} else if cl.tx.Active {
 		cl.tx.Failed = true
 	}
+	cl.w.Error(err)
 	s.statOf(cmd).rejected++
 	s.countError([]byte(err))
 }

@@ -22,18 +22,27 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "differential tests need a real redis-server:", err)
 		os.Exit(1)
 	}
-	l, err := StartLimitdb()
-	if err != nil {
-		r.Stop()
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	// LIMITDB_TEST_ADDR points the differential tests at a running
+	// limitdb instead (a binary with its default durable configuration,
+	// a cluster's follower: the same replies are expected)
+	redisAddr, limitAddr = r.Addr, os.Getenv("LIMITDB_TEST_ADDR")
+	var l interface{ Close() error }
+	if limitAddr == "" {
+		srv, err := StartLimitdb()
+		if err != nil {
+			r.Stop()
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		l, limitAddr = srv, srv.Addr().String()
 	}
-	redisAddr, limitAddr = r.Addr, l.Addr().String()
 	code := m.Run()
 	if limitdbBin.dir != "" {
 		os.RemoveAll(limitdbBin.dir)
 	}
-	l.Close()
+	if l != nil {
+		l.Close()
+	}
 	r.Stop()
 	os.Exit(code)
 }

@@ -42,6 +42,8 @@ type workload struct {
 	// subscribers: connections subscribed to the channel the workload
 	// publishes to (pubsub.go)
 	subscribers int
+	// setup is sent once to each side before measuring (SORT's list).
+	setup [][]string
 }
 
 var keySpace = 10000
@@ -202,6 +204,36 @@ var workloads = []*workload{
 	// PUBLISH to 50 subscribers (pubsub.go)
 	{name: "publish", replies: 1, ref: publishBuilder, subscribers: 50,
 		probe: probeCmd("PUBLISH", "probe:publish", "x")},
+	// SORT of a 100-element list, numeric and ALPHA (the same list)
+	{name: "sort", replies: 1, ref: sortCmd("SORT", "sortlist"),
+		setup: [][]string{{"DEL", "sortlist"}, sortList()}, probe: probeCmd("SORT", "sortlist")},
+	{name: "sort-alpha", replies: 1, ref: sortCmd("SORT", "sortlist", "ALPHA"),
+		setup: [][]string{{"DEL", "sortlist"}, sortList()}, probe: probeCmd("SORT", "sortlist", "ALPHA")},
+}
+
+// sortList is the RPUSH of the list the SORT workloads sort: 100
+// decimals with three places (Redis reads them with strtod), from a fixed
+// xorshift sequence.
+func sortList() []string {
+	out := []string{"RPUSH", "sortlist"}
+	x := uint64(88172645463325252)
+	for i := 0; i < 100; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		out = append(out, strconv.FormatFloat(float64(x%100000000)/1000, 'f', 3, 64))
+	}
+	return out
+}
+
+func sortCmd(args ...string) builder {
+	return func(c *conn, s *side, b []byte, now int64) []byte {
+		b = appendArrayHdr(b, len(args))
+		for _, a := range args {
+			b = appendBulkStr(b, a)
+		}
+		return b
+	}
 }
 
 func findWorkload(name string) *workload {
@@ -233,6 +265,15 @@ func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
 			return fmt.Errorf("%s: SCRIPT LOAD %s: %s", s.name, f, short(r[1:]))
 		}
 		s.shas[f] = bulkValue(r)
+	}
+	for _, args := range w.setup {
+		r, err := c.do(args...)
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(r, "-") {
+			return fmt.Errorf("%s: %s: %s", s.name, args[0], short(r[1:]))
+		}
 	}
 	if w.probe != nil {
 		args := w.probe(s, isRef)

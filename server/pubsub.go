@@ -20,15 +20,15 @@ import (
 // Who writes a subscriber's socket. A message is published under the
 // engine lock by whatever runs a unit (a client's command, a script, the
 // cron's expiry, a message from another node). It is appended at once to
-// the receiver's push buffer (clientPS.buf), in execution order, and the
-// receiver is remembered as dirty; at the end of the publisher's batch,
-// after the engine lock is released, the publisher's own goroutine writes
-// every dirty receiver's buffer with one non-blocking write each (what
-// the kernel does not take joins the receiver's output queue and its
-// writer goroutine, output.go). Redis does the same from its event loop:
-// replies appended during the iteration, one write per client in
-// beforeSleep. Handing each message to the receiver's goroutine instead
-// would cost a goroutine wake-up per receiver per batch.
+// the receiver's push buffer (clientPS.buf), in execution order; at the
+// end of the publisher's batch, after the engine lock is released, the
+// receivers whose buffer was empty are queued for the flusher goroutine
+// (pushFlusher), which writes each queued receiver once per round with a
+// non-blocking write (what the kernel does not take joins the receiver's
+// output queue and its writer goroutine, output.go). Redis does the same
+// from its event loop: replies appended during the iteration, one write
+// per client in beforeSleep. Publishers writing their receivers
+// themselves made one write per receiver per batch (see pushFlusher).
 //
 // Order. While a client is subscribed ("push mode"), its own replies go
 // through the same buffer: they are moved there under the engine lock
@@ -43,10 +43,11 @@ import (
 // and a keyspace event reveals one. So what a batch appends to a
 // receiver is gated (pushMark) until the record the batch's replies wait
 // for (its ticket) is committed: the batch settles its marks with the
-// ticket at its end (settlePushes), waits, then clears them and writes.
-// Another writer meanwhile writes only the part before the first
-// unsatisfied mark. A PUBLISH alone records nothing and its batch's
-// ticket is usually committed already.
+// ticket at its end (settlePushes), waits, then clears them and has them
+// written. A writer meanwhile writes only the part before the first
+// unsatisfied mark. Only what could reveal an uncommitted change is gated
+// (pubsubPublish): a keyspace event, a PUBLISH after a write in its unit,
+// or any message while records executed here are not committed yet.
 //
 // A message published to the client that publishes it (RESP3, or a
 // subscribed client in MULTI) goes straight into its reply buffer, where

@@ -90,6 +90,7 @@ type Node struct {
 	prop   *proposer
 	fwd    *forwarder
 	fsrv   *forwardServer
+	fan    *fanout // Pub/Sub messages to and from the other nodes (fanout.go)
 	exec   Executor
 
 	// serving is the epoch this node executes under while it is the
@@ -212,6 +213,7 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 		return nil, err
 	}
 	n.raft = r
+	n.fan = newFanout(n)
 	d.SetLog(n.prop)
 	n.fwd = newForwarder(n)
 	n.wg.Add(4)

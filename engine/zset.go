@@ -399,6 +399,11 @@ done:
 finish:
 	if added+updated > 0 {
 		c.touched(key)
+		if incr {
+			c.notify(NotifyZSet, "zincr", key)
+		} else {
+			c.notify(NotifyZSet, "zadd", key)
+		}
 	}
 	c.zsetDeleteIfEmpty(e, z)
 }
@@ -439,6 +444,10 @@ func cmdZRem(c *Ctx, argv [][]byte) {
 	if n > 0 {
 		c.touched(argv[1])
 		c.zsetDeleteIfEmpty(e, z)
+		c.notify(NotifyZSet, "zrem", argv[1])
+		if z.len() == 0 {
+			c.notify(NotifyGeneric, "del", argv[1])
+		}
 	}
 	c.W.Int(int64(n))
 }
@@ -875,6 +884,10 @@ func (c *Ctx) zremDone(key []byte, e *entry, z *zset, n int) {
 	if n > 0 {
 		c.touched(key)
 		c.zsetDeleteIfEmpty(e, z)
+		c.notify(NotifyZSet, c.Cmd.Name, key) // zremrangebyscore|rank|lex
+		if z.len() == 0 {
+			c.notify(NotifyGeneric, "del", key)
+		}
 	}
 	c.W.Int(int64(n))
 }
@@ -997,6 +1010,10 @@ func zpopGeneric(c *Ctx, argv [][]byte, max bool) {
 		} else {
 			x = z.zsl.first()
 		}
+		if i == 0 {
+			// after the array's header, before its first element
+			c.notify(NotifyZSet, zpopEvent(max), argv[1])
+		}
 		if nested {
 			c.W.Array(2)
 		}
@@ -1006,6 +1023,16 @@ func zpopGeneric(c *Ctx, argv [][]byte, max bool) {
 	}
 	c.touched(argv[1])
 	c.zsetDeleteIfEmpty(e, z)
+	if z.len() == 0 {
+		c.notify(NotifyGeneric, "del", argv[1])
+	}
+}
+
+func zpopEvent(max bool) string {
+	if max {
+		return "zpopmax"
+	}
+	return "zpopmin"
 }
 
 // cmdZPopMin: ZPOPMIN key [count] — removes and returns the count (default

@@ -133,12 +133,9 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 	src := make([]zsrc, setnum)
 	j := numkeysIdx + 1
 	for i := range src {
-		var e *entry
-		if dst != nil {
-			e = c.lookupWrite(argv[j])
-		} else {
-			e = c.lookupRead(argv[j])
-		}
+		// read lookups also for a store (Redis's lookupKeyRead: keyspace
+		// hits and misses, keymiss events); the inputs are not changed
+		e := c.lookupRead(argv[j])
 		src[i].weight = 1
 		if e != nil {
 			switch {
@@ -299,11 +296,12 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 func (c *Ctx) storeZset(key []byte, z *zset) {
 	old := c.lookupWrite(key)
 	if z.len() == 0 {
+		c.W.Int(0)
 		if old != nil {
 			c.DB.removeEntry(old)
 			c.touched(key)
+			c.notify(NotifyGeneric, "del", key)
 		}
-		c.W.Int(0)
 		return
 	}
 	if !z.big {
@@ -313,13 +311,11 @@ func (c *Ctx) storeZset(key []byte, z *zset) {
 			}
 		}
 	}
-	if old != nil {
-		c.DB.removeEntry(old)
-	}
-	e := c.create(key)
+	e := c.overwrite(old, key)
 	e.setObj(KindZSet, unsafe.Pointer(z))
 	c.touched(key)
 	c.W.Int(int64(z.len()))
+	c.notify(NotifyZSet, c.Cmd.Name, key) // zunionstore, zinterstore, zdiffstore, zrangestore
 }
 
 // cmdZUnionStore: ZUNIONSTORE destination numkeys key [key …] [WEIGHTS w
@@ -425,6 +421,9 @@ func cmdZMPop(c *Ctx, argv [][]byte) {
 			if popMax {
 				x = z.zsl.tail
 			}
+			if i == 0 {
+				c.notify(NotifyZSet, zpopEvent(popMax), key)
+			}
 			c.W.Array(2)
 			c.W.BulkString(x.member)
 			c.W.Double(x.score)
@@ -432,6 +431,9 @@ func cmdZMPop(c *Ctx, argv [][]byte) {
 		}
 		c.touched(key)
 		c.zsetDeleteIfEmpty(e, z)
+		if z.len() == 0 {
+			c.notify(NotifyGeneric, "del", key)
+		}
 		// ZPOPMIN|ZPOPMAX key <popped>, as Redis 7.0 rewrites ZMPOP
 		if f := c.own(3); f != nil {
 			if popMax {

@@ -14,6 +14,18 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 redis-server --version
 
+# the lock library check (tests/pubsub_lock_test.go) drives a Node.js
+# library that waits on Pub/Sub; its packages are pinned in
+# tests/node/lock/package-lock.json
+if ! command -v npm >/dev/null 2>&1; then
+  echo "npm not found: installing Node.js with apt-get" >&2
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+(cd tests/node/lock && npm ci --no-audit --no-fund --silent)
+
 go vet ./...
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

@@ -53,6 +53,7 @@ type client struct {
 	out       outQueue        // replies the kernel has not accepted yet (output.go)
 	cur       *engine.Command // the command running (containPanic), else nil
 	curBefore int             // len(w.B) when it started
+	ps        *clientPS       // Pub/Sub: subscriptions, push buffer, CLIENT REPLY (pubsub.go); nil until used
 }
 
 func (s *Server) newClient(nc net.Conn) *client {
@@ -65,7 +66,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 	}
 	cl.w.Proto = 2
 	cl.rd.Limits = &s.limits
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl, Pub: cl}
 	cl.last = cl.born
 	s.setDefaultAuth(cl)
 	cl.initOutput()
@@ -121,16 +122,25 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 	release := func() {
 		s.chargeBatch(b.pend, b.t0)
 		b.pend = b.pend[:0]
+		moved := false
+		if cl.ps != nil || s.ps.pending {
+			moved = s.batchEnd(cl) // pushes to write, replies of a subscriber (pubsub.go)
+		}
 		s.door.Unlock()
 		cl.locked = false
 		cl.barrier = false
-		if cl.ticket != 0 {
+		ticket := cl.ticket
+		var err error
+		if ticket != 0 {
 			// nothing this batch read or wrote may be revealed before
 			// it is committed
-			if err := s.node.Wait(cl.ticket); err != nil {
+			if err = s.node.Wait(ticket); err != nil && !moved {
 				cl.replaceBatch(err.Error())
 			}
 			cl.ticket = 0
+		}
+		if cl.ps != nil {
+			s.batchDone(cl, ticket, err)
 		}
 		cl.batchStart, cl.batchN = len(cl.w.B), 0
 	}
@@ -182,7 +192,13 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 				cl.last = time.UnixMilli(cl.ctx.Now)
 			}
 			cl.batchN++
-			if st := s.dispatch(cl, argv); st != nil {
+			var st *cmdStat
+			if cl.ps == nil || cl.ps.quiet == 0 {
+				st = s.dispatch(cl, argv)
+			} else {
+				st = s.dispatchQuiet(cl, argv) // CLIENT REPLY OFF|SKIP (pubsub_cmds.go)
+			}
+			if st != nil {
 				b.pend = append(b.pend, st)
 			}
 			if cl.closeNow || s.down.Load() {
@@ -207,6 +223,9 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			return false
 		}
 		if cl.closeNow {
+			if cl.ps != nil {
+				cl.waitPushed(10 * time.Second)
+			}
 			cl.drain(10 * time.Second)
 			return false
 		}
@@ -222,6 +241,9 @@ func (s *Server) dropClient(cl *client) {
 	cl.nc.Close()
 	if cl.fwdWatching {
 		s.node.DropClient(uint64(cl.id))
+	}
+	if cl.ps != nil {
+		s.dropSubscriber(cl) // before its writer stops: nobody writes to it any more
 	}
 	cl.stopOutput()
 	if cl.tx.Watching() {
@@ -318,6 +340,10 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	}
 	cl.ctx.OOM = cl.ctx.OOM || cl.fwdOOM
 	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd, argv) {
+		return nil
+	}
+	if cl.ps != nil && cl.w.Proto == 2 && cl.subscribed() && !allowedSubscribed(cmd) {
+		s.reject(cl, cmd, errSubscribedOnly(cmd))
 		return nil
 	}
 	if cl.tx.Active && !isTxnControl(cmd.Name) {

@@ -275,8 +275,9 @@ func infoStats(s *Server, b []byte) []byte {
 	b = kv(b, "evicted_keys", s.eng.Stats.EvictedKeys)
 	b = kv(b, "keyspace_hits", s.eng.Stats.KeyspaceHits)
 	b = kv(b, "keyspace_misses", s.eng.Stats.KeyspaceMisses)
-	b = kv(b, "pubsub_channels", 0)
-	b = kv(b, "pubsub_patterns", 0)
+	b = kv(b, "pubsub_channels", int64(len(s.ps.channels)))
+	b = kv(b, "pubsub_patterns", int64(len(s.ps.patterns)))
+	b = kv(b, "pubsubshard_channels", int64(len(s.ps.shard)))
 	b = kv(b, "unexpected_error_replies", 0)
 	b = kv(b, "total_error_replies", s.stats.totalErrorReply)
 	return b

@@ -36,7 +36,7 @@ func (s *Server) closeIdleClients() {
 	now := time.Now()
 	s.door.Lock()
 	for _, c := range s.sortedClients() {
-		if now.Sub(c.lastInteraction()) > time.Duration(limit)*time.Second {
+		if now.Sub(c.lastInteraction()) > time.Duration(limit)*time.Second && !c.subscribed() { // Redis: no timeout for Pub/Sub clients
 			c.nc.Close()
 		}
 	}

@@ -27,6 +27,11 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 	if s.node.Serving() {
 		return true
 	}
+	if cmd.Has(engine.FlagPubSub) {
+		// PUBLISH: a message is not state; it is published where it is
+		// sent and fanned out from there (pubsub.go)
+		return true
+	}
 	if cmd.IsWrite() {
 		return s.forward(cl, [][][]byte{argv})
 	}
@@ -130,6 +135,7 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte) {
 		mark = len(cl.w.B)
 		s.dispatch(cl, argv)
 	}
+	s.settleAsync() // its keyspace events, once committed (pubsub.go)
 	out = binary.AppendUvarint(nil, uint64(cl.db))
 	out = append(out, cl.w.B[mark:]...)
 	if cl.tx.Watching() || cl.tx.Active {
@@ -159,7 +165,7 @@ func (s *Server) DropSession(session, client uint64) {
 // and the rest of what reads a client's address work as for any client).
 func (s *Server) newFwdClient() *client {
 	cl := &client{s: s, id: s.nextID.Add(1), nc: forwardedConn{}}
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl, Pub: cl}
 	return cl
 }
 

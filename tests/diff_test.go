@@ -76,6 +76,13 @@ func TestMain(m *testing.M) {
 //	                    out (limitdb records what Redis leaves out)
 //	@sleep MS           pause
 //	@conn NAME          continue on connection NAME (opened on first use)
+//	@send CMD …         send to both, read nothing (SUBSCRIBE's replies,
+//	                    CLIENT REPLY OFF)
+//	@read [N]           read N (default 1) more replies on the current
+//	                    connection and compare each (Pub/Sub messages)
+//	@readsort N         read N replies and compare them as a multiset
+//	@skip N             read N replies on both, compare nothing
+//	                    (UNSUBSCRIBE without arguments: hash table order)
 //	@aclfile FILE       (file level, acl_scenarios/ only) both servers start
 //	                    with a copy of FILE as their aclfile
 func TestScenarios(t *testing.T) {
@@ -191,6 +198,25 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 					conns[name] = dialPair(t, proto)
 				}
 				cur = conns[name]
+				continue
+			case "@send":
+				args, err := SplitLine(rest)
+				if err != nil {
+					t.Fatalf("%s:%d: %v", file, l.n, err)
+				}
+				if err := cur.ref.Send(Encode(args...)); err != nil {
+					t.Fatalf("%s:%d: redis: %v", file, l.n, err)
+				}
+				if err := cur.cand.Send(Encode(args...)); err != nil {
+					t.Fatalf("%s:%d: limitdb: %v", file, l.n, err)
+				}
+				continue
+			case "@read", "@readsort", "@skip":
+				n := 1
+				if r := strings.TrimSpace(rest); r != "" {
+					n, _ = strconv.Atoi(r)
+				}
+				readPending(t, file, l.n, cur, n, word[1:])
 				continue
 			case "@sort", "@shape", "@nocompare", "@words", "@acllog":
 				mode = word[1:]
@@ -355,4 +381,35 @@ func maskACLLog(b []byte) string {
 		}
 	}
 	return strings.Join(lines, "\r\n")
+}
+
+// readPending reads n replies already due on both connections of p (a
+// scenario's @read: Pub/Sub messages, replies of an @send) and compares
+// them one by one, or as a multiset when sorted.
+func readPending(t *testing.T, file string, line int, p *pair, n int, mode string) {
+	t.Helper()
+	var refs, cands []string
+	for i := 0; i < n; i++ {
+		ref, err := p.ref.ReadReply()
+		if err != nil {
+			t.Fatalf("%s:%d: redis: reading reply %d of %d: %v", file, line, i+1, n, err)
+		}
+		cand, err := p.cand.ReadReply()
+		if err != nil {
+			t.Fatalf("%s:%d: limitdb: reading reply %d of %d: %v (redis sent %q)", file, line, i+1, n, err, ref)
+		}
+		refs, cands = append(refs, string(ref)), append(cands, string(cand))
+	}
+	switch mode {
+	case "skip":
+		return
+	case "readsort":
+		sort.Strings(refs)
+		sort.Strings(cands)
+	}
+	for i := range refs {
+		if refs[i] != cands[i] {
+			t.Errorf("%s:%d: pending reply %d of %d differs\n  redis:   %q\n  limitdb: %q", file, line, i+1, n, refs[i], cands[i])
+		}
+	}
 }

@@ -446,6 +446,9 @@ func benchMode(ref, cand *side) {
 			res.refP50, res.refP99 = hr.quantile(0.5), hr.quantile(0.99)
 			res.candP50, res.candP99 = hc.quantile(0.5), hc.quantile(0.99)
 			results = append(results, res)
+			if w.subscribers > 0 {
+				reportDelivery(ref, cand)
+			}
 		}
 	}
 	stopLoops()

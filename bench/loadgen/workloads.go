@@ -43,6 +43,9 @@ type workload struct {
 	probe func(s *side, isRef bool) []string
 	// preload fills the keyspace before measuring (GET).
 	preload bool
+	// subscribers: connections subscribed to the channel the workload
+	// publishes to (pubsub.go)
+	subscribers int
 	// setup is sent once to each side before measuring (SORT's list).
 	setup [][]string
 }
@@ -241,6 +244,9 @@ var workloads = []*workload{
 			}
 			return []string{"RL.ALLOW", "probe:rlfw", "10", "1000", "ALGO", "fixed-window"}
 		}},
+	// PUBLISH to 50 subscribers (pubsub.go)
+	{name: "publish", replies: 1, ref: publishBuilder, subscribers: 50,
+		probe: probeCmd("PUBLISH", "probe:publish", "x")},
 	// SORT of a 100-element list, numeric and ALPHA (the same list)
 	{name: "sort", replies: 1, ref: sortCmd("SORT", "sortlist"),
 		setup: [][]string{{"DEL", "sortlist"}, sortList()}, probe: probeCmd("SORT", "sortlist")},
@@ -333,6 +339,11 @@ func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
 		}
 		if strings.HasPrefix(r, "-") {
 			return fmt.Errorf("%s: %s: %s", s.name, args[0], short(r[1:]))
+		}
+	}
+	if w.subscribers > 0 {
+		if err := startSubscribers(s, w.subscribers); err != nil {
+			return fmt.Errorf("%s: subscribers: %v", s.name, err)
 		}
 	}
 	if w.preload {

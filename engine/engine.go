@@ -92,7 +92,8 @@ type Engine struct {
 	// save failed (the server refuses write commands themselves).
 	WriteDenied string
 
-	ev evictState // maxmemory-policy, eviction pool (evict.go); node-local
+	ev  evictState // maxmemory-policy, eviction pool (evict.go); node-local
+	blk blockState // clients blocked on keys, ready keys (blocking.go); node-local
 
 	cow   cowState   // active captures (cow.go)
 	dumpW *rdbWriter // DUMP's encoder, kept for its LZF table (rdb.go)
@@ -192,6 +193,9 @@ type DB struct {
 	expires int // keys with a deadline
 	watched map[string][]*Watch
 	expCur  uint64 // active-expiry cursor
+	// blocking holds the queues of clients blocked on keys of this
+	// database (blocking.go); node-local, like watched
+	blocking map[string]*waitQueue
 }
 
 // Len is the number of keys, expired ones not yet deleted included (DBSIZE).
@@ -239,6 +243,11 @@ type Ctx struct {
 	// ACL checks the commands a script calls against the caller's user
 	// (set by the server; nil: everything allowed).
 	ACL ScriptACL
+
+	// Block is set by a blocking command that found nothing to pop
+	// (blocking.go): the connection layer blocks the client on it and
+	// resets it. The command wrote no reply.
+	Block *Waiter
 
 	// Eff receives the effects of what runs with this Ctx (effects.go);
 	// nil records nothing.
@@ -395,6 +404,9 @@ func (c *Ctx) createIn(db *DB, key string) *entry {
 	}
 	e := db.dict.insert(key)
 	e.lru = c.E.newAccess(c.Now)
+	if len(db.blocking) != 0 {
+		c.E.keyCreated(db, key) // Redis's dbAdd → signalKeyAsReady
+	}
 	return e
 }
 

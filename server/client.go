@@ -5,6 +5,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"limitdb/acl"
@@ -29,8 +30,11 @@ type client struct {
 	last  time.Time
 	lastC string
 
-	tx       door.Tx // WATCHes and the MULTI queue
-	closeNow bool    // close after the replies written so far
+	tx  door.Tx     // WATCHes and the MULTI queue
+	blk *blockState // blocked in a blocking command (blocked.go)
+	// fwdBlocking: waiting in a blocking command forwarded to the leader
+	fwdBlocking atomic.Bool
+	closeNow    bool // close after the replies written so far
 
 	// cluster (replication.go)
 	readonly    bool   // READONLY: a follower serves reads without a barrier
@@ -181,6 +185,15 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			if st := s.dispatch(cl, argv); st != nil {
 				b.pend = append(b.pend, st)
 			}
+			if s.eng.BlockPending() && s.afterUnit(cl, argv) {
+				// the command blocked the client (blocked.go)
+				bs := cl.blk
+				release()
+				if !cl.flush() || !s.waitBlocked(cl, bs) {
+					return false
+				}
+				continue
+			}
 			if cl.closeNow || s.down.Load() {
 				break
 			}
@@ -215,6 +228,9 @@ func (s *Server) dropClient(cl *client) {
 		s.node.DropClient(uint64(cl.id))
 	}
 	cl.stopOutput()
+	if cl.blk != nil {
+		s.dropBlocked(cl)
+	}
 	if cl.tx.Watching() {
 		s.door.Lock()
 		cl.tx.Unwatch()

@@ -25,6 +25,7 @@ func init() {
 		sub("no-evict", 3, "admin noscript loading stale", "Sets the client eviction mode of the connection.", cmdClientNoEvict),
 		sub("no-touch", 3, "noscript loading stale", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", cmdClientNoTouch),
 		sub("kill", -3, "admin noscript loading stale", "Terminates open connections.", cmdClientKill),
+		sub("unblock", -3, "admin noscript loading stale", "Unblocks a client blocked by a blocking command from a different connection.", cmdClientUnblock),
 		sub("help", 2, "loading stale", "Returns helpful text about the different subcommands.", cmdClientHelp),
 	)
 }
@@ -206,6 +207,9 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	flags := ""
 	if c.tx.Active {
 		flags += "x"
+	}
+	if c.blk != nil || c.fwdBlocking.Load() {
+		flags += "b"
 	}
 	if isUnixConn(c.nc) {
 		flags += "U"
@@ -415,6 +419,8 @@ func cmdClientHelp(s *Server, cl *client, argv [][]byte) {
 		"      Return clients of specified type.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
 		"SETINFO <option> <value>",
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",

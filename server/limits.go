@@ -36,7 +36,9 @@ func (s *Server) closeIdleClients() {
 	now := time.Now()
 	s.door.Lock()
 	for _, c := range s.sortedClients() {
-		if now.Sub(c.lastInteraction()) > time.Duration(limit)*time.Second {
+		// blocked clients wait as long as their command says (Redis's
+		// clientsCronHandleTimeout skips them)
+		if c.blk == nil && now.Sub(c.lastInteraction()) > time.Duration(limit)*time.Second {
 			c.nc.Close()
 		}
 	}

@@ -1,0 +1,329 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"limitdb/engine"
+	"limitdb/resp"
+)
+
+// Clients blocked in BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
+// BZPOPMAX and BZMPOP (Redis's blocked.c; the commands and the pops are
+// engine/blocking.go's).
+//
+// A blocking command that finds nothing leaves a waiter in its Ctx.Block.
+// After every command (serveLoop, ExecForwarded) the server tests
+// Engine.BlockPending — the only cost while nobody blocks — and then
+// (afterUnit) queues the waiter on its keys and serves the keys the
+// command made ready: for each ready key, in the order they became
+// ready, its waiters in blocking order, each served as a unit of its own
+// through the door (door.Serve), its reply written into the waiter's
+// buffer, until the key is gone. That is Redis's handleClientsBlockedOn
+// Keys after call(): a MULTI block or a script is one command, so its
+// waiters are served with the data it left.
+//
+// The blocked client's goroutine releases the engine lock, sends the
+// replies of its batch so far and keeps reading its socket (Redis keeps
+// reading a blocked client's input too, into its query buffer): a read
+// error means the client went away (its waiter is dropped), the read
+// deadline is the command's timeout, and whoever answers the waiter —
+// another client's unit serving it, CLIENT UNBLOCK, the timeout — does so
+// under the engine lock, sets done and moves the deadline to the past,
+// which ends the read. No goroutine and no timer per blocked client. The
+// goroutine then waits for its reply's commit (a served pop is a write)
+// and goes on with the requests that arrived meanwhile.
+
+// Redis's error for CLIENT UNBLOCK … ERROR, and for a bad reason.
+const (
+	errUnblocked     = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+	errUnblockReason = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+)
+
+// blockingState is the server's part (guarded by the engine lock, but
+// forwarding).
+type blockingState struct {
+	ctx   engine.Ctx  // looks ready keys up (serveReady)
+	w     resp.Writer // its writer (nothing is written)
+	timed int         // blocked clients with a timeout (clients_in_timeout_table)
+	// forwarding counts this follower's clients waiting in a forwarded
+	// blocking command (blocked_clients)
+	forwarding atomic.Int64
+}
+
+// blockState is a blocked client (Redis's CLIENT_BLOCKED and bpop).
+type blockState struct {
+	w        *engine.Waiter
+	cmd      *engine.Command
+	argv     [][]byte  // a copy of the command (run again after a leader change)
+	deadline time.Time // zero: no timeout
+	// done: answered (served, timed out, unblocked, dropped). Set under
+	// the engine lock after the reply was written; the blocked goroutine
+	// reads it without the lock.
+	done atomic.Bool
+	// wake is signalled when done, for clients without a connection
+	// (forwarded units, cluster.go)
+	wake chan struct{}
+	// reroute: this node stopped executing before the waiter was served;
+	// nothing was popped, and the command is to run again where it now
+	// runs (the leader)
+	reroute bool
+}
+
+// pastDeadline ends a blocked goroutine's read at once.
+var pastDeadline = time.Unix(1, 0)
+
+// afterUnit runs when Engine.BlockPending is set after a command (the
+// lock is held): cl is blocked if its command asked to, and the ready
+// keys are served. It reports whether cl is now blocked.
+func (s *Server) afterUnit(cl *client, argv [][]byte) bool {
+	blocked := false
+	if w := cl.ctx.Block; w != nil {
+		cl.ctx.Block = nil
+		s.block(cl, w, argv)
+		blocked = true
+	}
+	s.serveReady(cl.ctx.Now)
+	s.eng.ClearBlockPending()
+	return blocked
+}
+
+// block queues cl's waiter on its keys (Redis's blockForKeys).
+func (s *Server) block(cl *client, w *engine.Waiter, argv [][]byte) {
+	bs := &blockState{w: w, cmd: cl.ctx.Cmd}
+	bs.argv = make([][]byte, len(argv))
+	for i, a := range argv {
+		bs.argv[i] = append([]byte(nil), a...)
+	}
+	if w.TimeoutMs > 0 {
+		// Redis adds mstime() to the timeout; a sum past int64 wraps
+		// there and the client never times out, which is what a zero
+		// deadline does here
+		if now := time.Now(); now.UnixMilli() <= 1<<62 && w.TimeoutMs < 1<<62 {
+			bs.deadline = now.Add(time.Duration(w.TimeoutMs) * time.Millisecond)
+			s.blocking.timed++
+		}
+	}
+	w.Owner = cl
+	s.eng.Block(w)
+	cl.blk = bs
+	if cl.nc != nil {
+		cl.nc.SetReadDeadline(bs.deadline)
+	} else {
+		bs.wake = make(chan struct{}, 1)
+	}
+}
+
+// serveReady serves the clients blocked on the keys that became ready
+// (Redis's handleClientsBlockedOnKeys), at now, the time of the unit that
+// made them ready. Serving a BLMOVE may make its destination ready: the
+// loop goes on until no key is.
+func (s *Server) serveReady(now int64) {
+	if s.blocking.ctx.E == nil {
+		s.blocking.ctx = engine.Ctx{E: s.eng, W: &s.blocking.w}
+	}
+	for s.eng.HasReady() {
+		round := s.eng.TakeReady()
+		for _, rk := range round {
+			s.eng.ReadyDone(rk)
+			s.blocking.ctx.Now = now
+			kind := s.door.ReadyKind(&s.blocking.ctx, rk.DB, rk.Key)
+			s.blocking.w.B = s.blocking.w.B[:0]
+			if kind != engine.KindList && kind != engine.KindZSet {
+				continue
+			}
+			for n := rk.DB.FirstWaiter(rk.Key); n != nil; {
+				next := n.Next()
+				w := n.Waiter()
+				if w.OnList() == (kind == engine.KindList) {
+					if s.serveWaiter(w.Owner.(*client), w, rk.Key, now) {
+						break // the key was emptied and deleted
+					}
+				}
+				n = next
+			}
+		}
+		s.eng.RoundDone(round)
+	}
+}
+
+// serveWaiter serves rc's waiter w from key as a unit of its own and
+// answers rc. It reports whether the key was emptied.
+func (s *Server) serveWaiter(rc *client, w *engine.Waiter, key string, now int64) bool {
+	bs := rc.blk
+	c := &rc.ctx
+	c.Now, c.Cmd, c.InMulti, c.InScript = now, bs.cmd, false, false
+	s.noteServed(rc)
+	before := len(rc.w.B)
+	deleted := s.door.Serve(c, w, key)
+	s.answerBlocked(rc, bs, before, false)
+	return deleted
+}
+
+// answerBlocked ends rc's block once its reply (from before in its
+// buffer) is written: a served pop's reply gets the commit ticket of its
+// unit (a timeout's too: it may have seen an uncommitted pop), errors
+// are counted (failed: a failed call whatever the reply, as Redis counts
+// CLIENT UNBLOCK), the waiter leaves its keys' queues and the blocked
+// goroutine (or a forwarded unit's) is woken. The lock is held.
+func (s *Server) answerBlocked(rc *client, bs *blockState, before int, failed bool) {
+	if s.node != nil && s.node.Serving() {
+		rc.ticket = s.node.Ticket()
+	}
+	isErr := len(rc.w.B) > before && rc.w.B[before] == '-'
+	if failed || isErr {
+		s.statOf(bs.cmd).failed++
+	}
+	if isErr {
+		s.countError(rc.w.B[before+1:])
+	}
+	s.endBlock(rc, bs)
+}
+
+// endBlock takes rc's waiter out of its keys' queues and wakes the
+// blocked goroutine. The lock is held.
+func (s *Server) endBlock(rc *client, bs *blockState) {
+	s.eng.Unblock(bs.w)
+	if !bs.deadline.IsZero() {
+		s.blocking.timed--
+	}
+	rc.blk = nil
+	bs.done.Store(true)
+	if bs.wake != nil {
+		bs.wake <- struct{}{}
+	} else if rc.nc != nil {
+		rc.nc.SetReadDeadline(pastDeadline)
+	}
+}
+
+// timedOut answers a blocked client as Redis's replyToBlockedClientTimedOut
+// does for lists and sorted sets: the null array (BLMOVE's too). The lock
+// is held.
+func (s *Server) timedOut(rc *client, bs *blockState) {
+	before := len(rc.w.B)
+	rc.w.NullArray()
+	s.answerBlocked(rc, bs, before, false)
+}
+
+// waitBlocked is the blocked client's goroutine between blocking and its
+// answer (no lock held; the batch's replies so far were sent). It reports
+// whether the connection goes on.
+func (s *Server) waitBlocked(cl *client, bs *blockState) bool {
+	for !bs.done.Load() {
+		err := cl.rd.Fill()
+		if err == nil {
+			continue // more requests: they wait in the buffer, as in Redis
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			if bs.done.Load() {
+				break
+			}
+			if !bs.deadline.IsZero() && !time.Now().Before(bs.deadline) {
+				s.door.Lock()
+				if !bs.done.Load() {
+					s.timedOut(cl, bs)
+				}
+				s.door.Unlock()
+				break
+			}
+			cl.nc.SetReadDeadline(bs.deadline)
+			continue
+		}
+		if errors.Is(err, resp.ErrQueryBufferLimit) {
+			s.log.Warn("closing client that reached max query buffer length", "client", cl.id)
+		}
+		s.dropBlocked(cl)
+		return false
+	}
+	cl.nc.SetReadDeadline(time.Time{})
+	if bs.reroute {
+		return s.rerouteBlocked(cl, bs)
+	}
+	return s.sendBlockedReply(cl)
+}
+
+// sendBlockedReply waits for the commit of a served pop (its ticket) and
+// sends the reply.
+func (s *Server) sendBlockedReply(cl *client) bool {
+	if cl.ticket != 0 {
+		if err := s.node.Wait(cl.ticket); err != nil {
+			cl.batchStart, cl.batchN = 0, 1
+			cl.replaceBatch(err.Error())
+		}
+		cl.ticket = 0
+	}
+	cl.batchStart, cl.batchN = len(cl.w.B), 0
+	return cl.flush()
+}
+
+// dropBlocked takes a client that is going away out of its keys' queues.
+func (s *Server) dropBlocked(cl *client) {
+	s.door.Lock()
+	if bs := cl.blk; bs != nil && !bs.done.Load() {
+		bs.wake = nil
+		s.endBlock(cl, bs)
+	}
+	s.door.Unlock()
+}
+
+// blockedClients is INFO's blocked_clients: the waiters here (a
+// leader's include followers' forwarded ones) and this follower's
+// clients waiting in a forwarded blocking command. The lock is held.
+func (s *Server) blockedClients() int {
+	return s.eng.BlockedClients() + int(s.blocking.forwarding.Load())
+}
+
+// cmdClientUnblock: CLIENT UNBLOCK client-id [TIMEOUT|ERROR] — answers a
+// client blocked in a blocking command as on its timeout (the null
+// array), or with -UNBLOCKED; 1 when it was blocked, else 0. Errors:
+// Redis's for a bad reason (checked first) or id.
+func cmdClientUnblock(s *Server, cl *client, argv [][]byte) {
+	if len(argv) > 4 {
+		cl.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(argv[1]) + "'. Try " + strings.ToUpper(string(argv[0])) + " HELP.")
+		return
+	}
+	asError := false
+	if len(argv) == 4 {
+		switch {
+		case engine.EqualFold(argv[3], "timeout"):
+		case engine.EqualFold(argv[3], "error"):
+			asError = true
+		default:
+			cl.w.Error(errUnblockReason)
+			return
+		}
+	}
+	id, ok := engine.ParseIntB(argv[2])
+	if !ok {
+		cl.w.Error(engine.ErrNotInt)
+		return
+	}
+	s.mu.Lock()
+	target := s.clients[id]
+	s.mu.Unlock()
+	if target == nil {
+		cl.w.Int(0)
+		return
+	}
+	if bs := target.blk; bs != nil && !bs.done.Load() {
+		before := len(target.w.B)
+		if asError {
+			target.w.Error(errUnblocked)
+		} else {
+			target.w.NullArray()
+		}
+		// Redis's updateStatsOnUnblock(target, 0, 0, 1): a failed call
+		s.answerBlocked(target, bs, before, true)
+		cl.w.Int(1)
+		return
+	}
+	if s.unblockForwarding(target, asError) {
+		cl.w.Int(1)
+		return
+	}
+	cl.w.Int(0)
+}

@@ -86,7 +86,13 @@ func (s *Server) afterUnit(cl *client, argv [][]byte) bool {
 		s.block(cl, w, argv)
 		blocked = true
 	}
-	s.serveReady(cl.ctx.Now)
+	if s.eng.HasReady() {
+		// the clock is read again, as Redis's handleClientsBlockedOnKeys
+		// updates its cached time: a key that expired while the unit ran
+		// (DEBUG SLEEP in a MULTI) serves nobody
+		now, _ := s.door.Now()
+		s.serveReady(now)
+	}
 	s.eng.ClearBlockPending()
 	return blocked
 }

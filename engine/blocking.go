@@ -448,11 +448,13 @@ func zpopName(min bool) string {
 	return "ZPOPMAX"
 }
 
+// sideName is what Redis writes for a served BLMOVE's ends (its shared
+// "left" and "right" objects, lower case).
 func sideName(front bool) string {
 	if front {
-		return "LEFT"
+		return "left"
 	}
-	return "RIGHT"
+	return "right"
 }
 
 // --- the commands --------------------------------------------------------
@@ -581,7 +583,7 @@ func (c *Ctx) bpop(argv [][]byte, front bool) {
 // ends (checked first), the timeout's, WRONGTYPE. A timeout answers the
 // null array; inside MULTI or a script an empty source gives a null bulk
 // (Redis's replies). Effect: LMOVE with the ends as sent (RPOPLPUSH for
-// BRPOPLPUSH); served later, LMOVE … LEFT|RIGHT LEFT|RIGHT.
+// BRPOPLPUSH); served later, LMOVE … left|right left|right.
 func cmdBLMove(c *Ctx, argv [][]byte) {
 	from, ok := c.parseWhere(argv[3])
 	if !ok {

@@ -60,7 +60,11 @@ type Waiter struct {
 	// TimeoutMs is the timeout from the command (0: none), relative;
 	// the connection layer turns it into a deadline.
 	TimeoutMs int64
-	Owner     any
+	// Rank orders the waiters of a key (first blocked, first served): the
+	// connection layer's arrival stamp, kept when a cluster's client is
+	// blocked again on a new leader, so that it keeps its place.
+	Rank  uint64
+	Owner any
 
 	nodes []*WaitNode // one per key, in Keys order
 }
@@ -116,13 +120,25 @@ func (e *Engine) Block(w *Waiter) {
 			q = &waitQueue{key: k}
 			db.blocking[k] = q
 		}
-		n := &WaitNode{w: w, q: q, prev: q.tail}
-		if q.tail != nil {
-			q.tail.next = n
+		// after the last waiter of a lower rank: the tail for a new
+		// arrival, further up for one blocked again after a leader change
+		after := q.tail
+		for after != nil && after.w.Rank > w.Rank {
+			after = after.prev
+		}
+		n := &WaitNode{w: w, q: q, prev: after}
+		if after != nil {
+			n.next = after.next
+			after.next = n
 		} else {
+			n.next = q.head
 			q.head = n
 		}
-		q.tail = n
+		if n.next != nil {
+			n.next.prev = n
+		} else {
+			q.tail = n
+		}
 		w.nodes[i] = n
 	}
 	e.blk.waiters++
@@ -478,10 +494,20 @@ func init() {
 // becomes LLONG_MIN, hence "timeout is negative" for 1e300 or inf). It
 // returns the timeout in ms (0: none).
 func (c *Ctx) parseTimeout(b []byte) (int64, bool) {
+	ms, err := ParseBlockTimeout(b)
+	if err != "" {
+		c.W.Error(err)
+		return 0, false
+	}
+	return ms, true
+}
+
+// ParseBlockTimeout parses a blocking command's timeout (see
+// parseTimeout): the timeout in ms, or Redis's error text.
+func ParseBlockTimeout(b []byte) (int64, string) {
 	f, ok := parseLongDouble(bstr(b))
 	if !ok {
-		c.W.Error(errTimeoutNotFloat)
-		return 0, false
+		return 0, errTimeoutNotFloat
 	}
 	ms := int64(math.MinInt64)
 	if !f.IsInf() {
@@ -496,10 +522,18 @@ func (c *Ctx) parseTimeout(b []byte) (int64, bool) {
 		}
 	}
 	if ms < 0 {
-		c.W.Error(errTimeoutNegative)
-		return 0, false
+		return 0, errTimeoutNegative
 	}
-	return ms, true
+	return ms, ""
+}
+
+// TimeoutArg is the position of a blocking command's timeout in argv
+// (BLMPOP and BZMPOP: first; the others: last).
+func TimeoutArg(cmd *Command, argv [][]byte) int {
+	if cmd.Name == "blmpop" || cmd.Name == "bzmpop" {
+		return 1
+	}
+	return len(argv) - 1
 }
 
 // denyBlocking: inside MULTI and scripts a blocking command never blocks

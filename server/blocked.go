@@ -52,6 +52,12 @@ type blockingState struct {
 	// forwarding counts this follower's clients waiting in a forwarded
 	// blocking command (blocked_clients)
 	forwarding atomic.Int64
+	// lastRank is the last waiter's rank: its time in ms << 20 plus a
+	// count within the ms (Waiter.Rank)
+	lastRank uint64
+	// rerank: a client blocked here before this node stopped leading
+	// keeps its rank when its command is forwarded (blocked_cluster.go)
+	rerank map[*client]uint64
 }
 
 // blockState is a blocked client (Redis's CLIENT_BLOCKED and bpop).
@@ -71,6 +77,9 @@ type blockState struct {
 	// nothing was popped, and the command is to run again where it now
 	// runs (the leader)
 	reroute bool
+	// a follower's unit (blocked_cluster.go): its client and sequence
+	fwdKey fwdKey
+	fwdSeq uint64
 }
 
 // pastDeadline ends a blocked goroutine's read at once.
@@ -112,6 +121,14 @@ func (s *Server) block(cl *client, w *engine.Waiter, argv [][]byte) {
 			bs.deadline = now.Add(time.Duration(w.TimeoutMs) * time.Millisecond)
 			s.blocking.timed++
 		}
+	}
+	if w.Rank == 0 {
+		r := uint64(max(cl.ctx.Now, 0)) << 20
+		if r <= s.blocking.lastRank {
+			r = s.blocking.lastRank + 1
+		}
+		s.blocking.lastRank = r
+		w.Rank = r
 	}
 	w.Owner = cl
 	s.eng.Block(w)

@@ -5,7 +5,6 @@ import (
 	"net"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"limitdb/acl"
@@ -32,9 +31,10 @@ type client struct {
 
 	tx  door.Tx     // WATCHes and the MULTI queue
 	blk *blockState // blocked in a blocking command (blocked.go)
-	// fwdBlocking: waiting in a blocking command forwarded to the leader
-	fwdBlocking atomic.Bool
-	closeNow    bool // close after the replies written so far
+	// fwdBlk: waiting in a blocking command forwarded to the leader
+	// (blocked_cluster.go); set and cleared under the engine lock
+	fwdBlk   *fwdWait
+	closeNow bool // close after the replies written so far
 
 	// cluster (replication.go)
 	readonly    bool   // READONLY: a follower serves reads without a barrier

@@ -208,7 +208,7 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	if c.tx.Active {
 		flags += "x"
 	}
-	if c.blk != nil || c.fwdBlocking.Load() {
+	if c.blk != nil || c.fwdBlk != nil && c.fwdBlk.blocked.Load() {
 		flags += "b"
 	}
 	if isUnixConn(c.nc) {

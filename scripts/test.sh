@@ -14,6 +14,17 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 redis-server --version
 
+# the job-queue library check (tests/jobqueue, TestJobQueueLibrary) runs
+# bee-queue on node: install node and npm when missing, then the package
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "node/npm not found: installing them with apt-get" >&2
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+(cd tests/jobqueue && npm ci --no-audit --no-fund --silent)
+
 go vet ./...
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

@@ -80,6 +80,13 @@ type blockState struct {
 	// a follower's unit (blocked_cluster.go): its client and sequence
 	fwdKey fwdKey
 	fwdSeq uint64
+	// The answer is written here, under the engine lock, by whoever
+	// answers: the client's own buffer belongs to its goroutine, which
+	// may be sending the batch's earlier replies meanwhile. ticket is
+	// the commit the answer waits for.
+	out    resp.Writer
+	ctx    engine.Ctx
+	ticket uint64
 }
 
 // pastDeadline ends a blocked goroutine's read at once.
@@ -109,6 +116,8 @@ func (s *Server) afterUnit(cl *client, argv [][]byte) bool {
 // block queues cl's waiter on its keys (Redis's blockForKeys).
 func (s *Server) block(cl *client, w *engine.Waiter, argv [][]byte) {
 	bs := &blockState{w: w, cmd: cl.ctx.Cmd}
+	bs.out.Proto = cl.w.Proto
+	bs.ctx = engine.Ctx{E: s.eng, W: &bs.out, ACL: cl}
 	bs.argv = make([][]byte, len(argv))
 	for i, a := range argv {
 		bs.argv[i] = append([]byte(nil), a...)
@@ -177,10 +186,10 @@ func (s *Server) serveReady(now int64) {
 // answers rc. It reports whether the key was emptied.
 func (s *Server) serveWaiter(rc *client, w *engine.Waiter, key string, now int64) bool {
 	bs := rc.blk
-	c := &rc.ctx
-	c.Now, c.Cmd, c.InMulti, c.InScript = now, bs.cmd, false, false
+	c := &bs.ctx
+	c.Now, c.Cmd = now, bs.cmd
 	s.noteServed(rc)
-	before := len(rc.w.B)
+	before := len(bs.out.B)
 	deleted := s.door.Serve(c, w, key)
 	s.answerBlocked(rc, bs, before, false)
 	return deleted
@@ -194,14 +203,15 @@ func (s *Server) serveWaiter(rc *client, w *engine.Waiter, key string, now int64
 // goroutine (or a forwarded unit's) is woken. The lock is held.
 func (s *Server) answerBlocked(rc *client, bs *blockState, before int, failed bool) {
 	if s.node != nil && s.node.Serving() {
-		rc.ticket = s.node.Ticket()
+		bs.ticket = s.node.Ticket()
 	}
-	isErr := len(rc.w.B) > before && rc.w.B[before] == '-'
+	b := bs.out.B
+	isErr := len(b) > before && b[before] == '-'
 	if failed || isErr {
 		s.statOf(bs.cmd).failed++
 	}
 	if isErr {
-		s.countError(rc.w.B[before+1:])
+		s.countError(b[before+1:])
 	}
 	s.endBlock(rc, bs)
 }
@@ -226,8 +236,8 @@ func (s *Server) endBlock(rc *client, bs *blockState) {
 // does for lists and sorted sets: the null array (BLMOVE's too). The lock
 // is held.
 func (s *Server) timedOut(rc *client, bs *blockState) {
-	before := len(rc.w.B)
-	rc.w.NullArray()
+	before := len(bs.out.B)
+	bs.out.NullArray()
 	s.answerBlocked(rc, bs, before, false)
 }
 
@@ -266,18 +276,19 @@ func (s *Server) waitBlocked(cl *client, bs *blockState) bool {
 	if bs.reroute {
 		return s.rerouteBlocked(cl, bs)
 	}
-	return s.sendBlockedReply(cl)
+	return s.sendBlockedReply(cl, bs)
 }
 
 // sendBlockedReply waits for the commit of a served pop (its ticket) and
-// sends the reply.
-func (s *Server) sendBlockedReply(cl *client) bool {
-	if cl.ticket != 0 {
-		if err := s.node.Wait(cl.ticket); err != nil {
-			cl.batchStart, cl.batchN = 0, 1
+// sends the answer.
+func (s *Server) sendBlockedReply(cl *client, bs *blockState) bool {
+	start := len(cl.w.B)
+	cl.w.B = append(cl.w.B, bs.out.B...)
+	if bs.ticket != 0 {
+		if err := s.node.Wait(bs.ticket); err != nil {
+			cl.batchStart, cl.batchN = start, 1
 			cl.replaceBatch(err.Error())
 		}
-		cl.ticket = 0
 	}
 	cl.batchStart, cl.batchN = len(cl.w.B), 0
 	return cl.flush()
@@ -333,11 +344,11 @@ func cmdClientUnblock(s *Server, cl *client, argv [][]byte) {
 		return
 	}
 	if bs := target.blk; bs != nil && !bs.done.Load() {
-		before := len(target.w.B)
+		before := len(bs.out.B)
 		if asError {
-			target.w.Error(errUnblocked)
+			bs.out.Error(errUnblocked)
 		} else {
-			target.w.NullArray()
+			bs.out.NullArray()
 		}
 		// Redis's updateStatsOnUnblock(target, 0, 0, 1): a failed call
 		s.answerBlocked(target, bs, before, true)

@@ -39,7 +39,6 @@ type fwdBlocked struct {
 	cl   *client
 	key  fwdKey
 	bs   *blockState
-	mark int // where the unit's reply starts in cl.w.B
 }
 
 // Wait implements cluster.BlockedUnit.
@@ -64,9 +63,8 @@ func (b *fwdBlocked) Wait() ([]byte, uint64, bool) {
 	s.door.Lock()
 	defer s.door.Unlock()
 	out := binary.AppendUvarint(nil, uint64(cl.db))
-	out = append(out, cl.w.B[min(b.mark, len(cl.w.B)):]...)
-	ticket := cl.ticket
-	cl.ticket = 0
+	out = append(out, bs.out.B...)
+	ticket := bs.ticket
 	if s.fwdClients[b.key] == cl && !cl.tx.Watching() && !cl.tx.Active {
 		delete(s.fwdClients, b.key)
 	}
@@ -83,13 +81,13 @@ func (s *Server) CancelForwarded(session, client, seq uint64, mode cluster.Cance
 		return false
 	}
 	bs := cl.blk
-	before := len(cl.w.B)
+	before := len(bs.out.B)
 	switch mode {
 	case cluster.CancelTimeout:
-		cl.w.NullArray()
+		bs.out.NullArray()
 		s.answerBlocked(cl, bs, before, true)
 	case cluster.CancelError:
-		cl.w.Error(errUnblocked)
+		bs.out.Error(errUnblocked)
 		s.answerBlocked(cl, bs, before, true)
 	default:
 		s.endBlock(cl, bs)
@@ -140,6 +138,7 @@ func (s *Server) rerouteBlocked(cl *client, bs *blockState) bool {
 	cl.locked = true
 	if !leftTimeout(bs.cmd, argv, bs.deadline) {
 		cl.w.NullArray()
+		cl.ticket = 0
 	} else {
 		cl.ctx.Now, _ = s.door.Now()
 		cl.batchStart, cl.batchN = len(cl.w.B), 1
@@ -158,7 +157,19 @@ func (s *Server) rerouteBlocked(cl *client, bs *blockState) bool {
 	}
 	cl.locked = false
 	s.door.Unlock()
-	return s.sendBlockedReply(cl)
+	return s.sendTicketed(cl)
+}
+
+// sendTicketed sends the replies so far once cl.ticket is committed.
+func (s *Server) sendTicketed(cl *client) bool {
+	if cl.ticket != 0 {
+		if err := s.node.Wait(cl.ticket); err != nil {
+			cl.replaceBatch(err.Error())
+		}
+		cl.ticket = 0
+	}
+	cl.batchStart, cl.batchN = len(cl.w.B), 0
+	return cl.flush()
 }
 
 // leftTimeout rewrites a blocking command's timeout argument with what

@@ -134,7 +134,7 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte, blocked cluster.Blo
 			// a blocking command blocked (blocked_cluster.go)
 			cl.blk.fwdKey, cl.blk.fwdSeq = key, u.Seq
 			s.fwdClients[key] = cl
-			return nil, &fwdBlocked{s: s, cl: cl, key: key, bs: cl.blk, mark: mark}
+			return nil, &fwdBlocked{s: s, cl: cl, key: key, bs: cl.blk}
 		}
 	}
 	out = binary.AppendUvarint(nil, uint64(cl.db))

@@ -35,10 +35,10 @@ import (
 
 // fwdBlocked is a follower's unit blocked here.
 type fwdBlocked struct {
-	s    *Server
-	cl   *client
-	key  fwdKey
-	bs   *blockState
+	s   *Server
+	cl  *client
+	key fwdKey
+	bs  *blockState
 }
 
 // Wait implements cluster.BlockedUnit.

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,10 @@ type blockState struct {
 	// the engine lock after the reply was written; the blocked goroutine
 	// reads it without the lock.
 	done atomic.Bool
+	// woke: the answerer has also moved the read deadline; the blocked
+	// goroutine resets it only then (a past deadline set after its reset
+	// would end its next read at once, and the connection with it)
+	woke atomic.Bool
 	// wake is signalled when done, for clients without a connection
 	// (forwarded units, cluster.go)
 	wake chan struct{}
@@ -230,6 +235,7 @@ func (s *Server) endBlock(rc *client, bs *blockState) {
 	} else if rc.nc != nil {
 		rc.nc.SetReadDeadline(pastDeadline)
 	}
+	bs.woke.Store(true)
 }
 
 // timedOut answers a blocked client as Redis's replyToBlockedClientTimedOut
@@ -271,6 +277,9 @@ func (s *Server) waitBlocked(cl *client, bs *blockState) bool {
 		}
 		s.dropBlocked(cl)
 		return false
+	}
+	for !bs.woke.Load() {
+		runtime.Gosched() // the answerer holds the lock for a few µs more
 	}
 	cl.nc.SetReadDeadline(time.Time{})
 	if bs.reroute {

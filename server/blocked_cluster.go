@@ -287,8 +287,8 @@ func (s *Server) forwardBlocking(cl *client, cmd *engine.Command, argv [][]byte)
 				return true
 			},
 		})
+		cl.nc.SetReadDeadline(pastDeadline) // before the result: see endBlock
 		done <- result{data, err}
-		cl.nc.SetReadDeadline(pastDeadline)
 	}()
 	// read the socket meanwhile, as a blocked client does
 	var r result

@@ -105,6 +105,9 @@ type blockState struct {
 	ready    []ReadyKey
 	readySet map[ReadyKey]struct{}
 	spare    []ReadyKey // the previous round's slice, reused
+	// the last timeout parsed and its value (parseTimeout)
+	lastTimeout   string
+	lastTimeoutMs int64
 }
 
 // Block queues w on each of its keys (Redis's blockForKeys).
@@ -494,7 +497,14 @@ func init() {
 // becomes LLONG_MIN, hence "timeout is negative" for 1e300 or inf). It
 // returns the timeout in ms (0: none).
 func (c *Ctx) parseTimeout(b []byte) (int64, bool) {
+	// clients repeat their timeout: the last one parsed is kept
+	if bc := &c.E.blk; len(b) == len(bc.lastTimeout) && string(b) == bc.lastTimeout {
+		return bc.lastTimeoutMs, true
+	}
 	ms, err := ParseBlockTimeout(b)
+	if err == "" && len(b) <= 32 && !isDigits(b) {
+		c.E.blk.lastTimeout, c.E.blk.lastTimeoutMs = string(b), ms
+	}
 	if err != "" {
 		c.W.Error(err)
 		return 0, false
@@ -502,9 +512,28 @@ func (c *Ctx) parseTimeout(b []byte) (int64, bool) {
 	return ms, true
 }
 
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // ParseBlockTimeout parses a blocking command's timeout (see
 // parseTimeout): the timeout in ms, or Redis's error text.
 func ParseBlockTimeout(b []byte) (int64, string) {
+	// an integer number of seconds is exact without the long double
+	// (math/big cost a ping-pong of BLPOP/LPUSH 7% of the server's CPU)
+	if len(b) <= 9 {
+		if n, ok := ParseIntB(b); ok {
+			if n < 0 {
+				return 0, errTimeoutNegative
+			}
+			return n * 1000, ""
+		}
+	}
 	f, ok := parseLongDouble(bstr(b))
 	if !ok {
 		return 0, errTimeoutNotFloat

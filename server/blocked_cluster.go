@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"net"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -301,8 +300,7 @@ wait:
 		default:
 		}
 		err := cl.rd.Fill()
-		var ne net.Error
-		if err == nil || errors.As(err, &ne) && ne.Timeout() {
+		if err == nil || isTimeout(err) {
 			continue
 		}
 		// the client went away: the leader drops the unit (or, if it

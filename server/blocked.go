@@ -77,10 +77,10 @@ type blockState struct {
 	// would end its next read at once, and the connection with it)
 	woke atomic.Bool
 	// parked: 1 once the blocked goroutine sent the batch's earlier
-	// replies and waits; an answerer that needs no commit then writes the
-	// answer to the socket itself (2, sent) and does not wake the
-	// goroutine, which goes on reading as any client: a ping-pong of
-	// BLPOP/LPUSH spent a third of its CPU waking goroutines to write
+	// replies and waits with nothing buffered; an answerer that needs no
+	// commit then writes the answer to the socket itself (2, sent) and
+	// does not wake the goroutine, which goes on reading as any client
+	// (3: requests are buffered, the goroutine must be woken)
 	parked atomic.Int32
 	sent   bool
 	// wake is signalled when done, for clients without a connection
@@ -279,13 +279,22 @@ func (s *Server) timedOut(rc *client, bs *blockState) {
 // answer (no lock held; the batch's replies so far were sent). It reports
 // whether the connection goes on.
 func (s *Server) waitBlocked(cl *client, bs *blockState) bool {
-	bs.parked.Store(1)
+	// parked 1: an answerer may write the answer itself and leave this
+	// goroutine reading; 3: requests are buffered (pipelined after the
+	// blocking command), so the goroutine must be woken to run them
+	if cl.rd.Buffered() > 0 {
+		bs.parked.Store(3)
+	} else {
+		bs.parked.Store(1)
+	}
 	// (parked 2: an answerer is writing the answer; the client may have
 	// read it and sent its next request before done is set)
 	for !bs.done.Load() && bs.parked.Load() != 2 {
 		err := cl.rd.Fill()
 		if err == nil {
-			continue // more requests: they wait in the buffer, as in Redis
+			// more requests: they wait in the buffer, as in Redis
+			bs.parked.CompareAndSwap(1, 3)
+			continue
 		}
 		if isTimeout(err) {
 			if bs.done.Load() {

@@ -43,22 +43,7 @@ type fwdBlocked struct {
 // Wait implements cluster.BlockedUnit.
 func (b *fwdBlocked) Wait() ([]byte, uint64, bool) {
 	s, cl, bs := b.s, b.cl, b.bs
-	if !bs.deadline.IsZero() {
-		t := time.NewTimer(time.Until(bs.deadline))
-		select {
-		case <-bs.wake:
-		case <-t.C:
-			s.door.Lock()
-			if !bs.done.Load() {
-				s.timedOut(cl, bs)
-			}
-			s.door.Unlock()
-			<-bs.wake
-		}
-		t.Stop()
-	} else {
-		<-bs.wake
-	}
+	<-bs.wake // answered, dropped, timed out (expireBlocked) or rerouted
 	s.door.Lock()
 	defer s.door.Unlock()
 	out := binary.AppendUvarint(nil, uint64(cl.db))

@@ -155,7 +155,7 @@ func infoClients(s *Server, b []byte) []byte {
 	b = kv(b, "client_recent_max_output_buffer", s.recentMaxOutput())
 	b = kv(b, "blocked_clients", s.blockedClients())
 	b = kv(b, "tracking_clients", 0)
-	b = kv(b, "clients_in_timeout_table", s.blocking.timed)
+	b = kv(b, "clients_in_timeout_table", len(s.blocking.timeouts))
 	return b
 }
 

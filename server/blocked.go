@@ -63,6 +63,10 @@ type blockingState struct {
 	timeouts timeoutHeap
 	timer    *time.Timer
 	timerAt  time.Time
+	// answerer is the client whose goroutine serves ready keys now
+	// (afterUnit): it writes the direct answers once it has released
+	// the lock, so that the engine lock is not held across those writes
+	answerer *client
 	// lastRank is the last waiter's rank: its time in ms << 20 plus a
 	// count within the ms (Waiter.Rank)
 	lastRank uint64
@@ -120,6 +124,9 @@ var pastDeadline = time.Unix(1, 0)
 // lock is held): cl is blocked if its command asked to, and the ready
 // keys are served. It reports whether cl is now blocked.
 func (s *Server) afterUnit(cl *client, argv [][]byte) bool {
+	if cl.nc != nil {
+		s.blocking.answerer = cl // answers are written after its unlock
+	}
 	blocked := false
 	if w := cl.ctx.Block; w != nil {
 		cl.ctx.Block = nil
@@ -134,6 +141,7 @@ func (s *Server) afterUnit(cl *client, argv [][]byte) bool {
 		s.serveReady(now)
 	}
 	s.eng.ClearBlockPending()
+	s.blocking.answerer = nil
 	return blocked
 }
 
@@ -246,6 +254,10 @@ func (s *Server) endBlock(rc *client, bs *blockState) {
 		heap.Remove(&s.blocking.timeouts, bs.hidx)
 	}
 	rc.blk = nil
+	if a := s.blocking.answerer; a != nil && !bs.reroute && s.canAnswerDirect(rc, bs) {
+		a.directs = append(a.directs, bs) // written after a's unlock (sendDirects)
+		return
+	}
 	direct := !bs.reroute && s.answerDirect(rc, bs)
 	bs.done.Store(true)
 	if bs.wake != nil {
@@ -261,9 +273,33 @@ func (s *Server) endBlock(rc *client, bs *blockState) {
 // nothing of the client's output is pending, and its goroutine has sent
 // the batch's earlier replies (parked). The lock is held.
 func (s *Server) answerDirect(rc *client, bs *blockState) bool {
-	if bs.ticket != 0 || len(bs.out.B) == 0 || rc.out.raw == nil || rc.out.pending.Load() != 0 || !bs.parked.CompareAndSwap(1, 2) {
+	if !s.canAnswerDirect(rc, bs) {
 		return false
 	}
+	s.writeDirect(rc, bs)
+	return true
+}
+
+// canAnswerDirect claims the writing of bs's answer (see answerDirect).
+func (s *Server) canAnswerDirect(rc *client, bs *blockState) bool {
+	return bs.ticket == 0 && len(bs.out.B) != 0 && rc.out.raw != nil && rc.out.pending.Load() == 0 && bs.parked.CompareAndSwap(1, 2)
+}
+
+// sendDirects writes the answers cl's goroutine claimed while it held the
+// lock (the lock is released): the answered clients' goroutines were
+// never woken, and done is set only now.
+func (s *Server) sendDirects(cl *client) {
+	for i, bs := range cl.directs {
+		s.writeDirect(bs.cl, bs)
+		bs.done.Store(true)
+		bs.woke.Store(true)
+		cl.directs[i] = nil
+	}
+	cl.directs = cl.directs[:0]
+}
+
+// writeDirect writes bs's answer to rc's socket (claimed: parked 2).
+func (s *Server) writeDirect(rc *client, bs *blockState) {
 	b := bs.out.B
 	n, err := rc.tryWrite(b)
 	s.stats.netOutput.Add(int64(n))
@@ -272,7 +308,6 @@ func (s *Server) answerDirect(rc *client, bs *blockState) bool {
 	}
 	// (a write error: the goroutine meets the dead connection when it reads)
 	bs.sent = true
-	return true
 }
 
 // timedOut answers a blocked client as Redis's replyToBlockedClientTimedOut
@@ -344,6 +379,9 @@ func (s *Server) sendBlockedReply(cl *client, bs *blockState) bool {
 
 // dropBlocked takes a client that is going away out of its keys' queues.
 func (s *Server) dropBlocked(cl *client) {
+	if len(cl.directs) != 0 {
+		s.sendDirects(cl) // answers it claimed before it failed
+	}
 	s.door.Lock()
 	if bs := cl.blk; bs != nil && !bs.done.Load() {
 		bs.wake = nil

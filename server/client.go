@@ -33,7 +33,10 @@ type client struct {
 	blk *blockState // blocked in a blocking command (blocked.go)
 	// fwdBlk: waiting in a blocking command forwarded to the leader
 	// (blocked_cluster.go); set and cleared under the engine lock
-	fwdBlk   *fwdWait
+	fwdBlk *fwdWait
+	// directs: answers to blocked clients this goroutine writes once it
+	// has released the engine lock (blocked.go, sendDirects)
+	directs  []*blockState
 	closeNow bool // close after the replies written so far
 
 	// cluster (replication.go)
@@ -133,6 +136,9 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			cl.ticket = 0
 		}
 		cl.batchStart, cl.batchN = len(cl.w.B), 0
+		if len(cl.directs) != 0 {
+			s.sendDirects(cl)
+		}
 	}
 	for {
 		if !b.resume {
@@ -228,7 +234,7 @@ func (s *Server) dropClient(cl *client) {
 		s.node.DropClient(uint64(cl.id))
 	}
 	cl.stopOutput()
-	if cl.blk != nil {
+	if cl.blk != nil || len(cl.directs) != 0 {
 		s.dropBlocked(cl)
 	}
 	if cl.tx.Watching() {

@@ -42,6 +42,40 @@ func (u *User) Check(cmd *engine.Command, argv [][]byte) (res Result, pos int) {
 	return res, pos
 }
 
+// UnrestrictedKeyAccess reports whether a selector of u both allows cmd
+// with argv and may read every key: all keys, or a pattern "*" with read
+// permission (Redis 7.0's ACLUserCheckCmdWithUnrestrictedKeyAccess with
+// CMD_KEY_ACCESS). SORT asks it before accepting BY and GET patterns,
+// whose keys come from the data and so escape the key check.
+func (u *User) UnrestrictedKeyAccess(cmd *engine.Command, argv [][]byte) bool {
+	if u.free {
+		return true
+	}
+	if u.gone {
+		return false
+	}
+	for _, s := range u.selectors {
+		if r, _ := s.check(cmd, argv); r == OK && s.readsAllKeys() {
+			return true
+		}
+	}
+	return false
+}
+
+// readsAllKeys: the selector may read any key (Redis's
+// ACLSelectorHasUnrestrictedKeyAccess for read access).
+func (s *Selector) readsAllKeys() bool {
+	if s.allKeys {
+		return true
+	}
+	for i := range s.keys {
+		if k := &s.keys[i]; k.Perm&permRead != 0 && k.Pattern == "*" {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Selector) check(cmd *engine.Command, argv [][]byte) (Result, int) {
 	if !s.allCommands && !cmd.Has(engine.FlagNoAuth) && !s.bit(cmd.ID) {
 		if !s.firstArgAllowed(cmd, argv) {

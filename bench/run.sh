@@ -4,7 +4,8 @@
 #
 #   bench/run.sh                 # throughput table + memory table
 #   GOMAXPROCS_LIMITDB=1 bench/run.sh
-#   RUNS="core" bench/run.sh     # only the core set (core, lists, scripts, rl, memory)
+#   RUNS="core" bench/run.sh     # only the core set (parts: core, lists, scripts, rl, sort, memory;
+#                                # sort is not in the default set)
 #
 # Ports: REDIS_PORT (default 7701) and LIMITDB_PORT (default 7801).
 set -eu
@@ -28,6 +29,7 @@ for r in $RUNS; do
 	lists) lg -workloads multi,lpush,zadd ;;
 	scripts) lg -workloads evalsha-tb,evalsha-sw,evalsha-fw ;;
 	rl) lg -workloads rl-tb,rl-fw ;;
+	sort) lg -workloads sort,sort-alpha ;;
 	memory) lg -mode memory ;;
 	*) echo "unknown run $r" >&2; exit 2 ;;
 	esac

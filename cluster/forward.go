@@ -53,7 +53,14 @@ type Unit struct {
 	// Watching: the client has WATCHed keys through this session; an
 	// EXEC then aborts if the leader no longer holds them (a new leader).
 	Watching bool
-	Cmds     [][][]byte
+	// OOM: the follower was over its maxmemory when the client sent the
+	// unit; a script's first deny-oom write is then refused on the leader
+	// too, as on the node the client talks to.
+	OOM  bool
+	Cmds [][][]byte
+	// Peer is the address of the follower's forwarding link (not
+	// encoded): what the leader's SLOWLOG and ACL LOG name as the client
+	Peer net.Addr
 	// Rank: a blocking command sent again after a leader change keeps the
 	// place its first leader gave it (blocking.go); 0 otherwise
 	Rank uint64
@@ -70,11 +77,14 @@ func (u *Unit) encode(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(u.DB))
 	b = append(b, byte(u.Proto))
 	b = appendBytes(b, []byte(u.User))
-	w := byte(0)
+	flags := byte(0)
 	if u.Watching {
-		w = 1
+		flags |= unitWatching
 	}
-	b = append(b, w)
+	if u.OOM {
+		flags |= unitOOM
+	}
+	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(len(u.Cmds)))
 	for _, argv := range u.Cmds {
 		b = binary.AppendUvarint(b, uint64(len(argv)))
@@ -87,6 +97,12 @@ func (u *Unit) encode(b []byte) []byte {
 	}
 	return b
 }
+
+// the flags byte of an encoded unit
+const (
+	unitWatching = 1 << iota
+	unitOOM
+)
 
 var errFrame = errors.New("cluster: malformed forwarding frame")
 
@@ -137,7 +153,8 @@ func decodeUnit(session uint64, p []byte) (*Unit, error) {
 	u.DB = int(r.u())
 	u.Proto = int(r.byte())
 	u.User = string(r.bytes())
-	u.Watching = r.byte() == 1
+	flags := r.byte()
+	u.Watching, u.OOM = flags&unitWatching != 0, flags&unitOOM != 0
 	nc := r.u()
 	if r.err == nil && nc > uint64(len(r.p)) {
 		return nil, errFrame
@@ -516,6 +533,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			if err != nil {
 				return
 			}
+			u.Peer = c.RemoteAddr()
 			go func() {
 				data, index, err := s.n.runForwarded(u, func(rank uint64) {
 					wmu.Lock()

@@ -145,7 +145,16 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	d := f.n.door
 	paused := f.n.pause.Swap(nil) // one capture per pause
 	if paused == nil {
-		d.Lock()
+		if f.ownEpoch != 0 {
+			// Raft's own timer on a leader: the engine lock may be held by
+			// Node.Snapshot waiting for this goroutine to count entries,
+			// so do not wait for it (the leader snapshots through its pause)
+			if !d.TryLock() {
+				return nil, errSpeculating
+			}
+		} else {
+			d.Lock()
+		}
 		defer d.Unlock()
 	}
 	if f.ownEpoch != 0 && f.n.prop.seq.Load() != f.ownSeq {

@@ -245,7 +245,31 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 		}
 		n.log.Info("cluster: bootstrapped a cluster of one", "node", n.cfg.NodeID, "raft-addr", string(addr))
 	}
+	n.electAlone()
 	return n, nil
+}
+
+// electAlone starts the election at once when this node is the only
+// voter (a cluster of one, at its first start or a restart): Raft would
+// first wait out a heartbeat timeout for a leader that cannot exist, and a
+// plain limitdb took 0.8 s to serve its first write, 1 s its first read
+// after a restart. Lowering the heartbeat timeout wakes a follower's timer
+// (Raft's ReloadConfig), and with no contact ever it stands at once.
+func (n *Node) electAlone() {
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return
+	}
+	servers := cf.Configuration().Servers
+	if len(servers) != 1 || string(servers[0].ID) != n.cfg.NodeID || servers[0].Suffrage != raft.Voter {
+		return
+	}
+	rc := n.raft.ReloadableConfig()
+	rc.HeartbeatTimeout -= time.Millisecond
+	if n.raft.ReloadConfig(rc) == nil {
+		rc.HeartbeatTimeout += time.Millisecond
+		n.raft.ReloadConfig(rc)
+	}
 }
 
 // nodeID reads the node's ID from dir, or makes one and keeps it there.

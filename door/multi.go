@@ -52,11 +52,13 @@ func (t *Tx) Unwatch() {
 // Reset ends the transaction: queue and WATCHes dropped (lock held).
 func (t *Tx) Reset() {
 	t.Active, t.Failed = false, false
-	t.clearQueue()
+	t.ClearQueue()
 	t.Unwatch()
 }
 
-func (t *Tx) clearQueue() {
+// ClearQueue drops the queued commands (the connection's own data: no
+// lock needed).
+func (t *Tx) ClearQueue() {
 	for i := range t.Queue {
 		t.Queue[i] = nil
 	}
@@ -90,6 +92,6 @@ func (d *Door) ExecTx(c *engine.Ctx, t *Tx, run func(argv [][]byte)) bool {
 	}
 	c.InMulti = false
 	d.end()
-	t.clearQueue()
+	t.ClearQueue()
 	return true
 }

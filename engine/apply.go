@@ -38,7 +38,7 @@ func (e *Engine) Apply(rec []byte) error {
 	}
 	st := &e.apply
 	st.w.Proto = 2
-	st.c = Ctx{E: e, DB: e.DBs[h.DB], W: &st.w, Now: math.MinInt64, Applying: true}
+	st.c = Ctx{E: e, DB: e.DBs[h.DB], W: &st.w, Now: math.MinInt64, Applying: true, AccessMs: h.ClockMs}
 	if h.ClockMs > e.ClockMs {
 		e.ClockMs = h.ClockMs
 	}

@@ -135,12 +135,15 @@ func attachMeta(cmd *Command) {
 	}
 	cmd.Cats = c
 	for _, ks := range m.specs {
-		if ks.Unsupported {
+		if ks.Unsupported && cmd.GetKeys == nil {
 			// a keyword/unknown key spec: the ACL check needs its keys
-			panic("engine: key spec of " + cmd.Name + " not supported (add its key search to keyspec.go)")
+			panic("engine: key spec of " + cmd.Name + " not supported (give the command GetKeys, or add its key search to keyspec.go)")
 		}
 	}
 	cmd.KeySpecs = m.specs
+	if movableKeys(m.specs) {
+		cmd.F |= FlagMovableKeys
+	}
 }
 
 // RedisOnly is a command of Redis 7.0 that limitdb does not have: ACL

@@ -47,6 +47,10 @@ const (
 	// FlagNoAsyncLoading is Redis's no_async_loading (SAVE, BGSAVE): shown
 	// by COMMAND; limitdb never loads asynchronously.
 	FlagNoAsyncLoading
+	// FlagMovableKeys is Redis's movablekeys: the legacy first/last/step
+	// range does not cover every key. Never written in a table entry:
+	// attachMeta derives it from the key specs as Redis does.
+	FlagMovableKeys
 )
 
 var flagNames = []struct {
@@ -59,9 +63,9 @@ var flagNames = []struct {
 	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
 	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMayReplicate, "may_replicate"},
 	// Redis's reply order (addReplyFlagsForCommand): no_mandatory_keys,
-	// no_async_loading, no_multi, allow_busy
+	// no_async_loading, no_multi, movablekeys, allow_busy
 	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagNoAsyncLoading, "no_async_loading"},
-	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
 
 // internal flags that are not Redis flags and never reach COMMAND replies
@@ -115,6 +119,17 @@ type Command struct {
 	Run func(c *Ctx, argv [][]byte)
 	// Subcommands, for containers like CONFIG, CLIENT, SCRIPT.
 	Subs []*Command
+	// FlagsFor, when set, gives the flags of one call (Redis's
+	// getCommandFlags): a script that declares flags (a shebang line, a
+	// function's flags) replaces write, deny-oom and stale by what it
+	// declares. The server asks it where the flags decide a refusal (OOM,
+	// MISCONF), with the engine lock held; nil means F.
+	FlagsFor func(c *Ctx, argv [][]byte) Flag
+	// GetKeys finds the keys of a command whose key specs cannot say
+	// where they are (Redis's getkeys_proc, used when a spec is
+	// "unknown": SORT's STORE may be anywhere). It fills dst and returns
+	// how many it found; nil for every other command.
+	GetKeys func(argv [][]byte, dst *[2]KeyRef) int
 
 	F    Flag
 	subs map[string]*Command
@@ -135,6 +150,14 @@ func NumCommandIDs() int { return nextCommandID }
 
 // Has reports whether the command has flag f.
 func (cmd *Command) Has(f Flag) bool { return cmd.F&f != 0 }
+
+// CallFlags returns the flags of cmd called with argv (FlagsFor, else F).
+func (c *Ctx) CallFlags(cmd *Command, argv [][]byte) Flag {
+	if cmd.FlagsFor != nil {
+		return cmd.FlagsFor(c, argv)
+	}
+	return cmd.F
+}
 
 // IsWrite reports whether the command may change the keyspace or other
 // replicated state (it goes through the applier).

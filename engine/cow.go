@@ -84,6 +84,11 @@ func (e *Engine) AgeCaptureSpare() {
 	}
 }
 
+// DropCaptureSpare lets go of the arrays kept for the next capture now
+// (any goroutine): the server does when it has gone idle and returns its
+// memory.
+func (e *Engine) DropCaptureSpare() { e.cow.spare.Store(nil) }
+
 // cowEntry copies en's value if an active capture may share it.
 func (e *Engine) cowEntry(en *entry) {
 	g := e.cow.gen

@@ -171,10 +171,15 @@ func limiterDigest(en *entry, d *Digest) {
 // means no scripting.
 var ScriptSHAs func(e *Engine) []string
 
+// FunctionCodes returns the code of every function library loaded in e,
+// in any order (set by the scripting package, as ScriptSHAs).
+var FunctionCodes func(e *Engine) []string
+
 // StrictDigest extends DatasetDigest to everything two nodes that applied
 // the same effects must agree on (DEBUG DIGEST-STRICT): Redis's digest
 // (which notes only whether a key has a deadline), then per database
-// every key's absolute deadline, the script cache's SHA1s and the
+// every key's absolute deadline, the script cache's SHA1s, the function
+// libraries' code and the
 // encoding thresholds (which decide encodings, and through them the order
 // of replies). Limiter state is in Redis's part already (limiterDigest).
 // Node-local state is left out: access times, the random generators,
@@ -208,6 +213,16 @@ func (e *Engine) StrictDigest() Digest {
 		d.mixString("scripts")
 		for _, s := range shas {
 			d.mixString(s)
+		}
+	}
+	if FunctionCodes != nil {
+		// libraries are replicated state (FUNCTION LOAD … as effects)
+		if codes := FunctionCodes(e); len(codes) > 0 {
+			slices.Sort(codes)
+			d.mixString("functions")
+			for _, c := range codes {
+				d.mixString(c)
+			}
 		}
 	}
 	l := &e.Enc

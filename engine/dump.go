@@ -142,7 +142,7 @@ func cmdRestore(c *Ctx, argv [][]byte) {
 			e.lru = uint8(freq)
 		}
 	} else if idle >= 0 {
-		e.lru = uint8(c.Now/1000 - min(idle, 255))
+		e.lru = uint8(c.accessNow()/1000 - min(idle, 255))
 	}
 	c.touched(key)
 	c.W.OK()

@@ -7,6 +7,7 @@ package engine
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -95,9 +96,10 @@ type Engine struct {
 	ev  evictState // maxmemory-policy, eviction pool (evict.go); node-local
 	blk blockState // clients blocked on keys, ready keys (blocking.go); node-local
 
-	cow   cowState   // active captures (cow.go)
-	dumpW *rdbWriter // DUMP's encoder, kept for its LZF table (rdb.go)
-	apply applyState // Apply's reused context and buffers (apply.go)
+	cow   cowState    // active captures (cow.go)
+	dumpW *rdbWriter  // DUMP's encoder, kept for its LZF table (rdb.go)
+	apply applyState  // Apply's reused context and buffers (apply.go)
+	sort  sortScratch // SORT's reused vectors and buffers (sort.go)
 }
 
 // ScriptGuard is the runaway-script state shared between the scripting
@@ -114,6 +116,44 @@ type ScriptGuard struct {
 	// started, when a client waits for the engine lock with no script
 	// running, is closed when the next script starts (Started)
 	started atomic.Pointer[chan struct{}]
+
+	// IsFunc: the running script is an FCALL (FUNCTION KILL stops it,
+	// SCRIPT KILL does not, and its BUSY text names FUNCTION KILL).
+	IsFunc atomic.Bool
+	// Libraries and Functions are FUNCTION STATS's counts, kept here so
+	// that a server busy with a script can answer it without the engine lock.
+	Libraries, Functions atomic.Int64
+	fnMu                 sync.Mutex
+	fnName               string   // the running function (FUNCTION STATS)
+	fnArgv               [][]byte // its caller's command, while it runs
+}
+
+// SetFunction records the function an FCALL runs and its command. argv is
+// the caller's (its connection reads nothing while the call runs):
+// ClearFunction drops it when the call ends, and Function copies it under
+// the same lock, so no reader sees a buffer the connection reuses.
+func (g *ScriptGuard) SetFunction(name string, argv [][]byte) {
+	g.fnMu.Lock()
+	g.fnName, g.fnArgv = name, argv
+	g.fnMu.Unlock()
+}
+
+// ClearFunction ends what SetFunction recorded.
+func (g *ScriptGuard) ClearFunction() {
+	g.fnMu.Lock()
+	g.fnName, g.fnArgv = "", nil
+	g.fnMu.Unlock()
+}
+
+// Function returns a copy of the running function's name and command.
+func (g *ScriptGuard) Function() (string, [][]byte) {
+	g.fnMu.Lock()
+	defer g.fnMu.Unlock()
+	argv := make([][]byte, len(g.fnArgv))
+	for i, a := range g.fnArgv {
+		argv[i] = append([]byte(nil), a...)
+	}
+	return g.fnName, argv
 }
 
 // Started returns a channel closed when the next script starts: a client
@@ -237,12 +277,24 @@ type Ctx struct {
 	// node-local limits (lua-memory-limit) do not refuse what the
 	// executing node accepted.
 	Applying bool
+	// AccessMs is the clock of the record being applied (its executor's
+	// Now): what an applied effect stamps as a key's last access, so that
+	// OBJECT IDLETIME on a follower counts from the write as on the leader.
+	AccessMs int64
 
 	// Deleted collects the keys the active expiry removed, when set.
 	Deleted *[]string
-	// ACL checks the commands a script calls against the caller's user
-	// (set by the server; nil: everything allowed).
+	// ACL checks the commands a script calls against the caller's user,
+	// and SORT's patterns (set by the server; nil: everything allowed).
 	ACL ScriptACL
+	// Calls counts the commands a script calls in the server's statistics
+	// (INFO commandstats and errorstats; nil: not counted).
+	Calls ScriptCalls
+	// NoErrorStats: the error reply the command just wrote was counted in
+	// the error statistics already (a script's error from a command it
+	// called: Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE). The server resets
+	// it before each command.
+	NoErrorStats bool
 
 	// Block is set by a blocking command that found nothing to pop
 	// (blocking.go): the connection layer blocks the client on it and
@@ -255,12 +307,25 @@ type Ctx struct {
 	prop propState
 }
 
+// ScriptCalls counts what a script calls as Redis's scriptCall and call()
+// count it: a command that ran (an error reply counts as a failed call
+// and in the error statistics), or one refused before running (a rejected
+// call, cmd nil when unknown, its error counted).
+type ScriptCalls interface {
+	ScriptCalled(cmd *Command, errReply string)
+	ScriptRejected(cmd *Command, errReply string)
+}
+
 // ScriptACL is the caller's permission check for commands run by a
 // script: it returns "" when allowed, else the error to raise.
 type ScriptACL interface {
 	ScriptCheck(cmd *Command, argv [][]byte) string
 	// ScriptAllowed answers redis.acl_check_cmd (no log entry).
 	ScriptAllowed(cmd *Command, argv [][]byte) bool
+	// UnrestrictedKeyAccess: the user may run cmd and read every key;
+	// SORT refuses BY and GET patterns otherwise (their keys come from
+	// the data, so no key check sees them).
+	UnrestrictedKeyAccess(cmd *Command, argv [][]byte) bool
 }
 
 // bstr views b as a string without copying, for lookups only: the result
@@ -355,9 +420,18 @@ func (c *Ctx) touchLRU(e *entry) {
 		if c.E.ev.lfu {
 			e.lru = c.E.lfuIncr(e.lru)
 		} else {
-			e.lru = uint8(c.Now / 1000)
+			e.lru = uint8(c.accessNow() / 1000)
 		}
 	}
+}
+
+// accessNow is the time an access is stamped with: Now, or the applied
+// record's clock (Now is math.MinInt64 then).
+func (c *Ctx) accessNow() int64 {
+	if c.Applying {
+		return c.AccessMs
+	}
+	return c.Now
 }
 
 // lookupWrite returns the live entry of key in the current DB (no
@@ -403,7 +477,7 @@ func (c *Ctx) createIn(db *DB, key string) *entry {
 		db.removeEntry(old)
 	}
 	e := db.dict.insert(key)
-	e.lru = c.E.newAccess(c.Now)
+	e.lru = c.E.newAccess(c.accessNow())
 	if len(db.blocking) != 0 {
 		c.E.keyCreated(db, key) // Redis's dbAdd → signalKeyAsReady
 	}

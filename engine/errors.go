@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // Redis 7.0's error replies, defined once. Handlers write them with
 // c.W.Error(Err…). Texts that take an argument are functions below.
 const (
@@ -72,6 +74,16 @@ func ErrUnknownCommand(argv [][]byte) string {
 		args = append(args, '\'', ' ')
 	}
 	return "ERR unknown command '" + string(name) + "', with args beginning with: " + string(args)
+}
+
+// ErrSubcommandSyntax is Redis's addReplySubcommandSyntaxError: argv[1]
+// as given (at most 128 bytes), the container upper-cased.
+func ErrSubcommandSyntax(argv [][]byte) string {
+	sub := argv[1]
+	if len(sub) > 128 {
+		sub = sub[:128]
+	}
+	return "ERR unknown subcommand or wrong number of arguments for '" + string(sub) + "'. Try " + strings.ToUpper(string(argv[0])) + " HELP."
 }
 
 // ErrUnknownSubcommand is the reply to an unknown CONTAINER subcommand.

@@ -38,8 +38,17 @@ type KeySpec struct {
 	KeyNumIdx, FirstKey     int
 	Notes                   string // Redis's note, shown by COMMAND INFO
 	// Unsupported: the spec starts at a keyword or is "unknown" in
-	// Redis's JSON; no limitdb command may have one (attachMeta panics).
+	// Redis's JSON. Only a command with GetKeys may have one (attachMeta
+	// panics otherwise): its keys come from GetKeys, as Redis falls back
+	// to the getkeys_proc when a spec cannot be followed.
 	Unsupported bool
+}
+
+// KeyRef is one key a GetKeys function found: its position in argv and
+// how the command uses it.
+type KeyRef struct {
+	Pos   int
+	Flags KeyFlag
 }
 
 // span returns the argument range [first, last] and step of the spec in
@@ -83,11 +92,21 @@ type KeyIter struct {
 	flags     KeyFlag
 	inSpan    bool
 	invalid   bool
+	// refs holds what cmd.GetKeys found (nrefs of them; ref is the next),
+	// for a command whose specs cannot be followed.
+	refs       [2]KeyRef
+	nrefs, ref int
+	useGetKeys bool
 }
 
 // Keys returns an iterator over the key arguments of argv for cmd.
 func (cmd *Command) Keys(argv [][]byte) KeyIter {
 	it := KeyIter{cmd: cmd, argv: argv}
+	if cmd.GetKeys != nil {
+		it.useGetKeys = true
+		it.nrefs = cmd.GetKeys(argv, &it.refs)
+		return it
+	}
 	if len(cmd.KeySpecs) == 1 {
 		return it // Next checks the only spec itself
 	}
@@ -102,6 +121,14 @@ func (cmd *Command) Keys(argv [][]byte) KeyIter {
 
 // Next returns the next key's position and flags; ok is false at the end.
 func (it *KeyIter) Next() (pos int, flags KeyFlag, ok bool) {
+	if it.useGetKeys {
+		if it.ref >= it.nrefs {
+			return 0, 0, false
+		}
+		r := it.refs[it.ref]
+		it.ref++
+		return r.Pos, r.Flags, true
+	}
 	if it.invalid {
 		return 0, 0, false
 	}
@@ -143,4 +170,33 @@ func VariableKeyFlags(cmd *Command, argv [][]byte) KeyFlag {
 		}
 	}
 	return KeyOW | KeyUpdate
+}
+
+// movableKeys is Redis's populateCommandLegacyRangeSpec test for the
+// movablekeys flag: some key is outside what the legacy first/last/step
+// range can describe (a keynum or unknown spec, a range of step > 1 or
+// not following the previous one, an incomplete spec).
+func movableKeys(specs []KeySpec) bool {
+	if len(specs) == 1 && !specs[0].KeyNum && !specs[0].Unsupported {
+		return specs[0].Flags&KeyIncomplete != 0
+	}
+	prevLast := 0
+	for i := range specs {
+		ks := &specs[i]
+		if ks.KeyNum || ks.Unsupported || ks.Flags&KeyIncomplete != 0 {
+			return true
+		}
+		if ks.KeyStep != 1 || (prevLast != 0 && prevLast != ks.BeginIndex-1) {
+			return true
+		}
+		last := ks.LastKey
+		if last >= 0 {
+			last += ks.BeginIndex
+		}
+		// Redis compares as unsigned: a negative lastkey wins
+		if uint(last) > uint(prevLast) {
+			prevLast = last
+		}
+	}
+	return false
 }

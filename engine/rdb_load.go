@@ -15,8 +15,9 @@ import (
 // listpack, intset, quicklist 2, LZF and integer strings; and the plain
 // RDB_TYPE_LIST / ZSET of older versions). What limitdb cannot hold is
 // refused with an error naming it: streams, module values other than
-// limitdb's limiters, functions, module aux data, and the ziplist/zipmap
-// encodings of Redis before 7.0.
+// limitdb's limiters, module aux data, and the ziplist/zipmap encodings of
+// Redis before 7.0. Function libraries are read as their code
+// (functions_rdb.go) and compiled by the scripting package.
 //
 // The input is hostile until checked: every length is checked against
 // what is left (a payload) or read as it arrives (a stream), so memory

@@ -37,9 +37,15 @@ type ScriptsCodec struct {
 	// Save returns the fields describing scripts (Engine.Scripts, maybe
 	// nil). It runs with the engine lock held and must copy nothing that changes later.
 	Save func(scripts any) []AuxField
+	// Functions returns the code of every function library (FUNCTION
+	// LOAD's payload, shebang line included), written as Redis 7.0 writes
+	// them: one RDB_OPCODE_FUNCTION2 record each, after the aux fields.
+	// Engine lock held, as Save.
+	Functions func(scripts any) []string
 	// Load builds a new Engine.Scripts from the fields a limitdb snapshot
-	// held (none for a file without scripts). An error fails the load.
-	Load func(fields []AuxField) (any, error)
+	// held and the libraries any RDB file held (none for a file without
+	// scripts or functions). An error fails the load.
+	Load func(fields []AuxField, libs []string) (any, error)
 }
 
 var scriptsCodec ScriptsCodec
@@ -59,6 +65,7 @@ type Snapshot struct {
 	enc      EncodingLimits
 	policy   Policy
 	scripts  []AuxField
+	libs     []string // function libraries' code (RDB_OPCODE_FUNCTION2)
 	acl      string
 	noLZF    bool // Engine.RDBNoCompression when taken
 	noCRC    bool // Engine.RDBNoChecksum when taken
@@ -92,6 +99,9 @@ func (e *Engine) snapshotHeader() *Snapshot {
 		noLZF: e.RDBNoCompression, noCRC: e.RDBNoChecksum}
 	if scriptsCodec.Save != nil {
 		s.scripts = scriptsCodec.Save(e.Scripts)
+	}
+	if scriptsCodec.Functions != nil {
+		s.libs = scriptsCodec.Functions(e.Scripts)
 	}
 	return s
 }
@@ -207,6 +217,12 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	if s.acl != "" {
 		w.aux(auxACL, s.acl)
 	}
+	// the function libraries, where Redis 7.0 writes them (rdbSaveFunctions:
+	// after the aux fields, before the databases)
+	for _, code := range s.libs {
+		w.byte1(rdbOpFunction2)
+		w.str(code)
+	}
 	nowSec := s.clockMs / 1000
 	lru := s.policy == PolicyAllKeysLRU || s.policy == PolicyVolatileLRU
 	lfu := s.policy.lfu()
@@ -316,7 +332,7 @@ func (e *Engine) Reset(r io.Reader) error {
 	var scripts any
 	if scriptsCodec.Load != nil {
 		var err error
-		if scripts, err = scriptsCodec.Load(nil); err != nil {
+		if scripts, err = scriptsCodec.Load(nil, nil); err != nil {
 			return err
 		}
 	}
@@ -347,7 +363,7 @@ func (e *Engine) LoadSnapshot(src io.Reader) error {
 	var scripts any
 	if scriptsCodec.Load != nil {
 		var err error
-		if scripts, err = scriptsCodec.Load(l.scripts); err != nil {
+		if scripts, err = scriptsCodec.Load(l.scripts, l.libs); err != nil {
 			return err
 		}
 	}
@@ -398,7 +414,8 @@ type rdbLoader struct {
 	clock   int64
 	rand    uint64
 	scripts []AuxField
-	acl     string // Settings.ACL
+	libs    []string // function libraries (RDB_OPCODE_FUNCTION2), in file order
+	acl     string   // Settings.ACL
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -485,7 +502,12 @@ func (l *rdbLoader) load() error {
 			id, _ := r.length()
 			return fmt.Errorf("the RDB file contains module aux data limitdb can't load: module '%s'", moduleTypeName(id))
 		case rdbOpFunction, rdbOpFunction2:
-			return errors.New("the RDB file contains functions (FUNCTION LOAD), which limitdb does not support")
+			code, err := r.functionCode(typ)
+			if err != nil {
+				return fmt.Errorf("Failed loading library, %s", err)
+			}
+			l.libs = append(l.libs, code)
+			continue
 		}
 		key, err := r.strString()
 		if err != nil {

@@ -61,3 +61,27 @@ func BenchmarkEvalShaTokenBucket(b *testing.B) {
 		return a
 	})
 }
+
+// BenchmarkFcallCounter runs the fixed-window counter as a function
+// (FCALL), the library wrapping the same body as scripting.tcl's
+// run_script does; to compare with BenchmarkEvalShaCounter.
+func BenchmarkFcallCounter(b *testing.B) {
+	e := engine.New()
+	w := resp.NewWriter()
+	c := &engine.Ctx{E: e, DB: e.DBs[0], W: w, Now: 1700000000000}
+	c.Exec([][]byte{[]byte("function"), []byte("load"), []byte("#!lua name=bench\nredis.register_function('counter', function(KEYS, ARGV)\n" + counterScript + "\nend)")})
+	if len(w.B) == 0 || w.B[0] == '-' {
+		b.Fatalf("FUNCTION LOAD: %s", w.B)
+	}
+	w.Reset()
+	argv := [][]byte{[]byte("fcall"), []byte("counter"), []byte("1"), []byte("k"), []byte("1000000000")}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Exec(argv)
+		if len(w.B) > 0 && w.B[0] == '-' {
+			b.Fatalf("error: %s", w.B)
+		}
+		w.Reset()
+	}
+}

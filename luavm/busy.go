@@ -14,15 +14,22 @@ import (
 // reply or the state of a script, so it stays outside the determinism
 // boundary.
 
-// busyStart marks a script as running.
-func busyStart(e *engine.Engine, v *vm) {
+// busyStart marks a script as running: an EVAL script (fn "") or the
+// function fn called by argv.
+func busyStart(e *engine.Engine, v *vm, fn string, argv [][]byte) {
 	if v.ctx == nil || v.ctx.Err() != nil {
 		v.ctx, v.cancel = context.WithCancel(context.Background())
 		v.L.SetContext(v.ctx)
-		cancel := v.cancel
-		e.Guard.SetKill(func() { cancel() })
 	}
+	// each interpreter has its context: SCRIPT/FUNCTION KILL stops this one
+	e.Guard.SetKill(v.cancel)
 	e.Guard.Wrote.Store(false)
+	if fn != "" {
+		e.Guard.SetFunction(fn, argv)
+	}
+	if e.Guard.IsFunc.Load() != (fn != "") { // a load, not a store, on EVALSHA's path
+		e.Guard.IsFunc.Store(fn != "")
+	}
 	e.Guard.StartMs.Store(time.Now().UnixMilli())
 	e.Guard.NoteStart()
 }
@@ -30,6 +37,9 @@ func busyStart(e *engine.Engine, v *vm) {
 // busyEnd marks the script as finished.
 func busyEnd(e *engine.Engine, v *vm) {
 	e.Guard.StartMs.Store(0)
+	if v.fnMode {
+		e.Guard.ClearFunction()
+	}
 }
 
 // killed reports whether the running script was stopped by SCRIPT KILL.

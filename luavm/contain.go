@@ -19,12 +19,16 @@ func (st *State) finish(c *engine.Ctx, v *vm, mark int) {
 	if r == nil {
 		return
 	}
-	st.vm = nil
+	if v.fnMode {
+		st.fvm = nil // rebuilt, libraries and all, on next use (funcVM)
+	} else {
+		st.vm = nil
+	}
 	if v.cancel != nil {
 		v.cancel()
 	}
 	c.W.B = c.W.B[:mark] // drop a reply cut short
-	c.W.Error(fmt.Sprintf("ERR Error running script f_%s, internal error: %v", v.script.SHA, r))
+	c.W.Error(fmt.Sprintf("ERR Error running script %s, internal error: %v", v.name, r))
 }
 
 // heldGrow makes room for n more bytes in b, a buffer an encoder builds

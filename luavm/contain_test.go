@@ -45,14 +45,14 @@ func TestPanicOutsideInterpreter(t *testing.T) {
 	w := resp.NewWriter()
 	w.BulkString("earlier reply")
 	mark := len(w.B)
-	v.script = &Script{SHA: "0123456789012345678901234567890123456789"}
+	v.name = "0123456789012345678901234567890123456789"
 	c := &engine.Ctx{E: e, DB: e.DBs[0], W: w}
 	func() {
 		defer st.finish(c, v, mark)
 		w.Array(3) // half a reply
 		panic("conversion bug")
 	}()
-	if want := "$13\r\nearlier reply\r\n-ERR Error running script f_0123456789012345678901234567890123456789, internal error: conversion bug\r\n"; string(w.B) != want {
+	if want := "$13\r\nearlier reply\r\n-ERR Error running script 0123456789012345678901234567890123456789, internal error: conversion bug\r\n"; string(w.B) != want {
 		t.Fatalf("reply: %q", w.B)
 	}
 	if st.vm != nil {

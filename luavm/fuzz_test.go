@@ -146,7 +146,7 @@ func FuzzReplyToLua(f *testing.F) {
 		}
 		w := resp.NewWriter()
 		w.Proto = p
-		m.writeResult(w, lv, 0)
+		m.writeResult(w, lv, resultSlots)
 		checkReply(t, w.B)
 	})
 }

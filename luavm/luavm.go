@@ -11,7 +11,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"strings"
-	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -41,8 +40,8 @@ const (
 type Script struct {
 	SHA   string // lower-case hex
 	Body  string
+	flags scriptFlags // its shebang's flags, or flagEvalCompat
 	proto *lua.FunctionProto
-	fn    *lua.LFunction // bound to the state's VM
 }
 
 // State is the scripting state of one engine: the script cache (replicated:
@@ -50,10 +49,16 @@ type Script struct {
 // (replicated: Redis never reseeds it between scripts) and the interpreter.
 type State struct {
 	Scripts map[string]*Script
-	// Rand48 is redisLrand48's 48-bit state.
+	// Rand48 is redisLrand48's 48-bit state (EVAL scripts and functions
+	// share it, as Redis's one generator).
 	Rand48 uint64
 
 	vm *vm
+
+	// fn holds the function libraries (functions.go), replicated state
+	// like Scripts; fvm is their interpreter.
+	fn  libSet
+	fvm *vm
 }
 
 // Seed48 is the generator's initial state, as Redis starts it.
@@ -64,22 +69,25 @@ func StateOf(e *engine.Engine) *State {
 	if st, ok := e.Scripts.(*State); ok {
 		return st
 	}
-	st := &State{Scripts: map[string]*Script{}, Rand48: Seed48}
+	st := newState()
 	e.Scripts = st
 	return st
 }
 
-// running is the script currently executing, for SCRIPT KILL and BUSY.
-type running struct {
-	startMs atomic.Int64 // wall-clock start, 0 when idle (set by the caller hook)
+func newState() *State {
+	return &State{Scripts: map[string]*Script{}, Rand48: Seed48, fn: newLibSet()}
 }
 
 func init() {
-	engine.Register(
-		&engine.Command{Name: "eval", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: cmdEval},
-		&engine.Command{Name: "evalsha", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: cmdEvalSha},
-		&engine.Command{Name: "eval_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: cmdEvalRO},
-		&engine.Command{Name: "evalsha_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: cmdEvalShaRO},
+	eval := &engine.Command{Name: "eval", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: cmdEval}
+	evalSha := &engine.Command{Name: "evalsha", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: cmdEvalSha}
+	evalRO := &engine.Command{Name: "eval_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: cmdEvalRO}
+	evalShaRO := &engine.Command{Name: "evalsha_ro", Arity: -3, Flags: "readonly noscript stale skip_monitor no_mandatory_keys script noeffect", Group: "scripting", Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: cmdEvalShaRO}
+	for _, cmd := range []*engine.Command{eval, evalSha, evalRO, evalShaRO} {
+		cmd, bySHA := cmd, strings.HasPrefix(cmd.Name, "evalsha")
+		cmd.FlagsFor = func(c *engine.Ctx, argv [][]byte) engine.Flag { return evalFlags(c, cmd.F, argv, bySHA) }
+	}
+	engine.Register(eval, evalSha, evalRO, evalShaRO,
 		&engine.Command{Name: "script", Arity: -2, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands.", Subs: []*engine.Command{
 			{Name: "load", Arity: 3, Flags: "noscript stale script", Group: "scripting", Since: "2.6.0", Summary: "Loads a server-side Lua script to the script cache.", Run: cmdScriptLoad},
 			{Name: "exists", Arity: -3, Flags: "noscript", Group: "scripting", Since: "2.6.0", Summary: "Determines whether server-side Lua scripts exist in the script cache.", Run: cmdScriptExists},
@@ -100,6 +108,43 @@ func init() {
 		}
 		return out
 	}
+}
+
+// evalFlags is evalGetCommandFlags: the flags of a script's shebang line
+// replace the command's (scriptFlagsToCmdFlags); a script without one, or
+// one not cached (EVALSHA) or not valid, keeps them.
+func evalFlags(c *engine.Ctx, base engine.Flag, argv [][]byte, bySHA bool) engine.Flag {
+	var f scriptFlags
+	st, _ := c.E.Scripts.(*State)
+	if bySHA {
+		var s *Script
+		if st != nil {
+			s = st.lookupSHA(argv[1])
+		}
+		if s == nil {
+			return base
+		}
+		f = s.flags
+	} else if s := st.cachedBody(argv[1]); s != nil {
+		f = s.flags
+	} else {
+		var msg string
+		if f, _, msg = evalShebang(string(argv[1])); msg != "" {
+			return base
+		}
+	}
+	if f&flagEvalCompat != 0 {
+		return base
+	}
+	return f.cmdFlags(base)
+}
+
+// cachedBody is the cached script of an EVAL body, or nil.
+func (st *State) cachedBody(body []byte) *Script {
+	if st == nil || len(body) < 2 || body[0] != '#' || body[1] != '!' {
+		return nil // without a shebang, the flags are the command's anyway
+	}
+	return st.Scripts[SHA1Hex(body)]
 }
 
 // SHA1Hex is the lower-case hex SHA1 of b (redis.sha1hex, script ids).
@@ -147,17 +192,29 @@ func (st *State) load(body []byte, memLimit int64) (*Script, string) {
 	if s := st.Scripts[sha]; s != nil {
 		return s, ""
 	}
-	if memLimit > 0 && int64(len(body))*compileBytesPerByte > memLimit {
+	s, msg := newScript(sha, string(body), memLimit)
+	if s != nil {
+		st.Scripts[sha] = s
+	}
+	return s, msg
+}
+
+// newScript compiles an EVAL body: its shebang line, if any, gives its
+// flags and is left out of the compiled code (its newline kept, so that
+// line numbers stay the user's), as Redis's luaCreateFunction does.
+func newScript(sha, src string, memLimit int64) (*Script, string) {
+	flags, skip, msg := evalShebang(src)
+	if msg != "" {
+		return nil, msg
+	}
+	if memLimit > 0 && int64(len(src))*compileBytesPerByte > memLimit {
 		return nil, errCompile + lua.MemErrorText
 	}
-	src := string(body)
-	proto, err := compile(src)
+	proto, err := compile(src[skip:], chunkName)
 	if err != "" {
 		return nil, errCompile + err
 	}
-	s := &Script{SHA: sha, Body: src, proto: proto}
-	st.Scripts[sha] = s
-	return s, ""
+	return &Script{SHA: sha, Body: src, flags: flags, proto: proto}, ""
 }
 
 // cache is load for a command: a script new to the cache is recorded as
@@ -180,18 +237,19 @@ func (st *State) cache(c *engine.Ctx, body []byte) (*Script, string) {
 	return s, msg
 }
 
-// compile parses and compiles a script body as "user_script".
-func compile(src string) (*lua.FunctionProto, string) {
-	if msg := checkSyntax(src); msg != "" {
+// compile parses and compiles a script body as the chunk named name
+// ("user_script" for EVAL, "user_function" for a library).
+func compile(src, name string) (*lua.FunctionProto, string) {
+	if msg := checkSyntaxAs(src, name); msg != "" {
 		return nil, msg
 	}
-	chunk, err := parse.Parse(strings.NewReader(src), chunkName)
+	chunk, err := parse.Parse(strings.NewReader(src), name)
 	if err != nil {
-		return nil, compileErrText(err, src)
+		return nil, compileErrText(err, src, name)
 	}
-	proto, err := lua.Compile(chunk, chunkName)
+	proto, err := lua.Compile(chunk, name)
 	if err != nil {
-		return nil, chunkName + ":1: " + err.Error()
+		return nil, name + ":1: " + err.Error()
 	}
 	// A Lua 5.1 main chunk is vararg without the compat "arg" table;
 	// gopher-lua would build one (a map allocation) on every call.
@@ -257,7 +315,49 @@ func evalGeneric(c *engine.Ctx, argv [][]byte, bySHA, ro bool) {
 			return
 		}
 	}
-	st.run(c, s, argv[3:3+nk], argv[3+nk:], ro || c.ReadOnly)
+	if msg := prepareRun(c, s.flags, ro); msg != "" {
+		c.W.Error(msg)
+		return
+	}
+	st.run(c, s, argv[3:3+nk], argv[3+nk:], ro || c.ReadOnly || s.flags&flagNoWrites != 0,
+		s.flags&(flagAllowOOM|flagEvalCompat) == flagAllowOOM)
+}
+
+// Texts of scriptPrepareForRun's refusals.
+const (
+	errScriptWriteRO   = "ERR Can not execute a script with write flag using *_ro command."
+	errScriptOOM       = "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+	errScriptMISCONF   = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts."
+	errScriptMISCONFAO = "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: "
+)
+
+// prepareRun is Redis's scriptPrepareForRun for a script that declared
+// flags (a shebang line, a function): one that may write is refused while
+// the server refuses writes (MISCONF) and under *_RO; one without
+// allow-oom or no-writes is refused over maxmemory. Scripts without a
+// shebang line (flagEvalCompat) decide at their first write instead.
+// no-cluster, allow-stale and allow-cross-slot-keys are accepted and have
+// nothing to act on: limitdb is neither a Redis Cluster node nor a stale
+// replica (commands.md). It returns the refusal, or "".
+func prepareRun(c *engine.Ctx, f scriptFlags, ro bool) string {
+	if f&flagEvalCompat != 0 {
+		return ""
+	}
+	if f&flagNoWrites == 0 {
+		if d := c.E.WriteDenied; d != "" {
+			if rest, ok := strings.CutPrefix(d, "MISCONF Errors writing to the AOF file: "); ok {
+				return errScriptMISCONFAO + rest
+			}
+			return errScriptMISCONF
+		}
+		if ro {
+			return errScriptWriteRO
+		}
+	}
+	if c.OOM && f&(flagAllowOOM|flagNoWrites) == 0 {
+		return errScriptOOM
+	}
+	return ""
 }
 
 // cmdScriptLoad: SCRIPT LOAD script — compile and cache, reply the SHA1.
@@ -291,9 +391,10 @@ func cmdScriptFlush(c *engine.Ctx, argv [][]byte) {
 	}
 	st := StateOf(c.E)
 	st.Scripts = map[string]*Script{}
-	if st.vm != nil {
-		st.vm.fns = map[*Script]*lua.LFunction{}
-	}
+	// a new interpreter, as Redis's scriptingReset (it resets what scripts
+	// could change in it: cjson's configuration); the generator's state
+	// is kept, as Redis's is process-wide
+	st.vm = nil
 	// the cache is replicated (see cache); Redis propagates no SCRIPT FLUSH
 	c.AlsoPropagate(engine.Args("SCRIPT").S("FLUSH"))
 	c.W.OK()

@@ -34,7 +34,7 @@ func TestMemBudget(t *testing.T) {
 	} {
 		start := time.Now()
 		got := evalOnce(t, e, src)
-		if !strings.HasPrefix(got, "-ERR Error running script f_") || !strings.HasSuffix(got, ", not enough memory\r\n") {
+		if !strings.HasPrefix(got, "-ERR Error running script ") || !strings.HasSuffix(got, ", not enough memory\r\n") {
 			t.Errorf("%s: %q", src, got)
 		}
 		if d := time.Since(start); d > 5*time.Second {

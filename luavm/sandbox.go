@@ -1,6 +1,7 @@
 package luavm
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -18,10 +19,15 @@ var posInf = math.Inf(1)
 
 // newVM builds the sandbox once: base/table/string/math/coroutine, cjson,
 // bit, the redis table, Redis's math.random and tostring, and the
-// protected global environment.
-func newVM(st *State) *vm {
+// protected global environment. fnMode builds the functions' interpreter
+// (Redis's function_lua.c): no KEYS/ARGV, no debugger functions, and the
+// two sets of globals of newFuncEnv.
+func newVM(st *State, fnMode bool) *vm {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 19000, RegistrySize: 1024 * 4, RegistryMaxSize: 1024 * 256})
-	v := &vm{st: st, L: L, fns: map[*Script]*lua.LFunction{}}
+	v := &vm{st: st, L: L, fns: map[*Script]*lua.LFunction{}, chunk: chunkName, fnMode: fnMode}
+	if fnMode {
+		v.chunk = functionChunk
+	}
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -37,7 +43,7 @@ func newVM(st *State) *vm {
 		L.Call(1, 0)
 	}
 	G := L.G.Global
-	for _, n := range []string{"print", "module", "setfenv", "getfenv", "newproxy", "dofile", "loadfile", "require", "_printregs", "package", "debug", "io", "os", "channel"} {
+	for _, n := range []string{"print", "module", "setfenv", "getfenv", "newproxy", "dofile", "loadfile", "require", "_printregs", "package", "debug", "io", "os", "channel", "_GOPHER_LUA_VERSION"} {
 		G.RawSetString(n, lua.LNil)
 	}
 	G.RawSetString("_VERSION", lua.LString("Lua 5.1"))
@@ -51,34 +57,55 @@ func newVM(st *State) *vm {
 	m := G.RawGetString("math").(*lua.LTable)
 	m.RawSetString("random", L.NewFunction(v.mathRandom))
 	m.RawSetString("randomseed", L.NewFunction(v.mathRandomSeed))
+	s := G.RawGetString("string").(*lua.LTable)
+	s.RawSetString("dump", L.NewFunction(stringDump))
 
 	G.RawSetString("cjson", openCjson(L))
 	G.RawSetString("bit", openBit(L))
 	G.RawSetString("cmsgpack", openMsgpack(L))
 	G.RawSetString("struct", openStruct(L))
 
-	// the redis table is filled in Redis's order (luaRegisterRedisAPI,
-	// then evalGenericCommand's debug functions), which decides pairs(redis)
+	r := v.redisAPI(L)
+	if !fnMode {
+		// evalGenericCommand adds the debugger's functions (as in a run
+		// without SCRIPT DEBUG) and the deprecated replicate_commands
+		r.RawSetString("breakpoint", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }))
+		r.RawSetString("debug", L.NewFunction(func(L *lua.LState) int { return 0 }))
+		r.RawSetString("replicate_commands", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
+	}
+	G.RawSetString("redis", r)
+	v.errh = L.NewFunction(v.errHandler)
+	if !fnMode {
+		// EVAL's error handler is a global in Redis 7.0
+		G.RawSetString("__redis__err__handler", v.errh)
+	}
+
+	// Protected globals: reading an undefined global fails, as with
+	// Redis 7's error metatable, and every table a script can reach from
+	// the globals is read-only (luaSetTableProtectionRecursively): no
+	// script can change what the next one sees (the VM is shared).
+	L.SetMetatable(G, errorMetatable(L))
+	protectTables(G)
+	// and the strings' metatable ({__index = string}, lstrlib.c's)
+	L.GetMetatable(lua.LString("")).(*lua.LTable).Readonly = true
+	v.G, v.realG, v.env = G, G, G
+	if fnMode {
+		v.newFuncEnv()
+	}
+	v.keys = L.NewTable()
+	v.args = L.NewTable()
+	return v
+}
+
+// redisAPI is the redis table of luaRegisterRedisAPI, filled in its order
+// (which decides pairs(redis)).
+func (v *vm) redisAPI(L *lua.LState) *lua.LTable {
 	r := L.NewTable()
 	r.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return v.call(L, true) }))
 	r.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return v.call(L, false) }))
-	r.RawSetString("log", L.NewFunction(v.redisLog))
-	for _, k := range []string{"LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING"} {
-		r.RawSetString(k, lua.LNumber(redisConsts[k]))
-	}
-	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(0x07000f))
-	r.RawSetString("REDIS_VERSION", lua.LString("7.0.15"))
-	r.RawSetString("setresp", L.NewFunction(func(L *lua.LState) int {
-		if L.GetTop() != 1 {
-			raiseTable(L, "ERR redis.setresp() requires one argument.")
-		}
-		n := int(L.CheckNumber(1))
-		if n != 2 && n != 3 {
-			raiseTable(L, "ERR RESP version must be 2 or 3.")
-		}
-		v.proto = n
-		return 0
-	}))
+	v.registerLog(L, r)
+	registerVersion(r)
+	r.RawSetString("setresp", L.NewFunction(v.setResp))
 	r.RawSetString("sha1hex", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
 			raiseTable(L, "ERR wrong number of arguments")
@@ -88,48 +115,86 @@ func newVM(st *State) *vm {
 	}))
 	r.RawSetString("error_reply", L.NewFunction(redisErrorReply))
 	r.RawSetString("status_reply", L.NewFunction(redisStatusReply))
-	r.RawSetString("set_repl", L.NewFunction(func(L *lua.LState) int {
-		if L.GetTop() != 1 {
-			raiseTable(L, "ERR redis.set_repl() requires one argument.")
-		}
-		n := int(L.CheckNumber(1))
-		if n&^3 != 0 {
-			raiseTable(L, "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
-		}
-		return 0
-	}))
+	r.RawSetString("set_repl", L.NewFunction(setRepl))
 	for _, k := range []string{"REPL_NONE", "REPL_AOF", "REPL_SLAVE", "REPL_REPLICA", "REPL_ALL"} {
 		r.RawSetString(k, lua.LNumber(redisConsts[k]))
 	}
 	r.RawSetString("acl_check_cmd", L.NewFunction(v.aclCheck))
-	r.RawSetString("breakpoint", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }))
-	r.RawSetString("debug", L.NewFunction(func(L *lua.LState) int { return 0 }))
-	r.RawSetString("replicate_commands", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
-	G.RawSetString("redis", r)
+	return r
+}
 
-	// Protected globals: reading an undefined global and creating one
-	// fail, as with Redis 7's read-only globals table.
-	gm := L.NewTable()
-	gm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+// registerLog is luaRegisterLogFunction: redis.log and the log levels.
+func (v *vm) registerLog(L *lua.LState, r *lua.LTable) {
+	r.RawSetString("log", L.NewFunction(v.redisLog))
+	for _, k := range []string{"LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING"} {
+		r.RawSetString(k, lua.LNumber(redisConsts[k]))
+	}
+}
+
+// registerVersion is luaRegisterVersion.
+func registerVersion(r *lua.LTable) {
+	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(0x07000f))
+	r.RawSetString("REDIS_VERSION", lua.LString("7.0.15"))
+}
+
+// errorMetatable is luaSetErrorMetatable's metatable: reading a field the
+// table lacks fails with Redis's text.
+func errorMetatable(L *lua.LState) *lua.LTable {
+	m := L.NewTable()
+	m.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		luaErrorf(L, "Script attempted to access nonexistent global variable '%s'", L.ToString(2))
 		return 0
 	}))
-	L.SetMetatable(G, gm)
-	// Read-only tables, as Redis 7's: no script can change what the next
-	// one sees (the VM is shared). KEYS and ARGV are set from Go.
-	for _, name := range []string{"redis", "math", "string", "table", "cjson", "bit", "coroutine", "cmsgpack", "struct"} {
-		G.RawGetString(name).(*lua.LTable).Readonly = true
-	}
-	// and the strings' metatable ({__index = string}, lstrlib.c's)
-	L.GetMetatable(lua.LString("")).(*lua.LTable).Readonly = true
-	G.Readonly = true
-	v.G = G
-	v.env = G
-	v.errh = L.NewFunction(v.errHandler)
-	v.keys = L.NewTable()
-	v.args = L.NewTable()
-	return v
+	return m
 }
+
+// protectTables is luaSetTableProtectionRecursively: t, every table it
+// holds and every metatable on the way become read-only (the walk stops
+// at tables already read-only, as Redis's does). Bounded by the sandbox's
+// own tables: it runs on the globals once, before any script.
+func protectTables(t *lua.LTable) {
+	if t.Readonly {
+		return
+	}
+	t.Readonly = true
+	t.ForEach(func(_, val lua.LValue) {
+		if tt, ok := val.(*lua.LTable); ok {
+			protectTables(tt)
+		}
+	})
+	if mt, ok := t.Metatable.(*lua.LTable); ok {
+		protectTables(mt)
+	}
+}
+
+// setResp is redis.setresp(2|3): lua_tonumber of its argument, as Redis.
+func (v *vm) setResp(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		raiseTable(L, "ERR redis.setresp() requires one argument.")
+	}
+	n := int(toNumber(L, 1))
+	if n != 2 && n != 3 {
+		raiseTable(L, "ERR RESP version must be 2 or 3.")
+	}
+	v.proto = n
+	return 0
+}
+
+// setRepl is redis.set_repl(flags): validated as Redis does (its text for
+// a wrong argument count says "two"); limitdb always records a script's
+// effects (commands.md says why).
+func setRepl(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		raiseTable(L, "ERR redis.set_repl() requires two arguments.")
+	}
+	if int(toNumber(L, 1))&^3 != 0 {
+		raiseTable(L, "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+	}
+	return 0
+}
+
+// toNumber is lua_tonumber: a number, a string that converts, else 0.
+func toNumber(L *lua.LState, i int) float64 { return float64(lua.LVAsNumber(L.Get(i))) }
 
 var redisConsts = map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
 	"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
@@ -142,7 +207,7 @@ func (v *vm) redisLog(L *lua.LState) int {
 	lv, ok := L.Get(1).(lua.LNumber)
 	if str, isStr := L.Get(1).(lua.LString); isStr {
 		// lua_isnumber: a string that converts is a number too
-		L.Push(v.G.RawGetString("tonumber"))
+		L.Push(v.realG.RawGetString("tonumber"))
 		L.Push(str)
 		L.Call(1, 1)
 		lv, ok = L.Get(-1).(lua.LNumber)
@@ -249,6 +314,9 @@ const compileBytesPerByte = 64
 func (v *vm) loadString(L *lua.LState) int {
 	src := L.CheckString(1)
 	name := L.OptString(2, src)
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		name = name[:i] // the chunk name is a C string (a dump's stops at its NUL)
+	}
 	id := chunkID(name)
 	if v.sources == nil {
 		v.sources = map[string]string{}
@@ -286,9 +354,12 @@ func (v *vm) loadString(L *lua.LState) int {
 	return 1
 }
 
-// redisPcall is Redis 7's pcall: an error raised as a table {err=…} (by
-// redis.call and the redis.* functions) reaches the script as its err
-// string; gopher-lua messages are rewritten to PUC-Lua's.
+// redisPcall is Redis 7's pcall (luaRedisPcall): an error raised as a
+// table reaches the script as its err field when that is a string or a
+// number (redis.call's and the redis.* functions' {err=…}); any other
+// table comes back followed by a nil, as Redis's leaves the nil its
+// lua_getfield pushed (pcall(error, {}) returns 3 values). gopher-lua
+// messages are rewritten to PUC-Lua's.
 //
 // The original pcall runs in this function's own frame (not through
 // L.Call): like Redis's luaRedisPcall it is one nested call, which Lua 5.1's
@@ -299,8 +370,12 @@ func redisPcall(L *lua.LState, orig *lua.LFunction) int {
 	if n >= 2 && L.Get(first) == lua.LFalse {
 		switch e := L.Get(first + 1).(type) {
 		case *lua.LTable:
-			if s, ok := e.RawGetString("err").(lua.LString); ok {
-				L.Replace(first+1, s)
+			switch ev := L.GetField(e, "err").(type) {
+			case lua.LString, lua.LNumber:
+				L.Replace(first+1, ev)
+			default:
+				L.Push(lua.LNil)
+				n++
 			}
 		case lua.LString:
 			L.Replace(first+1, lua.LString(luaMessage(string(e))))
@@ -451,7 +526,7 @@ func redisStatusReply(L *lua.LState) int {
 
 // compileErrText renders a parse error as PUC-Lua 5.1 would:
 // "user_script:<line>: <message> near '<token>'".
-func compileErrText(err error, src string) string {
+func compileErrText(err error, src, chunkName string) string {
 	lastLine := 1 + strings.Count(src, "\n")
 	var pe *parse.Error
 	if errors.As(err, &pe) {
@@ -468,6 +543,21 @@ func compileErrText(err error, src string) string {
 	return chunkName + ":1: " + strings.TrimSpace(err.Error())
 }
 
+// argErr is luaL_argerror: "bad argument #n to 'name' (msg)", name
+// being the one the running function was called by, or '?' when a Go
+// function (pcall) called it, and the position of a Lua caller only, as
+// luaL_error gives it (gopher-lua's ArgError names and places the first
+// Lua frame instead).
+func argErr(L *lua.LState, n int, msg string) {
+	name := "?"
+	if dbg, ok := L.GetStack(0); ok {
+		if _, err := L.GetInfo("n", dbg, lua.LNil); err == nil && dbg.Name != "" && dbg.Name != "(anonymous)" && !strings.HasPrefix(dbg.Name, "<") {
+			name = dbg.Name
+		}
+	}
+	luaErrorf(L, "bad argument #%d to '%s' (%s)", n, name, msg)
+}
+
 // luaErrorf is luaL_error: the message with the caller's position.
 func luaErrorf(L *lua.LState, format string, args ...any) {
 	msg := format
@@ -475,4 +565,47 @@ func luaErrorf(L *lua.LState, format string, args ...any) {
 		msg = fmt.Sprintf(format, args...)
 	}
 	L.Error(lua.LString(where(L, 1)+msg), 0)
+}
+
+// stringDump is string.dump, present as in Redis 7.0.15 (whose loaders
+// refuse binary chunks: loadstring of a dump fails with the parser's
+// "unexpected symbol near 'char(27)'", here too, since limitdb's loadstring
+// only compiles source). A Lua function dumps as Lua 5.1's header
+// ("\x1bLuaQ", x86-64 sizes) and function header (source, lines,
+// upvalues, parameters, vararg, stack size) followed by gopher-lua's own
+// instructions, so the bytes after the function header are not Redis's;
+// a Go function gets Lua's "unable to dump given function".
+func stringDump(L *lua.LState) int {
+	v := L.Get(1)
+	fn, ok := v.(*lua.LFunction)
+	if !ok {
+		got := v.Type().String()
+		if L.GetTop() < 1 {
+			got = "no value"
+		}
+		argErr(L, 1, "function expected, got "+got)
+	}
+	if fn.IsG {
+		luaErrorf(L, "unable to dump given function")
+	}
+	p := fn.Proto
+	b := []byte("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00")
+	putInt := func(n int) { b = binary.LittleEndian.AppendUint32(b, uint32(n)) }
+	src := "@" + p.SourceName
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(src)+1))
+	b = append(b, src...)
+	b = append(b, 0)
+	putInt(p.LineDefined)
+	putInt(p.LastLineDefined)
+	b = append(b, p.NumUpvalues, p.NumParameters, p.IsVarArg, p.NumUsedRegisters)
+	putInt(len(p.Code))
+	for _, ins := range p.Code {
+		b = binary.LittleEndian.AppendUint32(b, ins)
+	}
+	for range 5 { // constants, prototypes, line info, locals, upvalue names
+		putInt(0)
+	}
+	L.ChargeMem(len(b))
+	L.Push(lua.LString(b))
+	return 1
 }

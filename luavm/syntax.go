@@ -772,9 +772,6 @@ func (p *parser) constructor() {
 	p.checkMatch('}', '{', line)
 }
 
-// checkSyntax returns Lua 5.1's compile error for a script, or "".
-func checkSyntax(src string) string { return checkSyntaxAs(src, chunkName) }
-
 // chunkID is luaO_chunkid(LUA_IDSIZE) for a loadstring chunk name (runtime
 // messages); chunkIDLex is the lexer's, with MAXSRC.
 func chunkID(name string) string { return chunkIDN(name, 60) }

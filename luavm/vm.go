@@ -1,6 +1,7 @@
 package luavm
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"strconv"
@@ -13,12 +14,16 @@ import (
 )
 
 // vm is one sandboxed interpreter, built once and reused by every script
-// of an engine (scripts run one at a time under the engine lock).
+// of an engine (scripts run one at a time under the engine lock). An
+// engine has two, as Redis has two lua_States: one for EVAL scripts and
+// one for function libraries (fnMode, functions.go).
 type vm struct {
 	st    *State
 	L     *lua.LState
 	env   *lua.LTable // the scripts' global environment: a read-only proxy of G
-	G     *lua.LTable // the real globals (KEYS and ARGV are set here)
+	G     *lua.LTable // the real globals (KEYS and ARGV are set here); the libraries' for functions
+	realG *lua.LTable // the sandbox's globals
+	chunk string      // chunk name: "user_script", or "user_function"
 	fns   map[*Script]*lua.LFunction
 	keys  *lua.LTable
 	args  *lua.LTable
@@ -32,26 +37,34 @@ type vm struct {
 	// sources maps loadstring chunk ids to their names (error suffixes)
 	sources map[string]string
 
+	// function libraries (fnMode): see newFuncVM
+	fnMode  bool
+	libAPI  *lua.LTable // the globals a library's code sees while it loads
+	gmeta   *lua.LTable // the metatable of the functions' globals: __index is G, or libAPI while loading
+	loading *loadCtx    // the FUNCTION LOAD in progress, else nil
+
 	// per run
-	c      *engine.Ctx
-	db     *engine.DB // the script's database (SELECT inside a script)
-	script *Script
-	ro     bool
-	proto  int // redis.setresp
-	wrote  bool
-	ctx    context.Context
-	cancel context.CancelFunc
+	c        *engine.Ctx
+	db       *engine.DB // the script's database (SELECT inside a script)
+	name     string     // in error replies: the script's SHA1, or the function's name
+	ro       bool       // writes refused (EVAL_RO, FCALL_RO, no-writes)
+	allowOOM bool       // the allow-oom flag: deny-oom commands run over maxmemory
+	proto    int        // redis.setresp
+	wrote    bool
+	ctx      context.Context
+	cancel   context.CancelFunc
 }
 
 func (st *State) getVM() *vm {
 	if st.vm == nil {
-		st.vm = newVM(st)
+		st.vm = newVM(st, false)
 	}
 	return st.vm
 }
 
-// run executes s with KEYS and ARGV and writes its reply to c.W.
-func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
+// run executes s with KEYS and ARGV and writes its reply to c.W. ro
+// refuses writes; allowOOM lets deny-oom commands run over maxmemory.
+func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro, allowOOM bool) {
 	v := st.getVM()
 	L := v.L
 	fn := v.fns[s]
@@ -60,7 +73,7 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 		fn.Env = v.env
 		v.fns[s] = fn
 	}
-	v.c, v.script, v.ro, v.proto, v.wrote, v.db = c, s, ro, 2, false, c.DB
+	v.c, v.name, v.ro, v.allowOOM, v.proto, v.wrote, v.db = c, s.SHA, ro, allowOOM, 2, false, c.DB
 	if k := fillArray(L, v.keys, keys); k != v.keys || !v.bound {
 		v.keys = k
 		v.G.RawSetString("KEYS", k)
@@ -70,7 +83,7 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 		v.G.RawSetString("ARGV", a)
 	}
 	v.bound = true
-	busyStart(c.E, v)
+	busyStart(c.E, v, "", nil)
 	defer st.finish(c, v, len(c.W.B)) // busyEnd, and contains a panic
 	L.SetMemLimit(c.E.Guard.MemLimit.Load())
 	top := L.GetTop()
@@ -86,11 +99,11 @@ func (st *State) run(c *engine.Ctx, s *Script, keys, args [][]byte, ro bool) {
 		}
 		v.writeError(c.W, ev)
 	} else {
-		v.writeResult(c.W, L.Get(-1), 0)
+		v.writeResult(c.W, L.Get(-1), resultSlots)
 	}
 	L.SetObjectIDs(prevIDs)
 	L.SetTop(top)
-	v.c, v.script = nil, nil
+	v.c = nil
 }
 
 // fillArray refills t (reused between calls) with the strings of a. The
@@ -116,14 +129,16 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 	line := -1
 	if s, ok := ev.(lua.LString); ok && v.L.MemExceeded() && s == lua.MemErrorText {
 		// Lua's LUA_ERRMEM skips the error handler; Redis then replies
-		// with the bare message in this form (script_lua.c).
-		w.Error("ERR Error running script f_" + v.script.SHA + ", " + lua.MemErrorText)
+		// with the bare message in this form (luaCallFunction: the run's
+		// name is the SHA1 or the function's name)
+		w.Error("ERR Error running script " + v.name + ", " + lua.MemErrorText)
 		return
 	}
 	if t, ok := ev.(*lua.LTable); ok {
 		if e, ok := t.RawGetString("err").(lua.LString); ok {
 			msg = string(e)
 		}
+		v.noErrorStats(t)
 		if l, ok := t.RawGetString("line").(lua.LNumber); ok {
 			line = int(l)
 		}
@@ -131,8 +146,8 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 		// the handler could not run (e.g. stack overflow): same shape
 		str := luaMessage(tostring(ev))
 		msg = "ERR " + str
-		if strings.HasPrefix(str, chunkName+":") {
-			rest := str[len(chunkName)+1:]
+		if strings.HasPrefix(str, v.chunk+":") {
+			rest := str[len(v.chunk)+1:]
 			if i := strings.IndexByte(rest, ':'); i > 0 {
 				if n, err := strconv.Atoi(rest[:i]); err == nil {
 					line = n
@@ -141,13 +156,13 @@ func (v *vm) writeError(w *resp.Writer, ev lua.LValue) {
 		}
 	}
 	if line >= 0 {
-		src := "@" + chunkName
+		src := "@" + v.chunk
 		if t, ok := ev.(*lua.LTable); ok {
 			if s, ok := t.RawGetString("source").(lua.LString); ok {
 				src = string(s)
 			}
 		}
-		msg += " script: " + v.script.SHA + ", on " + src + ":" + strconv.Itoa(line) + "."
+		msg += " script: " + v.name + ", on " + src + ":" + strconv.Itoa(line) + "."
 	}
 	w.Error(msg)
 }
@@ -179,8 +194,8 @@ func (v *vm) errHandler(L *lua.LState) int {
 			continue
 		}
 		if dbg.CurrentLine > 0 {
-			src := "@" + chunkName
-			if dbg.Source != chunkName {
+			src := "@" + v.chunk
+			if dbg.Source != v.chunk {
 				src = dbg.Source
 				if raw, ok := v.sources[dbg.Source]; ok {
 					src = raw
@@ -195,9 +210,22 @@ func (v *vm) errHandler(L *lua.LState) int {
 	return 1
 }
 
+// resultSlots is what Redis's Lua stack holds when luaReplyToRedisReply
+// starts (the error handler and the result), and luaMaxCStack what
+// lua_checkstack allows: the conversion needs room for 4 more at every
+// value, so nesting ends in "reached lua stack limit" at the depth
+// Redis's does (7995 arrays).
+const resultSlots = 2
+
 // writeResult converts a Lua value to the client's reply as Redis's
-// luaReplyToRedisReply does.
-func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
+// luaReplyToRedisReply does. slots counts the Lua stack slots Redis's
+// conversion would hold at this value: one more per array level, three
+// for a set member or a map value, four for a map key.
+func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, slots int) {
+	if slots+4 > luaMaxCStack {
+		w.Error("ERR reached lua stack limit")
+		return
+	}
 	switch x := lv.(type) {
 	case lua.LString:
 		w.BulkString(string(x))
@@ -214,16 +242,15 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
 	case lua.LNumber:
 		w.Int(int64(x))
 	case *lua.LTable:
-		if depth > 1000 {
-			w.Error("ERR reached lua stack limit")
-			return
-		}
 		if e, ok := x.RawGetString("err").(lua.LString); ok {
 			w.Error(string(e))
+			if slots == resultSlots {
+				v.noErrorStats(x)
+			}
 			return
 		}
 		if s, ok := x.RawGetString("ok").(lua.LString); ok {
-			w.Status(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s)))
+			w.Status(mapCRLF(string(s)))
 			return
 		}
 		if d, ok := x.RawGetString("double").(lua.LNumber); ok {
@@ -231,26 +258,28 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
 			return
 		}
 		if b, ok := x.RawGetString("big_number").(lua.LString); ok {
-			w.BigNumber(string(b))
+			w.BigNumber(mapCRLF(string(b)))
 			return
 		}
 		if vt, ok := x.RawGetString("verbatim_string").(*lua.LTable); ok {
-			f, _ := vt.RawGetString("format").(lua.LString)
-			str, _ := vt.RawGetString("string").(lua.LString)
-			if w.Proto == 3 {
-				w.Raw([]byte("=" + strconv.Itoa(len(f)+1+len(str)) + "\r\n" + string(f) + ":" + string(str) + "\r\n"))
-			} else {
-				w.BulkString(string(str))
+			f, fok := vt.RawGetString("format").(lua.LString)
+			str, sok := vt.RawGetString("string").(lua.LString)
+			if fok && sok {
+				if w.Proto == 3 {
+					w.Raw([]byte("=" + strconv.Itoa(len(f)+1+len(str)) + "\r\n" + string(f) + ":" + string(str) + "\r\n"))
+				} else {
+					w.BulkString(string(str))
+				}
+				return
 			}
-			return
 		}
 		if m, ok := x.RawGetString("map").(*lua.LTable); ok {
 			var ks, vs []lua.LValue
 			m.ForEach(func(k, val lua.LValue) { ks = append(ks, k); vs = append(vs, val) })
 			w.Map(len(ks))
 			for i := range ks {
-				v.writeResult(w, ks[i], depth+1)
-				v.writeResult(w, vs[i], depth+1)
+				v.writeResult(w, ks[i], slots+4)
+				v.writeResult(w, vs[i], slots+3)
 			}
 			return
 		}
@@ -259,7 +288,7 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
 			s.ForEach(func(k, val lua.LValue) { ks = append(ks, k) })
 			w.Set(len(ks))
 			for _, k := range ks {
-				v.writeResult(w, k, depth+1)
+				v.writeResult(w, k, slots+3)
 			}
 			return
 		}
@@ -269,11 +298,29 @@ func (v *vm) writeResult(w *resp.Writer, lv lua.LValue, depth int) {
 		}
 		w.Array(n)
 		for i := 1; i <= n; i++ {
-			v.writeResult(w, x.RawGetInt(i), depth+1)
+			v.writeResult(w, x.RawGetInt(i), slots+1)
 		}
 	default:
 		w.Null()
 	}
+}
+
+// noErrorStats marks the script's error reply as counted already when
+// its table says so (ignore_error_stats_update: an error of a command the
+// script called, counted when that command failed).
+func (v *vm) noErrorStats(t *lua.LTable) {
+	if v.c != nil && t.RawGetString("ignore_error_stats_update") == lua.LTrue {
+		v.c.NoErrorStats = true
+	}
+}
+
+// mapCRLF is sdsmapchars(s, "\r\n", "  "): a status or big number keeps
+// the protocol intact.
+func mapCRLF(s string) string {
+	if strings.IndexAny(s, "\r\n") < 0 {
+		return s
+	}
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 }
 
 // --- redis.call --------------------------------------------------------------
@@ -287,6 +334,25 @@ func (v *vm) raise(L *lua.LState, msg string, raise bool) int {
 	}
 	L.Push(t)
 	return 1
+}
+
+// rejected is raiseCall for a command scriptCall refuses before it runs:
+// it counts as a rejected call of cmd (nil when unknown) and its error in
+// the error statistics, as Redis's afterErrorReply and
+// incrCommandStatsOnError count it.
+func (v *vm) rejected(L *lua.LState, cmd *engine.Command, msg string, raise bool) int {
+	if v.c.Calls != nil {
+		v.c.Calls.ScriptRejected(cmd, msg)
+	}
+	return v.raiseCall(L, msg, raise)
+}
+
+// called counts a command the script ran (answered here: TIME, PING,
+// ECHO, SELECT) in the server's statistics; errReply "" for a success.
+func (v *vm) called(cmd *engine.Command, errReply string) {
+	if cmd != nil && v.c.Calls != nil {
+		v.c.Calls.ScriptCalled(cmd, errReply)
+	}
 }
 
 // raiseCall is raise for the errors of the command itself, which Redis
@@ -379,12 +445,13 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	}
 	c := v.c
 	if engine.EqualFold(argv[0], "time") {
+		v.called(engine.Lookup(argv[0]), "")
 		L.Push(v.timeReply(L))
 		return 1
 	}
 	cmd := engine.Lookup(argv[0])
 	if cmd == nil {
-		return v.raiseCall(L, errUnknownCmd, raise)
+		return v.rejected(L, nil, errUnknownCmd, raise)
 	}
 	if len(cmd.Subs) > 0 && len(argv) >= 2 {
 		if sub := cmd.Sub(argv[1]); sub != nil {
@@ -392,29 +459,34 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 	}
 	if !engine.ArityOK(cmd.Arity, len(argv)) {
-		return v.raiseCall(L, errWrongArity, raise)
+		return v.rejected(L, cmd, errWrongArity, raise)
 	}
 	if cmd.Has(engine.FlagNoScript) {
-		return v.raiseCall(L, errNotAllowed, raise)
+		return v.rejected(L, cmd, errNotAllowed, raise)
 	}
 	if c.ACL != nil {
 		if msg := c.ACL.ScriptCheck(cmd, argv); msg != "" {
-			return v.raiseCall(L, msg, raise)
+			return v.rejected(L, cmd, msg, raise)
 		}
 	}
 	isWrite := cmd.Has(engine.FlagWrite)
-	if isWrite && v.ro {
-		return v.raiseCall(L, engine.ErrReadOnlyScript, raise)
+	if v.ro && cmd.F&(engine.FlagWrite|engine.FlagMayReplicate) != 0 {
+		// scriptVerifyWriteCommandAllow: may-replicate counts as a write
+		return v.rejected(L, cmd, engine.ErrReadOnlyScript, raise)
 	}
 	if isWrite && !v.wrote && c.E.WriteDenied != "" {
 		// Redis 7.0 (scriptVerifyWriteCommandAllow): while the server
 		// refuses writes (MISCONF), a script's first write fails; once it
 		// has written it is not stopped half way
-		return v.raise(L, c.E.WriteDenied, raise)
+		return v.rejected(L, cmd, c.E.WriteDenied, raise)
 	}
 	if cmd.Run == nil {
 		// connection-level commands (PING, ECHO, SELECT …) have no engine
 		// handler; only the harmless ones are answered here.
+		switch cmd.Name {
+		case "ping", "echo":
+			v.called(cmd, "")
+		}
 		switch cmd.Name {
 		case "ping":
 			if len(argv) == 2 {
@@ -431,11 +503,16 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		case "select":
 			// SELECT changes the script's database, not the caller's
 			n, ok := engine.ParseIntB(argv[1])
+			msg := ""
 			switch {
 			case !ok:
-				return v.raiseCall(L, engine.ErrNotInt, raise)
+				msg = engine.ErrNotInt
 			case n < 0 || n >= engine.NumDBs:
-				return v.raiseCall(L, engine.ErrDBIndex, raise)
+				msg = engine.ErrDBIndex
+			}
+			v.called(cmd, msg)
+			if msg != "" {
+				return v.raiseCall(L, msg, raise)
 			}
 			v.db = c.E.DBs[n]
 			t := L.NewTable()
@@ -443,12 +520,13 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 			L.Push(t)
 			return 1
 		}
-		return v.raiseCall(L, errNotAllowed, raise)
+		return v.rejected(L, cmd, errNotAllowed, raise)
 	}
-	if c.OOM && !v.wrote && cmd.Has(engine.FlagDenyOOM) {
+	if c.OOM && !v.wrote && !v.allowOOM && cmd.Has(engine.FlagDenyOOM) {
 		// Redis 7.0 (scriptVerifyOOM): over maxmemory at the script's
-		// start, its first write is refused; later ones are not.
-		return v.raiseCall(L, engine.ErrOOM, raise)
+		// start, its first write is refused; later ones are not, nor
+		// any under the allow-oom flag.
+		return v.rejected(L, cmd, engine.ErrOOM, raise)
 	}
 	if isWrite && !v.wrote {
 		v.wrote = true
@@ -458,13 +536,21 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	w.Reset()
 	w.Proto = v.proto
 	sub := &v.sub
-	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff}
+	// ACL: SORT asks the caller's permissions for its BY/GET patterns
+	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff, ACL: c.ACL}
 	effBefore := 0
 	if c.Eff != nil {
 		effBefore = len(c.Eff.B)
 	}
 	sub.Call(cmd, argv)
-	sub.W, sub.DB, sub.Deleted = nil, nil, nil
+	sub.W, sub.DB, sub.Deleted, sub.ACL = nil, nil, nil, nil
+	if c.Calls != nil {
+		errReply := ""
+		if len(w.B) > 3 && w.B[0] == '-' {
+			errReply = string(w.B[1:bytes.IndexByte(w.B, '\r')])
+		}
+		c.Calls.ScriptCalled(cmd, errReply)
+	}
 	if c.Eff != nil {
 		// the effects a script records are held until it ends (its unit's
 		// record): they count against lua-memory-limit like its own data

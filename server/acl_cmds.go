@@ -4,7 +4,6 @@ import (
 	cryptorand "crypto/rand"
 	"encoding/hex"
 	"os"
-	"strings"
 	"time"
 
 	"limitdb/acl"
@@ -185,13 +184,7 @@ func cmdACLCat(s *Server, cl *client, argv [][]byte) {
 }
 
 // subSyntaxErr is Redis's addReplySubcommandSyntaxError text.
-func subSyntaxErr(argv [][]byte) string {
-	sub := argv[1]
-	if len(sub) > 128 {
-		sub = sub[:128]
-	}
-	return "ERR unknown subcommand or wrong number of arguments for '" + string(sub) + "'. Try " + strings.ToUpper(string(argv[0])) + " HELP."
-}
+func subSyntaxErr(argv [][]byte) string { return engine.ErrSubcommandSyntax(argv) }
 
 // cmdACLGenpass: ACL GENPASS [bits] — a random password of bits (256 by
 // default) as hex.

@@ -144,13 +144,18 @@ func (s *Server) permitted(cl *client, cmd *engine.Command, argv [][]byte) (stri
 		ctx = "multi"
 	}
 	s.denied(cl, res, ctx, cmd, argv, pos)
+	return noPermText(res, cmd), false
+}
+
+// noPermText is processCommand's NOPERM reply for an ACL refusal.
+func noPermText(res acl.Result, cmd *engine.Command) string {
 	switch res {
 	case acl.DeniedKey:
-		return errNoPermKey, false
+		return errNoPermKey
 	case acl.DeniedChannel:
-		return errNoPermChannel, false
+		return errNoPermChannel
 	}
-	return "NOPERM this user has no permissions to run the '" + cmd.Name + "' command", false
+	return "NOPERM this user has no permissions to run the '" + cmd.Name + "' command"
 }
 
 // execPermitted re-checks a queued command at EXEC time.
@@ -193,6 +198,12 @@ func (cl *client) ScriptCheck(cmd *engine.Command, argv [][]byte) string {
 func (cl *client) ScriptAllowed(cmd *engine.Command, argv [][]byte) bool {
 	res, _ := cl.user.Check(cmd, argv)
 	return res == acl.OK
+}
+
+// UnrestrictedKeyAccess implements engine.ScriptACL for SORT's BY and
+// GET patterns.
+func (cl *client) UnrestrictedKeyAccess(cmd *engine.Command, argv [][]byte) bool {
+	return cl.user.UnrestrictedKeyAccess(cmd, argv)
 }
 
 // dropUsers closes the connections authenticated as any of users (deleted

@@ -45,7 +45,7 @@ func benchBatch(b *testing.B, cmd func(i int) []string) { benchBatchWith(b, nil,
 // benchBatchWith is benchBatch with setup run on the server and its client
 // first (maxmemory set, the client logged in as an ACL user…).
 func benchBatchWith(b *testing.B, setup func(s *Server, cl *client), cmd func(i int) []string) {
-	s := New(Config{}, nil)
+	s := New(Config{Dir: scratchDir}, nil)
 	cl := s.newClient(nopConn{})
 	if setup != nil {
 		setup(s, cl)

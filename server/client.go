@@ -38,11 +38,15 @@ type client struct {
 	// has released the engine lock (blocked.go, sendDirects)
 	directs  []*blockState
 	closeNow bool // close after the replies written so far
+	// unwatchLater: DISCARD, EXEC or UNWATCH answered while a script was
+	// busy (without the engine lock) left WATCHes to drop (dispatch)
+	unwatchLater bool
 
 	// cluster (replication.go)
 	readonly    bool   // READONLY: a follower serves reads without a barrier
 	barrier     bool   // this batch's read barrier is done
 	fwdWatching bool   // WATCHes were forwarded to the leader
+	fwdOOM      bool   // a forwarded unit's follower was over its maxmemory
 	fwdSeq      uint64 // units forwarded so far (their IDs: at most once)
 	ticket      uint64 // the replies of this batch wait for this record
 	batchStart  int    // where this batch's replies start in w.B
@@ -68,7 +72,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 	}
 	cl.w.Proto = 2
 	cl.rd.Limits = &s.limits
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
 	cl.last = cl.born
 	s.setDefaultAuth(cl)
 	cl.initOutput()
@@ -213,6 +217,11 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 		if cl.locked {
 			release()
 		}
+		if s.down.Load() {
+			// the server is going away (SHUTDOWN): as Redis's exit, what
+			// was not written yet is not (a killed script's reply)
+			return false
+		}
 		if !cl.flush() {
 			return false
 		}
@@ -283,6 +292,11 @@ type connSub struct {
 // cl.ctx.Now was set when the lock was taken (serveClient). It returns
 // the stats entry of the command that ran (nil when none ran).
 func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
+	if cl.unwatchLater {
+		cl.unwatchLater = false
+		cl.tx.Unwatch()
+		s.unwatchForwarded(cl)
+	}
 	cl.ctx.DB = s.eng.DBs[cl.db]
 	cmd := cl.ctx.Resolve(argv)
 	if cmd == nil {
@@ -324,7 +338,8 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	} else {
 		cl.ctx.OOM = false
 	}
-	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd) {
+	cl.ctx.OOM = cl.ctx.OOM || cl.fwdOOM
+	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd, argv) {
 		return nil
 	}
 	if cl.tx.Active && !isTxnControl(cmd.Name) {
@@ -388,9 +403,33 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	s.stats.commands.Add(1)
 	if len(cl.w.B) > before && cl.w.B[before] == '-' {
 		st.failed++
-		s.countError(cl.w.B[before+1:])
+		if !cl.ctx.NoErrorStats {
+			s.countError(cl.w.B[before+1:])
+		}
 	}
+	cl.ctx.NoErrorStats = false
 	return st
+}
+
+// ScriptCalled implements engine.ScriptCalls: a command a script ran,
+// counted as Redis's call() counts it (no time: the script's includes it).
+func (cl *client) ScriptCalled(cmd *engine.Command, errReply string) {
+	s := cl.s
+	st := s.statOf(cmd)
+	st.calls++
+	if errReply != "" {
+		st.failed++
+		s.countError([]byte(errReply))
+	}
+}
+
+// ScriptRejected implements engine.ScriptCalls: a command a script could
+// not run (scriptCall's refusals).
+func (cl *client) ScriptRejected(cmd *engine.Command, errReply string) {
+	if cmd != nil {
+		cl.s.statOf(cmd).rejected++
+	}
+	cl.s.countError([]byte(errReply))
 }
 
 // reject answers err to a command refused before it runs (NOAUTH,
@@ -400,10 +439,16 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 const errNoMulti = "ERR Command not allowed inside a transaction"
 
 func (s *Server) reject(cl *client, cmd *engine.Command, err string) {
-	cl.w.Error(err)
-	if cl.tx.Active {
+	if cmd.Name == "exec" && cl.tx.Active {
+		// Redis's rejectCommand: a refused EXEC discards the transaction
+		// (execCommandAbort), whatever refused it
+		err = "EXECABORT Transaction discarded because of: " + err
+		cl.tx.Reset()
+		s.unwatchForwarded(cl)
+	} else if cl.tx.Active {
 		cl.tx.Failed = true
 	}
+	cl.w.Error(err)
 	s.statOf(cmd).rejected++
 	s.countError([]byte(err))
 }

@@ -16,6 +16,7 @@ func init() {
 		sub("docs", -2, "Returns documentary information about one, multiple or all commands.", cmdCommandDocs),
 		sub("list", -2, "Returns a list of command names.", cmdCommandList),
 		sub("getkeys", -4, "Extracts the key names from an arbitrary command.", cmdCommandGetkeys),
+		sub("getkeysandflags", -4, "Extract keys and access flags given a full Redis command", cmdCommandGetkeysAndFlags),
 		sub("help", 2, "Returns helpful text about the different subcommands.", cmdCommandHelp),
 	)
 }
@@ -88,6 +89,22 @@ func writeKeySpecs(cl *client, specs []engine.KeySpec) {
 			w.Status(name)
 		}
 		w.BulkString("begin_search")
+		if ks.Unsupported {
+			// SORT's BY/GET and STORE specs, the only ones limitdb has
+			// (a keyword spec would be Unsupported too: none exists yet)
+			w.Map(2)
+			w.BulkString("type")
+			w.BulkString("unknown")
+			w.BulkString("spec")
+			w.Map(0)
+			w.BulkString("find_keys")
+			w.Map(2)
+			w.BulkString("type")
+			w.BulkString("unknown")
+			w.BulkString("spec")
+			w.Map(0)
+			continue
+		}
 		w.Map(2)
 		w.BulkString("type")
 		w.BulkString("index")
@@ -259,7 +276,13 @@ func cmdCommandList(s *Server, cl *client, argv [][]byte) {
 // no key arguments", "Invalid number of arguments specified for command",
 // "Invalid arguments specified for command" (no key found, unless the
 // command may have none, like EVAL).
-func cmdCommandGetkeys(s *Server, cl *client, argv [][]byte) {
+func cmdCommandGetkeys(s *Server, cl *client, argv [][]byte) { getKeys(cl, argv, false) }
+
+// cmdCommandGetkeysAndFlags: COMMAND GETKEYSANDFLAGS command [arg …] —
+// GETKEYS with each key's flags: [key, set of flags] per key.
+func cmdCommandGetkeysAndFlags(s *Server, cl *client, argv [][]byte) { getKeys(cl, argv, true) }
+
+func getKeys(cl *client, argv [][]byte, withFlags bool) {
 	args := argv[2:]
 	cmd := engine.Lookup(args[0])
 	if cmd != nil && len(cmd.Subs) > 0 && len(args) > 1 {
@@ -279,21 +302,38 @@ func cmdCommandGetkeys(s *Server, cl *client, argv [][]byte) {
 	}
 	// the key specs, as the ACL check reads them
 	var keys [][]byte
+	var flags []engine.KeyFlag
 	it := cmd.Keys(args)
 	for {
-		p, _, ok := it.Next()
+		p, f, ok := it.Next()
 		if !ok {
 			break
 		}
 		keys = append(keys, args[p])
+		flags = append(flags, f)
 	}
 	if len(keys) == 0 && !cmd.Has(engine.FlagNoMandatoryKeys) {
 		cl.w.Error("ERR Invalid arguments specified for command")
 		return
 	}
 	cl.w.Array(len(keys))
-	for _, k := range keys {
+	for i, k := range keys {
+		if !withFlags {
+			cl.w.Bulk(k)
+			continue
+		}
+		cl.w.Array(2)
 		cl.w.Bulk(k)
+		var names []string
+		for _, fn := range keyFlagNames {
+			if flags[i]&fn.f != 0 {
+				names = append(names, fn.name)
+			}
+		}
+		cl.w.Set(len(names))
+		for _, n := range names {
+			cl.w.Status(n)
+		}
 	}
 }
 
@@ -317,6 +357,8 @@ func cmdCommandHelp(s *Server, cl *client, argv [][]byte) {
 		"    commands are returned.",
 		"GETKEYS <full-command>",
 		"    Return the keys from a full Redis command.",
+		"GETKEYSANDFLAGS <full-command>",
+		"    Return the keys and the access flags from a full Redis command.",
 		"HELP",
 		"    Prints this help.",
 	)

@@ -6,7 +6,7 @@ import (
 
 func init() {
 	registerConn(&engine.Command{Name: "ping", Arity: -1, Flags: "fast", Group: "connection", Since: "1.0.0", Summary: "Returns the server's liveliness response."}, cmdPing)
-	registerConn(&engine.Command{Name: "echo", Arity: 2, Flags: "fast", Group: "connection", Since: "1.0.0", Summary: "Returns the given string."}, cmdEcho)
+	registerConn(&engine.Command{Name: "echo", Arity: 2, Flags: "loading stale fast", Group: "connection", Since: "1.0.0", Summary: "Returns the given string."}, cmdEcho)
 	registerConn(&engine.Command{Name: "quit", Arity: -1, Flags: "allow_busy noscript loading stale fast no_auth", Group: "connection", Since: "1.0.0", Summary: "Closes the connection."}, cmdQuit)
 	registerConn(&engine.Command{Name: "select", Arity: 2, Flags: "loading stale fast", Group: "connection", Since: "1.0.0", Summary: "Changes the selected database."}, cmdSelect)
 	registerConn(&engine.Command{Name: "multi", Arity: 1, Flags: "noscript loading stale fast allow_busy", Group: "transactions", Since: "1.2.0", Summary: "Starts a transaction."}, cmdMulti)

@@ -153,7 +153,7 @@ func FuzzCommandArgs(f *testing.F) {
 // command stays reachable (SETRANGE, SETBIT, BITFIELD…) while no input can
 // ask for the default's 512 MB strings.
 func newFuzzServer() *Server {
-	s := New(Config{}, nil)
+	s := New(Config{Dir: scratchDir}, nil)
 	s.conf.params["proto-max-bulk-len"] = "1048576"
 	s.applyConfig()
 	return s

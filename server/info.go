@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"limitdb/engine"
+	"limitdb/luavm"
 )
 
 func init() {
@@ -176,8 +177,21 @@ func infoMemory(s *Server, b []byte) []byte {
 	b = kv(b, "used_memory_peak", peak)
 	b = kv(b, "used_memory_peak_human", humanBytes(peak))
 	b = kv(b, "used_memory_peak_perc", strconv.FormatFloat(float64(used)*100/float64(peak), 'f', 2, 64)+"%")
-	b = kv(b, "used_memory_lua", 0)
-	b = kv(b, "number_of_cached_scripts", 0)
+	// the scripting fields of Redis 7.0, in its order
+	lm := luavm.Memory(s.eng)
+	b = kv(b, "used_memory_lua", lm.VMEval)
+	b = kv(b, "used_memory_vm_eval", lm.VMEval)
+	b = kv(b, "used_memory_lua_human", humanBytes(uint64(lm.VMEval)))
+	b = kv(b, "used_memory_scripts_eval", lm.ScriptsEval)
+	b = kv(b, "number_of_cached_scripts", lm.Scripts)
+	b = kv(b, "number_of_functions", lm.Functions)
+	b = kv(b, "number_of_libraries", lm.Libraries)
+	b = kv(b, "used_memory_vm_functions", lm.VMFunctions)
+	b = kv(b, "used_memory_vm_total", lm.VMEval+lm.VMFunctions)
+	b = kv(b, "used_memory_vm_total_human", humanBytes(uint64(lm.VMEval+lm.VMFunctions)))
+	b = kv(b, "used_memory_functions", lm.FunctionsMem)
+	b = kv(b, "used_memory_scripts", lm.ScriptsEval+lm.FunctionsMem)
+	b = kv(b, "used_memory_scripts_human", humanBytes(uint64(lm.ScriptsEval+lm.FunctionsMem)))
 	b = kv(b, "maxmemory", maxm)
 	b = kv(b, "maxmemory_human", humanBytes(maxm))
 	b = kv(b, "maxmemory_policy", s.conf.params["maxmemory-policy"])

@@ -97,7 +97,17 @@ func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
 	m := &s.mem
 	m.refresh(ctx.Now)
 	over := m.used() - m.limit
-	if over <= 0 || !s.executes() {
+	if over <= 0 {
+		return engine.EvictOK
+	}
+	if !s.executes() {
+		// A follower evicts nothing (the leader's evictions reach it as
+		// effects). Under noeviction nothing will free its memory either,
+		// so it refuses as Redis does; under an eviction policy the
+		// leader, over its own limit first with the same data, evicts.
+		if s.eng.EvictPolicy() == engine.PolicyNoEviction {
+			return engine.EvictFail
+		}
 		return engine.EvictOK
 	}
 	if m.pendingFree > m.limit/4 {
@@ -132,12 +142,13 @@ func (s *Server) rejectOOM(cl *client, cmd *engine.Command, argv [][]byte) bool 
 		}
 		return false
 	}
-	reject := cmd.Has(engine.FlagDenyOOM)
+	// a script's declared flags decide (getCommandFlags)
+	reject := cl.ctx.CallFlags(cmd, argv)&engine.FlagDenyOOM != 0
 	control := isTxnControl(cmd.Name) && cmd.Name != "multi" && cmd.Name != "watch"
 	if cl.tx.Active && !control {
 		reject = true
 	}
-	if cl.tx.Active && cmd.Name == "exec" && queueDeniesOOM(cl.tx.Queue) {
+	if cl.tx.Active && cmd.Name == "exec" && queueHas(&cl.ctx, cl.tx.Queue, engine.FlagDenyOOM) {
 		s.statOf(cmd).rejected++
 		msg := "EXECABORT Transaction discarded because of: " + engine.ErrOOM
 		cl.w.Error(msg)
@@ -155,22 +166,6 @@ func (s *Server) rejectOOM(cl *client, cmd *engine.Command, argv [][]byte) bool 
 	cl.w.Error(engine.ErrOOM)
 	s.countError([]byte(engine.ErrOOM))
 	return true
-}
-
-// queueDeniesOOM reports whether a MULTI queue holds a deny-oom command.
-func queueDeniesOOM(queue [][][]byte) bool {
-	for _, q := range queue {
-		cmd := engine.Lookup(q[0])
-		if cmd != nil && len(cmd.Subs) > 0 && len(q) >= 2 {
-			if sub := cmd.Sub(q[1]); sub != nil {
-				cmd = sub
-			}
-		}
-		if cmd != nil && cmd.Has(engine.FlagDenyOOM) {
-			return true
-		}
-	}
-	return false
 }
 
 // applyMaxmemory pushes maxmemory, maxmemory-policy and maxmemory-samples

@@ -153,8 +153,8 @@ func (s *Server) refreshLogFailure() {
 // and an EXEC whose queue holds a write (which also discards the
 // transaction), as Redis's processCommand does after the memory check.
 // It reports whether it answered.
-func (s *Server) rejectMISCONF(cl *client, cmd *engine.Command) bool {
-	if cl.tx.Active && cmd.Name == "exec" && queueHas(cl.tx.Queue, engine.FlagWrite) {
+func (s *Server) rejectMISCONF(cl *client, cmd *engine.Command, argv [][]byte) bool {
+	if cl.tx.Active && cmd.Name == "exec" && queueHas(&cl.ctx, cl.tx.Queue, engine.FlagWrite) {
 		s.statOf(cmd).rejected++
 		msg := "EXECABORT Transaction discarded because of: " + s.rdb.denyMsg
 		cl.w.Error(msg)
@@ -162,15 +162,16 @@ func (s *Server) rejectMISCONF(cl *client, cmd *engine.Command) bool {
 		cl.tx.Reset()
 		return true
 	}
-	if !cmd.Has(engine.FlagWrite) && cmd.Name != "ping" {
+	if cl.ctx.CallFlags(cmd, argv)&engine.FlagWrite == 0 && cmd.Name != "ping" {
 		return false
 	}
 	s.reject(cl, cmd, s.rdb.denyMsg)
 	return true
 }
 
-// queueHas reports whether a MULTI queue holds a command with flag f.
-func queueHas(queue [][][]byte, f engine.Flag) bool {
+// queueHas reports whether a MULTI queue holds a command with flag f
+// (for a script, the flags its shebang or function declares).
+func queueHas(c *engine.Ctx, queue [][][]byte, f engine.Flag) bool {
 	for _, q := range queue {
 		cmd := engine.Lookup(q[0])
 		if cmd != nil && len(cmd.Subs) > 0 && len(q) >= 2 {
@@ -178,7 +179,7 @@ func queueHas(queue [][][]byte, f engine.Flag) bool {
 				cmd = sub
 			}
 		}
-		if cmd != nil && cmd.Has(f) {
+		if cmd != nil && c.CallFlags(cmd, q)&f != 0 {
 			return true
 		}
 	}

@@ -3,6 +3,9 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"io"
+	"net"
+	"time"
 
 	"limitdb/cluster"
 	"limitdb/engine"
@@ -53,7 +56,7 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 // when the node became the leader meanwhile: the caller executes instead.
 func (s *Server) forward(cl *client, cmds [][][]byte) bool {
 	cl.fwdSeq++
-	u := &cluster.Unit{Client: uint64(cl.id), Seq: cl.fwdSeq, DB: cl.db, Proto: cl.w.Proto, User: cl.user.Name, Watching: cl.fwdWatching, Cmds: cmds}
+	u := &cluster.Unit{Client: uint64(cl.id), Seq: cl.fwdSeq, DB: cl.db, Proto: cl.w.Proto, User: cl.user.Name, Watching: cl.fwdWatching, OOM: cl.ctx.OOM, Cmds: cmds}
 	s.door.Unlock()
 	data, err := s.node.Forward(u)
 	s.door.Lock()
@@ -98,8 +101,10 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte, blocked cluster.Blo
 		}
 		cl = s.newFwdClient()
 	}
+	cl.nc = forwardedConn{u.Peer}
 	cl.db = u.DB
 	cl.w.Proto = u.Proto
+	cl.fwdOOM = u.OOM
 	cl.w.B = cl.w.B[:0]
 	if user := s.auth.acl.User(u.User); user != nil {
 		cl.user, cl.authed = user, true
@@ -164,10 +169,12 @@ func (s *Server) DropSession(session, client uint64) {
 	}
 }
 
-// newFwdClient is a client without a connection, for forwarded units.
+// newFwdClient is a client for forwarded units: its connection is a
+// forwardedConn, which only names the follower's link (SLOWLOG, ACL LOG
+// and the rest of what reads a client's address work as for any client).
 func (s *Server) newFwdClient() *client {
-	cl := &client{s: s, id: s.nextID.Add(1)}
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl}
+	cl := &client{s: s, id: s.nextID.Add(1), nc: forwardedConn{}}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
 	return cl
 }
 
@@ -213,3 +220,27 @@ func (s *Server) unwatchForwarded(cl *client) {
 		s.node.DropClient(uint64(cl.id))
 	}
 }
+
+// forwardedConn stands for the connection of a forwarded unit's client,
+// which is on a follower: it carries no bytes (the replies go back in the
+// unit's answer), only the forwarding link's address.
+type forwardedConn struct{ peer net.Addr }
+
+func (forwardedConn) Read([]byte) (int, error)         { return 0, io.EOF }
+func (forwardedConn) Write(b []byte) (int, error)      { return len(b), nil }
+func (forwardedConn) Close() error                     { return nil }
+func (forwardedConn) LocalAddr() net.Addr              { return fwdAddr{} }
+func (forwardedConn) SetDeadline(time.Time) error      { return nil }
+func (forwardedConn) SetReadDeadline(time.Time) error  { return nil }
+func (forwardedConn) SetWriteDeadline(time.Time) error { return nil }
+func (c forwardedConn) RemoteAddr() net.Addr {
+	if c.peer == nil {
+		return fwdAddr{}
+	}
+	return c.peer
+}
+
+type fwdAddr struct{}
+
+func (fwdAddr) Network() string { return "forwarded" }
+func (fwdAddr) String() string  { return "forwarded:0" }

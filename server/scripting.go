@@ -3,16 +3,30 @@ package server
 import (
 	"time"
 
+	"limitdb/acl"
+
 	"limitdb/engine"
-	// The scripting commands (EVAL, EVALSHA, SCRIPT …) register themselves
-	// in the engine's command table from luavm's init.
-	_ "limitdb/luavm"
+	// The scripting commands (EVAL, EVALSHA, SCRIPT, FUNCTION, FCALL …)
+	// register themselves in the engine's command table from luavm's init.
+	"limitdb/luavm"
 )
 
 const (
 	errBusy       = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	errBusyFunc   = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 	errUnkillable = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	errExecAbort  = "EXECABORT Transaction discarded because of: "
 )
+
+// busyText is the BUSY reply while a script runs past the threshold: it
+// names SCRIPT KILL for an EVAL script and FUNCTION KILL for a function
+// (Redis's slowevalerr and slowscripterr).
+func (s *Server) busyText() string {
+	if s.eng.Guard.IsFunc.Load() {
+		return errBusyFunc
+	}
+	return errBusy
+}
 
 // lockEngine takes the engine lock for argv. While a script that has run
 // holds it, this client waits only until the script passes lua-time-limit
@@ -53,27 +67,129 @@ func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
 }
 
 // scriptBusy answers argv without the engine lock when a script has run
-// longer than lua-time-limit, as Redis does: SCRIPT KILL stops a script that
-// has not written (UNKILLABLE otherwise), everything else gets BUSY. It
-// reports whether it answered.
+// longer than lua-time-limit, in the order of Redis's processCommand while
+// a script is timed out: unknown commands and arity errors, NOAUTH, a
+// no_multi command inside MULTI, NOPERM (without an ACL LOG entry here:
+// the log is the script's to write), then BUSY for every command not
+// flagged allow_busy, which also marks a transaction in progress as failed
+// (EXEC itself aborts it: EXECABORT … BUSY …). An allow_busy command is
+// queued inside MULTI like any other; else the ones that need no engine
+// state run: SCRIPT KILL and FUNCTION KILL (each stops its own kind of
+// script if it has not written), FUNCTION STATS, MULTI, DISCARD, UNWATCH,
+// QUIT and SHUTDOWN NOSAVE. WATCH, HELLO, AUTH and RESET, which Redis also
+// serves, need the engine lock here and get BUSY. It reports whether it
+// answered.
 func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
 	g := &s.eng.Guard
 	start := g.StartMs.Load()
-	if start == 0 || time.Now().UnixMilli()-start < g.Limit() {
+	now := time.Now().UnixMilli()
+	if start == 0 || now-start < g.Limit() {
 		return false
 	}
-	if engine.EqualFold(argv[0], "shutdown") {
-		return s.shutdownBusy(cl, argv)
+	cmd := cl.ctx.Resolve(argv)
+	fail := func(msg string) {
+		if cl.tx.Active {
+			cl.tx.Failed = true // flagTransaction
+		}
+		if msg != "" {
+			cl.w.Error(msg)
+		}
 	}
-	if len(argv) == 2 && engine.EqualFold(argv[0], "script") && engine.EqualFold(argv[1], "kill") {
-		if g.Wrote.Load() {
-			cl.w.Error(errUnkillable)
-		} else {
-			g.Kill()
-			cl.w.OK()
+	switch {
+	case cmd == nil:
+		fail("") // Resolve answered
+		cl.execArityAbort(argv)
+		return true
+	case !cl.authed && s.auth.needAuth.Load() && !cmd.Has(engine.FlagNoAuth):
+		fail(errNoAuth)
+		return true
+	case cl.tx.Active && cmd.Has(engine.FlagNoMulti):
+		fail(errNoMulti)
+		return true
+	}
+	if !cl.user.Free() {
+		if res, _ := cl.user.Check(cmd, argv); res != acl.OK {
+			fail(noPermText(res, cmd))
+			return true
+		}
+	}
+	if !cmd.Has(engine.FlagAllowBusy) {
+		if cmd.Name == "exec" {
+			// rejectCommand on EXEC: execCommandAbort, in MULTI or not
+			cl.discardLater()
+			cl.w.Error(errExecAbort + s.busyText())
+			return true
+		}
+		fail(s.busyText())
+		return true
+	}
+	if cl.tx.Active && !isTxnControl(cmd.Name) {
+		cl.tx.Enqueue(argv)
+		if cl.queued() {
+			cl.w.Status("QUEUED")
 		}
 		return true
 	}
-	cl.w.Error(errBusy)
+	switch cmd.Name {
+	case "shutdown":
+		return s.shutdownBusy(cl, argv)
+	case "script|kill":
+		s.killBusy(cl, false)
+	case "function|kill":
+		s.killBusy(cl, true)
+	case "function|stats":
+		if !g.IsFunc.Load() {
+			cl.w.Error(errBusy) // FUNCTION STATS during an EVAL script
+			break
+		}
+		fn, cmdArgv := g.Function()
+		luavm.WriteFunctionStats(&cl.w, fn, cmdArgv, now-start, g.Libraries.Load(), g.Functions.Load())
+	case "multi":
+		if cl.tx.Active {
+			cl.w.Error(engine.ErrMultiNested)
+			break
+		}
+		cl.tx.Active = true
+		cl.w.OK()
+	case "discard":
+		if !cl.tx.Active {
+			cl.w.Error(engine.ErrDiscardNoMulti)
+			break
+		}
+		cl.discardLater()
+		cl.w.OK()
+	case "unwatch":
+		cl.unwatchLater = true
+		cl.w.OK()
+	case "quit":
+		cl.w.OK()
+		cl.closeNow = true
+	default:
+		fail(s.busyText()) // WATCH, HELLO, AUTH, RESET: see above
+	}
 	return true
+}
+
+// killBusy is scriptKill for a running script: UNKILLABLE once it has
+// written, BUSY for the other kind's KILL, else stop it.
+func (s *Server) killBusy(cl *client, function bool) {
+	g := &s.eng.Guard
+	switch {
+	case g.Wrote.Load():
+		cl.w.Error(errUnkillable)
+	case function != g.IsFunc.Load():
+		cl.w.Error(s.busyText())
+	default:
+		g.Kill()
+		cl.w.OK()
+	}
+}
+
+// discardLater ends the connection's transaction without the engine lock
+// (discardTransaction): the queue is the connection's own, its WATCHes
+// are dropped when it next holds the lock (dispatch).
+func (cl *client) discardLater() {
+	cl.tx.Active, cl.tx.Failed = false, false
+	cl.tx.ClearQueue()
+	cl.unwatchLater = true
 }

@@ -224,7 +224,7 @@ func (s *Server) cron() {
 	defer t.Stop()
 	lastSample := time.Now()
 	lastAge := lastSample
-	var lastScavenge time.Time
+	var sc scavenger
 	for {
 		select {
 		case <-s.stop:
@@ -246,7 +246,7 @@ func (s *Server) cron() {
 			lastAge = time.Now()
 			s.eng.AgeCaptureSpare()
 		}
-		s.scavenge(&lastScavenge)
+		s.scavenge(&sc)
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {
 			s.door.Lock()

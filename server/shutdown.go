@@ -144,7 +144,7 @@ func (s *Server) shutdownBusy(cl *client, argv [][]byte) bool {
 	case abort:
 		cl.w.Error(errNoShutdown)
 	case !f.NoSave:
-		cl.w.Error(errBusy)
+		cl.w.Error(s.busyText())
 	default:
 		s.log.Warn("User requested shutdown...")
 		s.down.Store(true)

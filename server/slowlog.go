@@ -142,11 +142,7 @@ func slowlogArgv(argv [][]byte) []string {
 func cmdSlowlogGet(s *Server, cl *client, argv [][]byte) {
 	count := int64(10)
 	if len(argv) > 3 {
-		sub := argv[1]
-		if len(sub) > 128 {
-			sub = sub[:128]
-		}
-		cl.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(sub) + "'. Try " + strings.ToUpper(string(argv[0])) + " HELP.")
+		cl.w.Error(engine.ErrSubcommandSyntax(argv))
 		return
 	}
 	if len(argv) == 3 {

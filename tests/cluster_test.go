@@ -137,6 +137,71 @@ func TestClusterBasics(t *testing.T) {
 	}
 }
 
+// TestClusterFollowerNodeState: what a follower keeps of its own while
+// the leader executes: access times of applied writes (OBJECT IDLETIME),
+// its maxmemory (noeviction: it refuses deny-oom commands, and a script
+// it forwards gets OOM at its first write), and the leader's SLOWLOG
+// naming a forwarded command's link.
+func TestClusterFollowerNodeState(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := context.Background()
+	l := c.leader()
+	f := (l + 1) % 3
+	if err := c.cli(l).Set(ctx, "old", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	if err := c.cli(f).Set(ctx, "fresh", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.cli(f).ObjectIdleTime(ctx, "fresh").Result(); err != nil || n > time.Second {
+		t.Fatalf("OBJECT IDLETIME on a follower right after the write: %v %v", n, err)
+	}
+	if n, err := c.cli(f).ObjectIdleTime(ctx, "old").Result(); err != nil || n < 2*time.Second || n > 4*time.Second {
+		t.Fatalf("OBJECT IDLETIME on a follower 2 s after the write: %v %v", n, err)
+	}
+
+	// a command that takes long on the leader, sent to a follower, lands
+	// in the leader's SLOWLOG with the follower's link as its client
+	if err := c.cli(l).ConfigSet(ctx, "slowlog-log-slower-than", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cli(l).SlowLogReset(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.cli(f).Eval(ctx, "local function f() return f() + 1 end return f()", nil).Result()
+	if err == nil || !strings.Contains(err.Error(), "stack overflow") {
+		t.Fatalf("runaway recursion through a follower: %v", err)
+	}
+	logs, err := c.cli(l).SlowLogGet(ctx, 10).Result()
+	found := false
+	for _, e := range logs {
+		if len(e.Args) > 0 && strings.EqualFold(e.Args[0], "eval") && e.ClientAddr != "" {
+			found = true
+		}
+	}
+	if err != nil || !found {
+		t.Fatalf("leader's SLOWLOG after a forwarded EVAL: %+v %v", logs, err)
+	}
+
+	if err := c.cli(f).ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cli(f).Set(ctx, "x", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
+		t.Fatalf("SET on a follower over its maxmemory (noeviction): %v", err)
+	}
+	_, err = c.cli(f).Eval(ctx, "return redis.call('set','x','v')", nil).Result()
+	if err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
+		t.Fatalf("a script's write through a follower over its maxmemory: %v", err)
+	}
+	if v, err := c.cli(f).Get(ctx, "fresh").Result(); err != nil || v != "v" {
+		t.Fatalf("reads go on: %q %v", v, err)
+	}
+	if err := c.cli(l).Set(ctx, "x", "v", 0).Err(); err != nil {
+		t.Fatalf("the leader's own limit is not the follower's: %v", err)
+	}
+}
+
 // loadStats counts what a load's clients saw.
 type loadStats struct {
 	sent, acked, failed atomic.Int64

@@ -17,24 +17,40 @@ import (
 var redisAddr, limitAddr string
 
 func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "limitdb-tests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	scratchDir = d
 	r, err := StartRedis()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "differential tests need a real redis-server:", err)
 		os.Exit(1)
 	}
-	l, err := StartLimitdb()
-	if err != nil {
-		r.Stop()
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	// LIMITDB_TEST_ADDR points the differential tests at a running
+	// limitdb instead (a binary with its default durable configuration,
+	// a cluster's follower: the same replies are expected)
+	redisAddr, limitAddr = r.Addr, os.Getenv("LIMITDB_TEST_ADDR")
+	var l interface{ Close() error }
+	if limitAddr == "" {
+		srv, err := StartLimitdb()
+		if err != nil {
+			r.Stop()
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		l, limitAddr = srv, srv.Addr().String()
 	}
-	redisAddr, limitAddr = r.Addr, l.Addr().String()
 	code := m.Run()
 	if limitdbBin.dir != "" {
 		os.RemoveAll(limitdbBin.dir)
 	}
-	l.Close()
+	if l != nil {
+		l.Close()
+	}
 	r.Stop()
+	os.RemoveAll(d)
 	os.Exit(code)
 }
 
@@ -56,6 +72,8 @@ func TestMain(m *testing.M) {
 //	@words CMD …        compare with the space-separated words of every
 //	                    bulk string sorted (ACL rule descriptions, whose
 //	                    single-command order is Redis's hash table order)
+//	@noeffects CMD …    replies compared; TestEffects leaves its effects
+//	                    out (limitdb records what Redis leaves out)
 //	@sleep MS           pause
 //	@conn NAME          continue on connection NAME (opened on first use)
 //	@send CMD …         send on the current connection without reading its
@@ -165,8 +183,11 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 	cur := dialPair(t, proto)
 	conns["default"] = cur
 	for _, c := range []*Conn{cur.ref, cur.cand} {
-		if _, err := c.Do("FLUSHALL"); err != nil {
-			t.Fatal(err)
+		// function libraries are server state that FLUSHALL keeps
+		for _, cmd := range [][]string{{"FLUSHALL"}, {"FUNCTION", "FLUSH"}} {
+			if _, err := c.Do(cmd...); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, l := range lines {
@@ -177,6 +198,8 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 			switch word {
 			case "@proto", "@aclfile":
 				continue
+			case "@noeffects":
+				text = rest // (TestEffects does not compare its effects)
 			case "@sleep":
 				ms, _ := strconv.Atoi(strings.TrimSpace(rest))
 				time.Sleep(time.Duration(ms) * time.Millisecond)

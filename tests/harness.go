@@ -123,9 +123,14 @@ func startLimitdbProcess(t *testing.T, opts ...string) (addr string, pid int) {
 	return addr, cmd.Process.Pid
 }
 
+// scratchDir is the dir of StartLimitdb's servers (TestMain makes and
+// removes it): scenarios SAVE, DEBUG RELOAD and FLUSHALL under save rules,
+// and their dump.rdb belongs nowhere in the tree.
+var scratchDir string
+
 // StartLimitdb starts an in-process limitdb server on a free loopback port.
 func StartLimitdb() (*server.Server, error) {
-	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, engine.New())
+	srv := server.New(server.Config{Addr: "127.0.0.1:0", Dir: scratchDir}, engine.New())
 	// as StartRedis does, so that scenarios can use DEBUG on both servers
 	// (not through LoadConfig: applying the whole configuration makes
 	// TestScriptBusyKill hang, see the h/digest report)

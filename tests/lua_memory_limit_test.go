@@ -41,7 +41,7 @@ func TestLuaMemoryLimitConfig(t *testing.T) {
 	if r := do("CONFIG", "GET", "lua-memory-limit"); !strings.HasSuffix(r, "$8\r\n16777216\r\n") {
 		t.Fatalf("CONFIG GET after SET: %q", r)
 	}
-	if r := do("EVAL", script, "0"); r != "-ERR Error running script f_"+sha1hex(script)+", not enough memory\r\n" {
+	if r := do("EVAL", script, "0"); r != "-ERR Error running script "+sha1hex(script)+", not enough memory\r\n" {
 		t.Fatalf("40 MB at 16mb: %q", r)
 	}
 	if r := do("EVAL", "return #string.rep('x', 1024 * 1024)", "0"); r != ":1048576\r\n" {

@@ -207,7 +207,7 @@ func (p *replayer) command() []string {
 	c := func(a ...string) []string { return a }
 	with := func(a []string, b ...string) []string { return append(a, b...) }
 	algos := []string{"gcra", "token-bucket", "leaky-bucket", "fixed-window", "sliding-window", "sliding-log"}
-	switch p.rng.IntN(60) {
+	switch p.rng.IntN(62) {
 	case 0:
 		return with(c("SET", p.key("s"), p.n(100)), p.ttl()...)
 	case 1:
@@ -334,6 +334,26 @@ func (p *replayer) command() []string {
 		return c("SETEX", p.key("s"), "1", "v")
 	case 58:
 		return c("PSETEX", p.key("s"), p.n(300), "v")
+	case 59, 60:
+		// list elements and set members are small numbers, so "s*" and
+		// "h*->f<n>" find string keys and hash fields (some expiring)
+		a := c(p.pick("SORT", "SORT_RO"), p.key(p.pick("l", "t", "z")))
+		if p.rng.IntN(2) == 0 {
+			a = with(a, "BY", p.pick("s*", "nosort", "h*->f1", "x"))
+		}
+		if p.rng.IntN(3) == 0 {
+			a = with(a, "LIMIT", p.n(3), p.pick("1", "2", "-1"))
+		}
+		if p.rng.IntN(3) == 0 {
+			a = with(a, "GET", p.pick("#", "s*", "h*->g2"))
+		}
+		if p.rng.IntN(2) == 0 {
+			a = with(a, p.pick("ALPHA", "DESC"))
+		}
+		if a[0] == "SORT" && p.rng.IntN(4) != 0 {
+			a = with(a, "STORE", p.key("l"))
+		}
+		return a
 	default:
 		return c(p.pick("HGETALL", "SMEMBERS", "TTL", "TYPE", "RL.INFO"), p.key(p.pick("h", "t", "l", "z", "s", "r")))
 	}

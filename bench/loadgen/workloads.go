@@ -32,6 +32,10 @@ type workload struct {
 	ref     builder
 	cand    builder // nil: same as ref
 	scripts []string
+	// libs are seed scripts loaded on both sides as function libraries
+	// (FUNCTION LOAD REPLACE of a library whose function runs the script's
+	// body, as Redis's scripting.tcl wraps a script)
+	libs []string
 	// refOnly: the scripts are for redis only (cand runs a native command)
 	refOnly bool
 	// probe is a command whose reply on cand (and ref) tells whether the
@@ -41,6 +45,8 @@ type workload struct {
 	preload bool
 	// pingpong: pairs of connections, runPingPong (pingpong.go)
 	pingpong bool
+	// setup is sent once to each side before measuring (SORT's list).
+	setup [][]string
 }
 
 var keySpace = 10000
@@ -130,6 +136,31 @@ func probeCmd(args ...string) func(*side, bool) []string {
 	return func(*side, bool) []string { return args }
 }
 
+// fcall calls the function that wraps file's body (libraryCode).
+func fcall(file string, args func(c *conn, b []byte, now int64) (int, []byte)) builder {
+	name := functionName(file)
+	return func(c *conn, s *side, b []byte, now int64) []byte {
+		var n int
+		n, c.scratch = args(c, c.scratch[:0], now)
+		b = appendArrayHdr(b, 3+n)
+		b = appendBulkStr(b, "FCALL")
+		b = appendBulkStr(b, name)
+		b = appendBulkStr(b, "1")
+		return append(b, c.scratch...)
+	}
+}
+
+// functionName is the function (and library) that wraps a seed script.
+func functionName(file string) string {
+	return "bench_" + strings.NewReplacer("-", "_", ".lua", "").Replace(file)
+}
+
+// libraryCode wraps a seed script's body into a function library.
+func libraryCode(file string, body []byte) string {
+	name := functionName(file)
+	return "#!lua name=" + name + "\nredis.register_function('" + name + "', function(KEYS, ARGV)\n" + string(body) + "\nend)"
+}
+
 func probeSha(file string, extra ...string) func(*side, bool) []string {
 	return func(s *side, _ bool) []string {
 		return append([]string{"EVALSHA", s.shas[file], "1", "probe:" + file}, extra...)
@@ -180,6 +211,20 @@ var workloads = []*workload{
 		probe: probeSha(scriptSW, "1000", "1700000000000", "10")},
 	{name: "evalsha-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), scripts: []string{scriptFW},
 		probe: probeSha(scriptFW, "10", "1")},
+	// the fixed-window counter as a function (FCALL) on both sides
+	{name: "fcall-fw", replies: 1, ref: fcall(scriptFW, fwArgs), libs: []string{scriptFW},
+		probe: probeCmd("FCALL", functionName(scriptFW), "1", "probe:fcall", "10", "1")},
+	// EVALSHA on the reference, FCALL of the same body on the candidate:
+	// with a limitdb as the reference (-redis), FCALL's cost against
+	// EVALSHA's in the same slices
+	{name: "fcall-vs-evalsha-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), cand: fcall(scriptFW, fwArgs),
+		scripts: []string{scriptFW}, libs: []string{scriptFW},
+		probe: func(s *side, isRef bool) []string {
+			if isRef {
+				return probeSha(scriptFW, "10", "1")(s, true)
+			}
+			return []string{"FCALL", functionName(scriptFW), "1", "probe:fcall", "10", "1"}
+		}},
 	// RL.ALLOW on limitdb against the equivalent Lua on Redis
 	{name: "rl-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), cand: rlAllow("rl:", ""), scripts: []string{scriptTB}, refOnly: true,
 		probe: func(s *side, isRef bool) []string {
@@ -199,6 +244,36 @@ var workloads = []*workload{
 			}
 			return []string{"RL.ALLOW", "probe:rlfw", "10", "1000", "ALGO", "fixed-window"}
 		}},
+	// SORT of a 100-element list, numeric and ALPHA (the same list)
+	{name: "sort", replies: 1, ref: sortCmd("SORT", "sortlist"),
+		setup: [][]string{{"DEL", "sortlist"}, sortList()}, probe: probeCmd("SORT", "sortlist")},
+	{name: "sort-alpha", replies: 1, ref: sortCmd("SORT", "sortlist", "ALPHA"),
+		setup: [][]string{{"DEL", "sortlist"}, sortList()}, probe: probeCmd("SORT", "sortlist", "ALPHA")},
+}
+
+// sortList is the RPUSH of the list the SORT workloads sort: 100
+// decimals with three places (Redis reads them with strtod), from a fixed
+// xorshift sequence.
+func sortList() []string {
+	out := []string{"RPUSH", "sortlist"}
+	x := uint64(88172645463325252)
+	for i := 0; i < 100; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		out = append(out, strconv.FormatFloat(float64(x%100000000)/1000, 'f', 3, 64))
+	}
+	return out
+}
+
+func sortCmd(args ...string) builder {
+	return func(c *conn, s *side, b []byte, now int64) []byte {
+		b = appendArrayHdr(b, len(args))
+		for _, a := range args {
+			b = appendBulkStr(b, a)
+		}
+		return b
+	}
 }
 
 func findWorkload(name string) *workload {
@@ -230,6 +305,28 @@ func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
 			return fmt.Errorf("%s: SCRIPT LOAD %s: %s", s.name, f, short(r[1:]))
 		}
 		s.shas[f] = bulkValue(r)
+	}
+	for _, f := range w.libs {
+		body, err := os.ReadFile(filepath.Join(seedDir, f))
+		if err != nil {
+			return fmt.Errorf("read script: %v", err)
+		}
+		r, err := c.do("FUNCTION", "LOAD", "REPLACE", libraryCode(f, body))
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(r, "-") {
+			return fmt.Errorf("%s: FUNCTION LOAD %s: %s", s.name, f, short(r[1:]))
+		}
+	}
+	for _, args := range w.setup {
+		r, err := c.do(args...)
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(r, "-") {
+			return fmt.Errorf("%s: %s: %s", s.name, args[0], short(r[1:]))
+		}
 	}
 	if w.probe != nil {
 		args := w.probe(s, isRef)

@@ -226,3 +226,8 @@ func protoSize(p *FunctionProto) int64 {
 	}
 	return n
 }
+
+// MemInUse sizes what the interpreter's roots reach (the census's
+// measure), for INFO's used_memory_vm_* fields. It allocates as the census
+// does; call it outside a run.
+func (ls *LState) MemInUse() int64 { return memReachable(ls) }

@@ -124,7 +124,7 @@ var pastDeadline = time.Unix(1, 0)
 // lock is held): cl is blocked if its command asked to, and the ready
 // keys are served. It reports whether cl is now blocked.
 func (s *Server) afterUnit(cl *client, argv [][]byte) bool {
-	if cl.nc != nil {
+	if !cl.connless() {
 		s.blocking.answerer = cl // answers are written after its unlock
 	}
 	blocked := false
@@ -174,7 +174,7 @@ func (s *Server) block(cl *client, w *engine.Waiter, argv [][]byte) {
 	w.Owner = cl
 	s.eng.Block(w)
 	cl.blk = bs
-	if cl.nc == nil {
+	if cl.connless() {
 		bs.wake = make(chan struct{}, 1)
 	}
 }
@@ -262,7 +262,7 @@ func (s *Server) endBlock(rc *client, bs *blockState) {
 	bs.done.Store(true)
 	if bs.wake != nil {
 		bs.wake <- struct{}{}
-	} else if rc.nc != nil && !direct {
+	} else if !direct {
 		rc.nc.SetReadDeadline(pastDeadline)
 	}
 	bs.woke.Store(true)
@@ -512,4 +512,14 @@ func isTimeout(err error) bool {
 		return ne.Timeout()
 	}
 	return errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// connless reports a client without a connection of its own: a
+// forwarded unit's (replication.go), which waits on a channel.
+func (cl *client) connless() bool {
+	if cl.nc == nil {
+		return true
+	}
+	_, fwd := cl.nc.(forwardedConn)
+	return fwd
 }

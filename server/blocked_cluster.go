@@ -227,7 +227,7 @@ func (s *Server) unblockForwarding(target *client, asError bool) bool {
 // lock is held; it is released while waiting). It reports whether this
 // node became the leader meanwhile (the caller executes the command).
 func (s *Server) forwardBlocking(cl *client, cmd *engine.Command, argv [][]byte) bool {
-	if cl.nc == nil {
+	if cl.connless() {
 		return s.forward(cl, [][][]byte{argv}) // a forwarded client cannot forward
 	}
 	var deadline time.Time

@@ -66,14 +66,15 @@ type Waiter struct {
 	Rank  uint64
 	Owner any
 
-	nodes []*WaitNode // one per key, in Keys order
+	nodes   []WaitNode // one per key, in Keys order (kept for reuse)
+	blocked bool
 }
 
 // OnList reports whether w waits for a list (else a sorted set).
 func (w *Waiter) OnList() bool { return w.Op.onList() }
 
 // Blocked reports whether w is queued on its keys.
-func (w *Waiter) Blocked() bool { return w.nodes != nil }
+func (w *Waiter) Blocked() bool { return w.blocked }
 
 // WaitNode is a waiter's place in one key's queue.
 type WaitNode struct {
@@ -104,7 +105,9 @@ type blockState struct {
 	waiters  int
 	ready    []ReadyKey
 	readySet map[ReadyKey]struct{}
-	spare    []ReadyKey // the previous round's slice, reused
+	spare    []ReadyKey   // the previous round's slice, reused
+	freeW    []*Waiter    // unblocked waiters for reuse (newWaiter)
+	freeQ    []*waitQueue // empty key queues for reuse (newQueue)
 	// the last timeout parsed and its value (parseTimeout)
 	lastTimeout   string
 	lastTimeoutMs int64
@@ -116,11 +119,15 @@ func (e *Engine) Block(w *Waiter) {
 	if db.blocking == nil {
 		db.blocking = make(map[string]*waitQueue)
 	}
-	w.nodes = make([]*WaitNode, len(w.Keys))
+	if cap(w.nodes) < len(w.Keys) {
+		w.nodes = make([]WaitNode, len(w.Keys))
+	}
+	w.nodes = w.nodes[:len(w.Keys)]
+	w.blocked = true
 	for i, k := range w.Keys {
 		q := db.blocking[k]
 		if q == nil {
-			q = &waitQueue{key: k}
+			q = e.newQueue(k)
 			db.blocking[k] = q
 		}
 		// after the last waiter of a lower rank: the tail for a new
@@ -129,7 +136,8 @@ func (e *Engine) Block(w *Waiter) {
 		for after != nil && after.w.Rank > w.Rank {
 			after = after.prev
 		}
-		n := &WaitNode{w: w, q: q, prev: after}
+		n := &w.nodes[i]
+		*n = WaitNode{w: w, q: q, prev: after}
 		if after != nil {
 			n.next = after.next
 			after.next = n
@@ -142,7 +150,6 @@ func (e *Engine) Block(w *Waiter) {
 		} else {
 			q.tail = n
 		}
-		w.nodes[i] = n
 	}
 	e.blk.waiters++
 }
@@ -150,10 +157,11 @@ func (e *Engine) Block(w *Waiter) {
 // Unblock takes w out of its keys' queues (Redis's
 // unblockClientWaitingData). Harmless when w is not blocked.
 func (e *Engine) Unblock(w *Waiter) {
-	if w.nodes == nil {
+	if !w.blocked {
 		return
 	}
-	for _, n := range w.nodes {
+	for i := range w.nodes {
+		n := &w.nodes[i]
 		q := n.q
 		if n.prev != nil {
 			n.prev.next = n.next
@@ -167,11 +175,51 @@ func (e *Engine) Unblock(w *Waiter) {
 		}
 		if q.head == nil {
 			delete(w.DB.blocking, q.key)
+			if len(e.blk.freeQ) < 64 {
+				e.blk.freeQ = append(e.blk.freeQ, q)
+			}
 		}
-		n.prev, n.next = nil, nil
+		*n = WaitNode{}
 	}
-	w.nodes = nil
+	w.blocked = false
 	e.blk.waiters--
+}
+
+// newQueue returns an empty queue for key (reused: a key's queue comes and
+// goes with each waiter of a ping-pong).
+func (e *Engine) newQueue(key string) *waitQueue {
+	if n := len(e.blk.freeQ); n > 0 {
+		q := e.blk.freeQ[n-1]
+		e.blk.freeQ = e.blk.freeQ[:n-1]
+		q.key = key
+		return q
+	}
+	return &waitQueue{key: key}
+}
+
+// newWaiter returns a Waiter to fill: one the connection layer gave back
+// (FreeWaiter) when there is one. Blocking allocated a Waiter, its keys
+// and its nodes each time: a ping-pong of BLPOP/LPUSH spent a third of its
+// allocations there.
+func (e *Engine) newWaiter() *Waiter {
+	if n := len(e.blk.freeW); n > 0 {
+		w := e.blk.freeW[n-1]
+		e.blk.freeW = e.blk.freeW[:n-1]
+		return w
+	}
+	return &Waiter{}
+}
+
+// FreeWaiter gives w back once it is unblocked and nothing refers to it
+// (the lock is held).
+func (e *Engine) FreeWaiter(w *Waiter) {
+	if w.blocked || len(e.blk.freeW) >= 64 {
+		return
+	}
+	keys, nodes := w.Keys[:0], w.nodes[:0]
+	clear(w.Keys)
+	*w = Waiter{Keys: keys, nodes: nodes}
+	e.blk.freeW = append(e.blk.freeW, w)
 }
 
 // BlockedClients is the number of waiters (INFO's blocked_clients).
@@ -577,9 +625,9 @@ func (c *Ctx) block(w *Waiter) {
 	c.E.blk.pending = true
 }
 
-// distinctKeys copies the keys, once each (Redis's bpop.keys is a set).
-func distinctKeys(keys [][]byte) []string {
-	out := make([]string, 0, len(keys))
+// distinctKeys appends copies of the keys to out, once each (Redis's
+// bpop.keys is a set).
+func distinctKeys(out []string, keys [][]byte) []string {
 next:
 	for _, k := range keys {
 		for _, o := range out {
@@ -638,7 +686,10 @@ func (c *Ctx) bpop(argv [][]byte, front bool) {
 		c.W.NullArray()
 		return
 	}
-	c.block(&Waiter{Op: OpPop, Front: front, Count: -1, Keys: distinctKeys(keys), TimeoutMs: timeout})
+	w := c.E.newWaiter()
+	w.Op, w.Front, w.Count, w.TimeoutMs = OpPop, front, -1, timeout
+	w.Keys = distinctKeys(w.Keys, keys)
+	c.block(w)
 }
 
 // cmdBLMove: BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout —
@@ -683,7 +734,10 @@ func (c *Ctx) blmove(argv [][]byte, from, to bool, timeout int64, op BlockOp) {
 			c.W.Null()
 			return
 		}
-		c.block(&Waiter{Op: op, Front: from, ToFront: to, Count: -1, Dst: string(argv[2]), Keys: []string{string(argv[1])}, TimeoutMs: timeout})
+		w := c.E.newWaiter()
+		w.Op, w.Front, w.ToFront, w.Count, w.Dst, w.TimeoutMs = op, from, to, -1, string(argv[2]), timeout
+		w.Keys = append(w.Keys, string(argv[1]))
+		c.block(w)
 		return
 	}
 	dirty := c.E.Stats.Dirty
@@ -788,7 +842,10 @@ func cmdBLMPop(c *Ctx, argv [][]byte) {
 		c.W.NullArray()
 		return
 	}
-	c.block(&Waiter{Op: OpMPop, Front: front, Count: count, Keys: distinctKeys(keys), TimeoutMs: timeout})
+	w := c.E.newWaiter()
+	w.Op, w.Front, w.Count, w.TimeoutMs = OpMPop, front, count, timeout
+	w.Keys = distinctKeys(w.Keys, keys)
+	c.block(w)
 }
 
 // cmdBZPopMin: BZPOPMIN key [key …] timeout — ZPOPMIN of the first
@@ -813,7 +870,10 @@ func (c *Ctx) bzpop(argv [][]byte, min bool) {
 		c.W.NullArray()
 		return
 	}
-	c.block(&Waiter{Op: OpZPop, Front: min, Count: -1, Keys: distinctKeys(keys), TimeoutMs: timeout})
+	w := c.E.newWaiter()
+	w.Op, w.Front, w.Count, w.TimeoutMs = OpZPop, min, -1, timeout
+	w.Keys = distinctKeys(w.Keys, keys)
+	c.block(w)
 }
 
 // zpopFirst pops from the first existing sorted set of keys (count -1:
@@ -896,5 +956,8 @@ func cmdBZMPop(c *Ctx, argv [][]byte) {
 		c.W.NullArray()
 		return
 	}
-	c.block(&Waiter{Op: OpZMPop, Front: min, Count: count, Keys: distinctKeys(keys), TimeoutMs: timeout})
+	w := c.E.newWaiter()
+	w.Op, w.Front, w.Count, w.TimeoutMs = OpZMPop, min, count, timeout
+	w.Keys = distinctKeys(w.Keys, keys)
+	c.block(w)
 }

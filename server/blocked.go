@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,7 +79,8 @@ type blockingState struct {
 // blockState is a blocked client (Redis's CLIENT_BLOCKED and bpop).
 type blockState struct {
 	cl       *client
-	hidx     int // index in blocking.timeouts, -1 when not there
+	rank     uint64 // the waiter's (kept: the waiter is reused once unblocked)
+	hidx     int    // index in blocking.timeouts, -1 when not there
 	w        *engine.Waiter
 	cmd      *engine.Command
 	argv     [][]byte  // a copy of the command (run again after a leader change)
@@ -147,12 +149,16 @@ func (s *Server) afterUnit(cl *client, argv [][]byte) bool {
 
 // block queues cl's waiter on its keys (Redis's blockForKeys).
 func (s *Server) block(cl *client, w *engine.Waiter, argv [][]byte) {
-	bs := &blockState{cl: cl, w: w, cmd: cl.ctx.Cmd, hidx: -1}
+	bs := newBlockState(cl, w)
+	bs.cmd = cl.ctx.Cmd
 	bs.out.Proto = cl.w.Proto
 	bs.ctx = engine.Ctx{E: s.eng, W: &bs.out, ACL: cl}
-	bs.argv = make([][]byte, len(argv))
-	for i, a := range argv {
-		bs.argv[i] = append([]byte(nil), a...)
+	if s.node != nil {
+		// (run again after a leader change: a node without Raft never does)
+		bs.argv = make([][]byte, len(argv))
+		for i, a := range argv {
+			bs.argv[i] = append([]byte(nil), a...)
+		}
 	}
 	if w.TimeoutMs > 0 {
 		// Redis adds mstime() to the timeout; a sum past int64 wraps
@@ -172,6 +178,7 @@ func (s *Server) block(cl *client, w *engine.Waiter, argv [][]byte) {
 		w.Rank = r
 	}
 	w.Owner = cl
+	bs.rank = w.Rank
 	s.eng.Block(w)
 	cl.blk = bs
 	if cl.connless() {
@@ -250,6 +257,8 @@ func (s *Server) answerBlocked(rc *client, bs *blockState, before int, failed bo
 // blocked goroutine. The lock is held.
 func (s *Server) endBlock(rc *client, bs *blockState) {
 	s.eng.Unblock(bs.w)
+	s.eng.FreeWaiter(bs.w)
+	bs.w = nil
 	if bs.hidx >= 0 {
 		heap.Remove(&s.blocking.timeouts, bs.hidx)
 	}
@@ -353,13 +362,44 @@ func (s *Server) waitBlocked(cl *client, bs *blockState) bool {
 		runtime.Gosched() // the answerer holds the lock for a few µs more
 	}
 	if bs.sent {
+		freeBlockState(bs)
 		return true // answered on the socket already; the deadline was not moved
 	}
 	cl.nc.SetReadDeadline(time.Time{})
 	if bs.reroute {
 		return s.rerouteBlocked(cl, bs)
 	}
-	return s.sendBlockedReply(cl, bs)
+	ok := s.sendBlockedReply(cl, bs)
+	freeBlockState(bs)
+	return ok
+}
+
+// blockStates keeps blockStates (with their answer buffers) for reuse:
+// one per block was half of what a ping-pong allocated. Only a
+// connection's goroutine gives one back, once its wait is over and nothing
+// else refers to it.
+var blockStates = sync.Pool{New: func() any { return new(blockState) }}
+
+func newBlockState(cl *client, w *engine.Waiter) *blockState {
+	bs := blockStates.Get().(*blockState)
+	bs.cl, bs.w, bs.hidx = cl, w, -1
+	return bs
+}
+
+func freeBlockState(bs *blockState) {
+	out := bs.out.B[:0]
+	if cap(out) > 64<<10 {
+		out = nil
+	}
+	bs.cl, bs.w, bs.cmd, bs.argv, bs.wake = nil, nil, nil, nil, nil
+	bs.rank, bs.deadline, bs.reroute, bs.sent, bs.ticket = 0, time.Time{}, false, false, 0
+	bs.fwdKey, bs.fwdSeq = fwdKey{}, 0
+	bs.done.Store(false)
+	bs.woke.Store(false)
+	bs.parked.Store(0)
+	bs.ctx = engine.Ctx{}
+	bs.out.B = out
+	blockStates.Put(bs)
 }
 
 // sendBlockedReply waits for the commit of a served pop (its ticket) and

@@ -56,7 +56,7 @@ func (b *fwdBlocked) Wait() ([]byte, uint64, bool) {
 }
 
 // Rank implements cluster.BlockedUnit.
-func (b *fwdBlocked) Rank() uint64 { return b.bs.w.Rank }
+func (b *fwdBlocked) Rank() uint64 { return b.bs.rank }
 
 // CancelForwarded implements cluster.Executor.
 func (s *Server) CancelForwarded(session, client, seq uint64, mode cluster.CancelMode) bool {
@@ -129,7 +129,7 @@ func (s *Server) rerouteBlocked(cl *client, bs *blockState) bool {
 		if s.blocking.rerank == nil {
 			s.blocking.rerank = map[*client]uint64{}
 		}
-		s.blocking.rerank[cl] = bs.w.Rank
+		s.blocking.rerank[cl] = bs.rank
 		s.dispatch(cl, argv)
 		delete(s.blocking.rerank, cl)
 		if s.eng.BlockPending() && s.afterUnit(cl, argv) {

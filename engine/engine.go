@@ -93,7 +93,8 @@ type Engine struct {
 	// save failed (the server refuses write commands themselves).
 	WriteDenied string
 
-	ev evictState // maxmemory-policy, eviction pool (evict.go); node-local
+	ev  evictState // maxmemory-policy, eviction pool (evict.go); node-local
+	blk blockState // clients blocked on keys, ready keys (blocking.go); node-local
 
 	// Notify is notify-keyspace-events (Notify* bits, notify.go), a
 	// cluster-wide setting: the executing node raises the events.
@@ -237,6 +238,9 @@ type DB struct {
 	expires int // keys with a deadline
 	watched map[string][]*Watch
 	expCur  uint64 // active-expiry cursor
+	// blocking holds the queues of clients blocked on keys of this
+	// database (blocking.go); node-local, like watched
+	blocking map[string]*waitQueue
 }
 
 // Len is the number of keys, expired ones not yet deleted included (DBSIZE).
@@ -296,6 +300,11 @@ type Ctx struct {
 	// called: Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE). The server resets
 	// it before each command.
 	NoErrorStats bool
+
+	// Block is set by a blocking command that found nothing to pop
+	// (blocking.go): the connection layer blocks the client on it and
+	// resets it. The command wrote no reply.
+	Block *Waiter
 
 	// Eff receives the effects of what runs with this Ctx (effects.go);
 	// nil records nothing.
@@ -490,6 +499,9 @@ func (c *Ctx) createIn(db *DB, key string) *entry {
 	e := db.dict.insert(key)
 	e.lru = c.E.newAccess(c.accessNow())
 	c.notifyKey(db, NotifyNew, "new", key) // Redis's dbAdd
+	if len(db.blocking) != 0 {
+		c.E.keyCreated(db, key) // Redis's dbAdd → signalKeyAsReady
+	}
 	return e
 }
 

@@ -384,6 +384,7 @@ func (e *Engine) LoadSnapshot(src io.Reader) error {
 		db.dict = l.dbs[i]
 		db.expires = l.expires[i]
 		db.expCur = 0
+		e.scanReady(db) // as Redis's swapMainDbWithTempDb
 	}
 	if scriptsCodec.Load != nil {
 		e.Scripts = scripts

@@ -29,8 +29,15 @@ type client struct {
 	last  time.Time
 	lastC string
 
-	tx       door.Tx // WATCHes and the MULTI queue
-	closeNow bool    // close after the replies written so far
+	tx  door.Tx     // WATCHes and the MULTI queue
+	blk *blockState // blocked in a blocking command (blocked.go)
+	// fwdBlk: waiting in a blocking command forwarded to the leader
+	// (blocked_cluster.go); set and cleared under the engine lock
+	fwdBlk *fwdWait
+	// directs: answers to blocked clients this goroutine writes once it
+	// has released the engine lock (blocked.go, sendDirects)
+	directs  []*blockState
+	closeNow bool // close after the replies written so far
 	// unwatchLater: DISCARD, EXEC or UNWATCH answered while a script was
 	// busy (without the engine lock) left WATCHes to drop (dispatch)
 	unwatchLater bool
@@ -143,6 +150,9 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			s.batchDone(cl, ticket, err)
 		}
 		cl.batchStart, cl.batchN = len(cl.w.B), 0
+		if len(cl.directs) != 0 {
+			s.sendDirects(cl)
+		}
 	}
 	for {
 		if !b.resume {
@@ -201,6 +211,15 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			if st != nil {
 				b.pend = append(b.pend, st)
 			}
+			if s.eng.BlockPending() && s.afterUnit(cl, argv) {
+				// the command blocked the client (blocked.go)
+				bs := cl.blk
+				release()
+				if !cl.flush() || !s.waitBlocked(cl, bs) {
+					return false
+				}
+				continue
+			}
 			if cl.closeNow || s.down.Load() {
 				break
 			}
@@ -246,6 +265,9 @@ func (s *Server) dropClient(cl *client) {
 		s.dropSubscriber(cl) // before its writer stops: nobody writes to it any more
 	}
 	cl.stopOutput()
+	if cl.blk != nil || len(cl.directs) != 0 {
+		s.dropBlocked(cl)
+	}
 	if cl.tx.Watching() {
 		s.door.Lock()
 		cl.tx.Unwatch()

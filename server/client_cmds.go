@@ -26,6 +26,7 @@ func init() {
 		sub("no-touch", 3, "noscript loading stale", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", cmdClientNoTouch),
 		sub("kill", -3, "admin noscript loading stale", "Terminates open connections.", cmdClientKill),
 		sub("reply", 3, "noscript loading stale", "Instructs the server whether to reply to commands.", cmdClientReply), // pubsub_cmds.go
+		sub("unblock", -3, "admin noscript loading stale", "Unblocks a client blocked by a blocking command from a different connection.", cmdClientUnblock),
 		sub("help", 2, "loading stale", "Returns helpful text about the different subcommands.", cmdClientHelp),
 	)
 }
@@ -222,6 +223,9 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	}
 	if c.tx.Active {
 		flags += "x"
+	}
+	if c.blk != nil || c.fwdBlk != nil && c.fwdBlk.blocked.Load() {
+		flags += "b"
 	}
 	if isUnixConn(c.nc) {
 		flags += "U"
@@ -441,6 +445,8 @@ func cmdClientHelp(s *Server, cl *client, argv [][]byte) {
 		"    Control the replies sent to the current connection.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
 		"SETINFO <option> <value>",
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",

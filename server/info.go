@@ -154,9 +154,9 @@ func infoClients(s *Server, b []byte) []byte {
 	b = kv(b, "maxclients", s.conf.params["maxclients"])
 	b = kv(b, "client_recent_max_input_buffer", 0)
 	b = kv(b, "client_recent_max_output_buffer", s.recentMaxOutput())
-	b = kv(b, "blocked_clients", 0)
+	b = kv(b, "blocked_clients", s.blockedClients())
 	b = kv(b, "tracking_clients", 0)
-	b = kv(b, "clients_in_timeout_table", 0)
+	b = kv(b, "clients_in_timeout_table", len(s.blocking.timeouts))
 	return b
 }
 

@@ -38,7 +38,7 @@ const errSubscribeForwarded = "ERR limitdb: (P|S)SUBSCRIBE inside MULTI cannot r
 // forwardedSubscribe answers the subscribe commands of a follower's
 // client run on the leader (no connection) with errSubscribeForwarded.
 func forwardedSubscribe(cl *client) bool {
-	if cl.nc == nil {
+	if cl.connless() {
 		cl.w.Error(errSubscribeForwarded)
 		return true
 	}

@@ -59,6 +59,7 @@ type Server struct {
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock
 	fwdClients map[fwdKey]*client
+	blocking   blockingState // clients blocked on keys (blocked.go)
 	log        *slog.Logger
 	net        netState
 	conf       *runtimeConfig

@@ -46,6 +46,8 @@ type workload struct {
 	// subscribers: connections subscribed to the channel the workload
 	// publishes to (pubsub.go)
 	subscribers int
+	// pingpong: pairs of connections, runPingPong (pingpong.go)
+	pingpong bool
 	// setup is sent once to each side before measuring (SORT's list).
 	setup [][]string
 }
@@ -205,6 +207,7 @@ var workloads = []*workload{
 		b = appendBulkInt(b, int64(c.intn(1000000)))
 		return appendBulkKey(b, "m", int64(c.intn(100)))
 	}, probe: probeCmd("ZADD", "probe:zadd", "1", "a")},
+	{name: "blpop", replies: 2, pingpong: true, probe: probeCmd("BLPOP", "probe:blpop", "0.001")},
 	{name: "evalsha-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), scripts: []string{scriptTB},
 		probe: probeSha(scriptTB, "10", "1", "1", "1700000000")},
 	{name: "evalsha-sw", replies: 1, ref: evalsha(scriptSW, swArgs), scripts: []string{scriptSW},

@@ -207,8 +207,10 @@ func (s *Server) serveReady(now int64) {
 			for n := rk.DB.FirstWaiter(rk.Key); n != nil; {
 				next := n.Next()
 				w := n.Waiter()
-				if w.OnList() == (kind == engine.KindList) {
-					if s.serveWaiter(w.Owner.(*client), w, rk.Key, now) {
+				// a waiter whose peer hung up is left for its goroutine to
+				// drop (peerClosed)
+				if rc := w.Owner.(*client); w.OnList() == (kind == engine.KindList) && !rc.peerClosed() {
+					if s.serveWaiter(rc, w, rk.Key, now) {
 						break // the key was emptied and deleted
 					}
 				}

@@ -83,22 +83,20 @@ type Node struct {
 	log  *slog.Logger
 	door *door.Door
 
-	raft    *raft.Raft
-	logs    raft.LogStore
-	stable  *raftboltdb.BoltStore
-	wal     *wal.WAL
-	walMeta *syncedMeta
-	logFS   *syncFS // the log's files, synced as appendfsync says
-	store   *logStore
-	snaps   *raft.FileSnapshotStore
-	trans   raft.Transport
-	mux     *mux
-	fsm     *fsm
-	prop    *proposer
-	fwd     *forwarder
-	fsrv    *forwardServer
-	fan     *fanout // Pub/Sub messages to and from the other nodes (fanout.go)
-	exec    Executor
+	raft   *raft.Raft
+	logs   raft.LogStore
+	stable *raftboltdb.BoltStore
+	logFS  *syncFS // the log's files, synced as appendfsync says
+	store  *logStore
+	snaps  *raft.FileSnapshotStore
+	trans  raft.Transport
+	mux    *mux
+	fsm    *fsm
+	prop   *proposer
+	fwd    *forwarder
+	fsrv   *forwardServer
+	fan    *fanout // Pub/Sub messages to and from the other nodes (fanout.go)
+	exec   Executor
 
 	// serving is the epoch this node executes under while it is the
 	// leader and has applied everything before its term (0 otherwise).
@@ -325,13 +323,19 @@ func (n *Node) openStores(dir string) error {
 	n.logFS = newSyncFS(fs.New(), n.cfg.AppendFsync, &n.fsyncs, func(err error) {
 		n.log.Error("cluster: fsync of the Raft log failed", "err", err.Error())
 	})
-	n.walMeta = &syncedMeta{MetaStore: &metadb.BoltMetaDB{}, fs: n.logFS}
-	n.wal, err = wal.Open(wdir, wal.WithSegmentFiler(segment.NewFiler(wdir, n.logFS)), wal.WithMetaStore(n.walMeta),
-		wal.WithSegmentSize(walSegmentSize), wal.WithLogger(walLogger()))
+	n.store, err = newLogStore(func() (*wal.WAL, *syncedMeta, error) {
+		meta := &syncedMeta{MetaStore: &metadb.BoltMetaDB{}, fs: n.logFS}
+		w, err := wal.Open(wdir, wal.WithSegmentFiler(segment.NewFiler(wdir, n.logFS)), wal.WithMetaStore(meta),
+			wal.WithSegmentSize(walSegmentSize), wal.WithLogger(walLogger()))
+		if err != nil {
+			meta.Close()
+			return nil, nil, err
+		}
+		return w, meta, nil
+	})
 	if err != nil {
 		return err
 	}
-	n.store = &logStore{LogStore: n.wal}
 	n.logs, err = raft.NewLogCache(16, n.store)
 	if err != nil {
 		return err
@@ -341,19 +345,15 @@ func (n *Node) openStores(dir string) error {
 }
 
 // closeStores syncs the log (appendfsync everysec, as Redis fsyncs its
-// AOF on shutdown) and closes the stores. raft-wal's Close leaves its
-// metadata file open; it is closed here.
+// AOF on shutdown) and closes the stores.
 func (n *Node) closeStores() {
 	if n.logFS != nil {
 		if err := n.logFS.syncAll(); err != nil {
 			n.log.Error("cluster: fsync of the Raft log failed", "err", err.Error())
 		}
 	}
-	if n.wal != nil {
-		n.wal.Close()
-	}
-	if n.walMeta != nil {
-		n.walMeta.Close()
+	if n.store != nil {
+		n.store.close()
 	}
 	if n.stable != nil {
 		n.stable.Close()

@@ -25,6 +25,7 @@ type syncFS struct {
 	policy string // appendfsync: always, everysec or no
 	fsyncs *atomic.Int64
 	onErr  func(error) // a failed background sync (logged)
+	inject atomic.Bool // every write fails (DEBUG RAFT-FAIL-WRITES)
 
 	mu   sync.Mutex // guards open, and holds a file open while syncAll syncs it
 	open map[*syncFile]struct{}
@@ -88,6 +89,13 @@ type syncFile struct {
 	types.WritableFile
 	fs    *syncFS
 	dirty atomic.Bool // written since its last sync (everysec)
+}
+
+func (f *syncFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.fs.inject.Load() {
+		return 0, errInjected
+	}
+	return f.WritableFile.WriteAt(p, off)
 }
 
 func (f *syncFile) Sync() error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -72,7 +73,7 @@ func migrateBoltLog(dir string, log *slog.Logger) error {
 	if err := os.Rename(tmp, final); err != nil {
 		return err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return err
 	}
 	log.Info("cluster: the Raft log moved from raft-boltdb to raft-wal", "dir", dir, "first", first, "last", last)
@@ -83,17 +84,22 @@ func removeSynced(path string) error {
 	if err := os.Remove(path); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return SyncDir(filepath.Dir(path))
 }
 
-// syncDir makes a rename or removal in dir durable.
-func syncDir(dir string) error {
+// SyncDir makes a rename or removal in dir durable (Redis's
+// fsyncFileDir); a file system that cannot sync a directory is not an
+// error. The server's RDB saves use it too.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	err = d.Sync()
 	d.Close()
+	if errors.Is(err, syscall.EINVAL) {
+		return nil
+	}
 	return err
 }
 

@@ -391,6 +391,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 		c.W.Array(2)
 		c.W.BulkString(key)
 		v.write(c.W)
+		c.notifyKey(w.DB, NotifyList, popEvent(w.Front), key)
 	case OpMPop:
 		n := int(min(w.Count, int64(l.n)))
 		if f := c.also(3); f != nil {
@@ -408,9 +409,10 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 				l.PopBack().write(c.W)
 			}
 		}
-		// listElementsRemoved: signalModifiedKey, dirty += count
+		// listElementsRemoved: signalModifiedKey, dirty += count, the event
 		c.signal(w.DB, key)
 		c.E.Stats.Dirty += int64(n) - 1
+		c.notifyKey(w.DB, NotifyList, popEvent(w.Front), key)
 	default: // OpMove, OpRPopLPush
 		dst := c.findWrite(w.DB, w.Dst)
 		if dst != nil && dst.kind != KindList {
@@ -434,6 +436,9 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 			dst.list().PushBack(v)
 		}
 		v.write(c.W)
+		// lmoveHandlePush's event, then the pop's (serveClientBlockedOnList)
+		c.notifyKey(w.DB, NotifyList, pushEvent(w.ToFront), w.Dst)
+		c.notifyKey(w.DB, NotifyList, popEvent(w.Front), key)
 		if w.Op == OpRPopLPush {
 			if f := c.also(3); f != nil {
 				f.argStr("RPOPLPUSH")
@@ -451,6 +456,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 	// No signalModifiedKey for the source: the push that made it ready
 	// did (Redis's comment in serveClientBlockedOnList).
 	if l.n == 0 {
+		c.notifyKey(w.DB, NotifyGeneric, "del", key)
 		w.DB.removeEntry(e)
 		return true
 	}
@@ -494,7 +500,10 @@ func (c *Ctx) serveZSet(w *Waiter, key string, e *entry) bool {
 		f.argStr(zpopName(w.Front))
 		f.argStr(key)
 	}
+	// genericZpopCommand's events
+	c.notifyKey(w.DB, NotifyZSet, zpopEvent(!w.Front), key)
 	if z.len() == 0 {
+		c.notifyKey(w.DB, NotifyGeneric, "del", key)
 		w.DB.removeEntry(e)
 		return true
 	}
@@ -676,6 +685,7 @@ func (c *Ctx) bpop(argv [][]byte, front bool) {
 		v.write(c.W)
 		c.removeIfEmpty(e, l.n == 0)
 		c.touched(key)
+		c.notifyPopped(key, front, l.n == 0)
 		if f := c.own(2); f != nil {
 			f.argStr(popName(front))
 			f.arg(key)
@@ -831,6 +841,7 @@ func cmdBLMPop(c *Ctx, argv [][]byte) {
 		}
 		c.removeIfEmpty(e, l.n == 0)
 		c.touched(key)
+		c.notifyPopped(key, front, l.n == 0)
 		if f := c.own(3); f != nil {
 			f.argStr(popName(front))
 			f.arg(key)
@@ -913,6 +924,10 @@ func (c *Ctx) zpopFirst(keys [][]byte, min bool, count int64) bool {
 		}
 		c.touched(key)
 		c.E.Stats.Dirty += int64(n) - 1
+		c.notify(NotifyZSet, zpopEvent(!min), key)
+		if z.len() == 0 {
+			c.notify(NotifyGeneric, "del", key)
+		}
 		c.zsetDeleteIfEmpty(e, z)
 		if nested {
 			if f := c.own(3); f != nil {

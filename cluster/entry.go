@@ -71,6 +71,22 @@ func appendEntryRecord(b, rec []byte) []byte {
 // decodeEntry parses data's header and returns it with the records
 // (slices of data).
 func decodeEntry(data []byte) (h entryHeader, recs [][]byte, err error) {
+	h, p, err := decodeEntryHeader(data)
+	for i := 0; i < h.nrec && err == nil; i++ {
+		l, n := binary.Uvarint(p)
+		if n <= 0 || l > uint64(len(p)-n) {
+			return h, recs, errEntryShort
+		}
+		recs = append(recs, p[n:n+int(l)])
+		p = p[n+int(l):]
+	}
+	return h, recs, err
+}
+
+// decodeEntryHeader parses data's header and returns the records' bytes
+// after it: the leader counts its own entries from the header alone (a
+// slice per record cost 3 % of its CPU at SET P=16).
+func decodeEntryHeader(data []byte) (h entryHeader, recs []byte, err error) {
 	if len(data) == 0 {
 		return h, nil, errEntryShort
 	}
@@ -118,15 +134,5 @@ func decodeEntry(data []byte) (h entryHeader, recs [][]byte, err error) {
 		return h, nil, errEntryShort
 	}
 	h.nrec = int(nrec)
-	for i := 0; i < h.nrec && err == nil; i++ {
-		l := u()
-		if err == nil && l > uint64(len(p)) {
-			err = errEntryShort
-		}
-		if err == nil {
-			recs = append(recs, p[:l])
-			p = p[l:]
-		}
-	}
-	return h, recs, err
+	return h, p, err
 }

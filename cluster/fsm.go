@@ -75,7 +75,7 @@ func (f *fsm) apply(l *raft.Log) error {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
-	h, recs, err := decodeEntry(l.Data)
+	h, _, err := decodeEntryHeader(l.Data)
 	if err != nil {
 		return &errApply{l.Index, err}
 	}
@@ -83,6 +83,10 @@ func (f *fsm) apply(l *raft.Log) error {
 		f.ownSeq = h.firstSeq + uint64(h.nrec) - 1
 		f.n.prop.applied(f.ownSeq, l.Index)
 		return nil
+	}
+	h, recs, err := decodeEntry(l.Data)
+	if err != nil {
+		return &errApply{l.Index, err}
 	}
 	d := f.n.door
 	d.Lock()

@@ -1,116 +1,163 @@
 package cluster
 
 import (
-	"bufio"
 	"errors"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
-	"golang.org/x/sys/unix"
+	wal "github.com/hashicorp/raft-wal"
 )
 
-// logStore wraps raft-boltdb's log store for two things bolt does not do.
+// logStore is the Raft log: raft-wal (openStores), with three things it
+// does not do.
 //
-// It counts synced writes (appendfsync always: bolt syncs every
-// StoreLogs) for INFO's raft_log_fsyncs.
+// It follows write errors: the server refuses writes with MISCONF while
+// the last one failed (a full disk), and serves reads.
 //
-// And it keeps the log's memory map out of the process's resident set.
-// bolt reads through a shared read-only mmap of the whole file, and its
-// compactions (DeleteRange) and page rewrites touch the pages of entries
-// long committed: with 640 MB of SETs under maxmemory 64mb the process
-// held 76 MB of anonymous memory and 171 MB of mapped log file
-// (RssFile), all of it page cache the kernel could drop, but counted in
-// RSS. So every 4 MB written and after each compaction the wrapper tells
-// the kernel it no longer needs those pages (madvise MADV_DONTNEED drops
-// them from this mapping; the page cache keeps them, a later read faults
-// them back). The mapping is found in /proc/self/maps; bolt moves it only
-// when a write transaction grows the file, and every write transaction of
-// this store runs under mu, which the advice holds too.
+// It recovers from them. raft-wal counts an entry in its index before
+// writing it and keeps a sealed segment whose successor it could not
+// create, so after a failed write every later one fails too; bolt rolled
+// the transaction back and the next write could succeed. So after a
+// failure the next write first reopens the log, which recovers the tail
+// from the file as a restart would (DEBUG RAFT-FAIL-WRITES fails the
+// segment files' writes: TestClusterLogWriteFailure writes again after).
+//
+// And it answers "not found" below the first index: raft-wal truncates
+// the head by whole segments and still reads the rest of the first one; a
+// leader then sent entries a snapshot had replaced to a follower that
+// needed the snapshot (TestClusterSnapshotInstall).
 type logStore struct {
-	raft.LogStore
-	// failing is the last write's error text ("" when it succeeded); inject
-	// makes every write fail (DEBUG RAFT-FAIL-WRITES, tests)
+	mu     sync.RWMutex // writers of w: a reopen; every call holds it to read
+	w      *wal.WAL
+	meta   *syncedMeta
+	open   func() (*wal.WAL, *syncedMeta, error)
+	broken bool // the last write failed: reopen before the next (raft's goroutine only)
+	closed bool // by the node (guarded by mu)
+	// failing is the last write's error text ("" when it succeeded)
 	failing atomic.Pointer[string]
-	inject  atomic.Bool
-	path    string
-	syncs   bool
-	fsyncs  *atomic.Int64
-	mu      sync.Mutex
-	written int64 // bytes stored since the last advice
 }
 
-const adviseEvery = 4 << 20
-
-func (s *logStore) StoreLogs(logs []*raft.Log) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func newLogStore(open func() (*wal.WAL, *syncedMeta, error)) (*logStore, error) {
+	s := &logStore{open: open}
 	var err error
-	if s.inject.Load() {
-		err = errInjected
-	} else {
-		err = s.LogStore.StoreLogs(logs)
+	s.w, s.meta, err = open()
+	return s, err
+}
+
+func (s *logStore) FirstIndex() (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.w == nil {
+		return 0, errLogClosed
 	}
-	if err != nil {
-		msg := err.Error()
-		s.failing.Store(&msg)
-		return err
+	return s.w.FirstIndex()
+}
+
+func (s *logStore) LastIndex() (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.w == nil {
+		return 0, errLogClosed
 	}
-	s.failing.Store(nil)
-	if s.syncs {
-		s.fsyncs.Add(1)
+	return s.w.LastIndex()
+}
+
+func (s *logStore) GetLog(index uint64, l *raft.Log) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.w == nil {
+		return errLogClosed
 	}
-	for _, l := range logs {
-		s.written += int64(len(l.Data)) + 32
+	if first, err := s.w.FirstIndex(); err == nil && index < first {
+		return raft.ErrLogNotFound
 	}
-	if s.written >= adviseEvery {
-		s.advise()
-	}
-	return nil
+	return s.w.GetLog(index, l)
 }
 
 func (s *logStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
+func (s *logStore) StoreLogs(logs []*raft.Log) error {
+	if s.broken {
+		if err := s.reopen(); err != nil {
+			return s.failed(err)
+		}
+	}
+	s.mu.RLock()
+	err := errLogClosed
+	if s.w != nil {
+		err = s.w.StoreLogs(logs)
+	}
+	s.mu.RUnlock()
+	if err != nil {
+		s.broken = true
+		return s.failed(err)
+	}
+	if s.failing.Load() != nil {
+		s.failing.Store(nil)
+	}
+	return nil
+}
+
 func (s *logStore) DeleteRange(min, max uint64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := s.LogStore.DeleteRange(min, max)
-	s.advise()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.w == nil {
+		return errLogClosed
+	}
+	return s.w.DeleteRange(min, max)
+}
+
+// IsMonotonic is raft.MonotonicLogStore: the log takes no gaps, so after
+// installing a snapshot Raft empties it instead of keeping entries
+// around the snapshot's index.
+func (s *logStore) IsMonotonic() bool { return true }
+
+func (s *logStore) failed(err error) error {
+	msg := err.Error()
+	s.failing.Store(&msg)
 	return err
 }
 
-// advise drops the log file's mapped pages from the resident set (mu held).
-func (s *logStore) advise() {
-	s.written = 0
-	f, err := os.Open("/proc/self/maps")
-	if err != nil {
-		return
+// reopen closes the log and opens it again from its files.
+func (s *logStore) reopen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errLogClosed
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasSuffix(line, " "+s.path) {
-			continue
-		}
-		span, _, _ := strings.Cut(line, " ")
-		lo, hi, ok := strings.Cut(span, "-")
-		if !ok {
-			continue
-		}
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 != nil || err2 != nil || end <= start {
-			continue
-		}
-		// the raw call: the region is bolt's, not a Go slice of ours
-		unix.Syscall(unix.SYS_MADVISE, uintptr(start), uintptr(end-start), unix.MADV_DONTNEED)
+	if s.w != nil {
+		s.w.Close()
+		s.meta.Close()
+		s.w, s.meta = nil, nil
+	}
+	w, meta, err := s.open()
+	if err != nil {
+		return err
+	}
+	s.w, s.meta, s.broken = w, meta, false
+	return nil
+}
+
+// close syncs (everysec) and closes the log; raft-wal's Close leaves its
+// metadata file open, closed here.
+func (s *logStore) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.w != nil {
+		s.w.Close()
+		s.meta.Close()
+		s.w, s.meta = nil, nil
 	}
 }
 
+// errLogClosed answers while the log is closed: a reopen failed (the next
+// write tries again), or the node closed it.
+var errLogClosed = errors.New("cluster: the Raft log is closed")
+
+// errInjected is the failure DEBUG RAFT-FAIL-WRITES gives the log's file
+// writes (syncFS).
 var errInjected = errors.New("No space left on device (injected by DEBUG RAFT-FAIL-WRITES)")
 
 // LogFailure is the error of the Raft log's last write when it failed
@@ -123,5 +170,5 @@ func (n *Node) LogFailure() string {
 	return ""
 }
 
-// InjectLogFailure makes the log store fail every write (tests).
-func (n *Node) InjectLogFailure(on bool) { n.store.inject.Store(on) }
+// InjectLogFailure makes every write to the log's files fail (tests).
+func (n *Node) InjectLogFailure(on bool) { n.logFS.inject.Store(on) }

@@ -515,8 +515,10 @@ func init() {
 // becomes LLONG_MIN, hence "timeout is negative" for 1e300 or inf). It
 // returns the timeout in ms (0: none).
 func (c *Ctx) parseTimeout(b []byte) (int64, bool) {
-	// clients repeat their timeout: the last one parsed is kept
-	if bc := &c.E.blk; len(b) == len(bc.lastTimeout) && string(b) == bc.lastTimeout {
+	// clients repeat their timeout: the last one parsed is kept (none at
+	// first: "" matched the empty cache and blocked forever, where Redis
+	// answers "timeout is not a float")
+	if bc := &c.E.blk; len(b) != 0 && len(b) == len(bc.lastTimeout) && string(b) == bc.lastTimeout {
 		return bc.lastTimeoutMs, true
 	}
 	ms, err := ParseBlockTimeout(b)

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"limitdb/cluster"
 	"limitdb/engine"
 )
 
@@ -253,7 +253,7 @@ func (s *Server) writeRDBFile(tmp, path string, abort *atomic.Bool, write func(i
 			os.Remove(tmp)
 			return rerr
 		}
-		op, err = "fsyncFileDir", syncDir(filepath.Dir(path))
+		op, err = "fsyncFileDir", cluster.SyncDir(filepath.Dir(path))
 		if err == nil {
 			return nil
 		}
@@ -262,20 +262,6 @@ func (s *Server) writeRDBFile(tmp, path string, abort *atomic.Bool, write func(i
 		s.log.Warn(fmt.Sprintf("Write error saving DB on disk(%s): %s", op, errnoText(err)))
 	}
 	os.Remove(tmp)
-	return err
-}
-
-// syncDir makes a rename in dir durable (Redis's fsyncFileDir).
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	d.Close()
-	if errors.Is(err, syscall.EINVAL) {
-		return nil // file systems that cannot sync a directory
-	}
 	return err
 }
 

@@ -1,0 +1,142 @@
+package cluster
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft-wal/types"
+)
+
+// syncFS is the file system under the Raft log (raft-wal's segment
+// files) with appendfsync's policy. raft-wal syncs the tail segment after
+// every append; here that call only does what the policy says:
+//
+//   - always: it syncs (and counts, INFO's raft_log_fsyncs);
+//   - everysec: it marks the file dirty, and syncLoop syncs the dirty
+//     files once a second (syncAll) — a process crash loses nothing (the
+//     data is in the page cache), a power cut up to the last second;
+//   - no: nothing (the OS decides).
+//
+// Under everysec, syncAll also runs before the WAL commits its metadata
+// (a segment sealed, the log truncated: syncedMeta), so the metadata never
+// names a sealed segment whose data is not on disk.
+type syncFS struct {
+	types.VFS
+	policy string // appendfsync: always, everysec or no
+	fsyncs *atomic.Int64
+	onErr  func(error) // a failed background sync (logged)
+	inject atomic.Bool // every write fails (DEBUG RAFT-FAIL-WRITES)
+
+	mu   sync.Mutex // guards open, and holds a file open while syncAll syncs it
+	open map[*syncFile]struct{}
+}
+
+func newSyncFS(vfs types.VFS, policy string, fsyncs *atomic.Int64, onErr func(error)) *syncFS {
+	return &syncFS{VFS: vfs, policy: policy, fsyncs: fsyncs, onErr: onErr, open: map[*syncFile]struct{}{}}
+}
+
+func (s *syncFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
+	f, err := s.VFS.Create(dir, name, size)
+	if err != nil {
+		return nil, err
+	}
+	return s.track(f), nil
+}
+
+func (s *syncFS) OpenWriter(dir, name string) (types.WritableFile, error) {
+	f, err := s.VFS.OpenWriter(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.track(f), nil
+}
+
+func (s *syncFS) track(f types.WritableFile) *syncFile {
+	sf := &syncFile{WritableFile: f, fs: s}
+	s.mu.Lock()
+	s.open[sf] = struct{}{}
+	s.mu.Unlock()
+	return sf
+}
+
+// syncAll syncs every file written since its last sync (everysec: once a
+// second, before a metadata commit, and at close).
+func (s *syncFS) syncAll() error {
+	if s.policy != "everysec" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first error
+	for f := range s.open {
+		if !f.dirty.Swap(false) {
+			continue
+		}
+		if err := f.WritableFile.Sync(); err != nil {
+			f.dirty.Store(true)
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		s.fsyncs.Add(1)
+	}
+	return first
+}
+
+// syncFile is one writable segment file of a syncFS.
+type syncFile struct {
+	types.WritableFile
+	fs    *syncFS
+	dirty atomic.Bool // written since its last sync (everysec)
+}
+
+func (f *syncFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.fs.inject.Load() {
+		return 0, errInjected
+	}
+	return f.WritableFile.WriteAt(p, off)
+}
+
+func (f *syncFile) Sync() error {
+	switch f.fs.policy {
+	case "always":
+		if err := f.WritableFile.Sync(); err != nil {
+			return err
+		}
+		f.fs.fsyncs.Add(1)
+	case "everysec":
+		f.dirty.Store(true)
+	}
+	return nil
+}
+
+func (f *syncFile) Close() error {
+	f.fs.mu.Lock()
+	delete(f.fs.open, f)
+	if f.dirty.Swap(false) {
+		// a file raft-wal lets go of (the log closed, a segment deleted):
+		// what was written to it is synced now rather than never
+		if err := f.WritableFile.Sync(); err == nil {
+			f.fs.fsyncs.Add(1)
+		} else if f.fs.onErr != nil {
+			f.fs.onErr(err)
+		}
+	}
+	f.fs.mu.Unlock()
+	return f.WritableFile.Close()
+}
+
+// syncedMeta is raft-wal's metadata store (a bolt file, always synced),
+// syncing the segments first under everysec (see syncFS).
+type syncedMeta struct {
+	types.MetaStore
+	fs *syncFS
+}
+
+func (m *syncedMeta) CommitState(st types.PersistentState) error {
+	if err := m.fs.syncAll(); err != nil {
+		return err
+	}
+	return m.MetaStore.CommitState(st)
+}

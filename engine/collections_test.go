@@ -114,15 +114,16 @@ func TestHashModel(t *testing.T) {
 				t.Fatalf("step %d: Get(%s)=%q,%v want %q", step, k, got, ok, v)
 			}
 		}
-		if !h.ht {
+		if !h.ht() {
+			kv := h.pairs(&hashView{})
 			for i, k := range order {
-				if h.kv[i].f != k {
+				if kv[i].f != k {
 					t.Fatalf("step %d: order differs at %d", step, i)
 				}
 			}
 		}
 	}
-	c := h.clone()
+	c := h.clone(0)
 	for k, v := range m {
 		if got, _ := c.Get(k); got.String() != v {
 			t.Fatal("clone differs")

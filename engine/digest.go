@@ -120,8 +120,9 @@ func (en *entry) digest(d *Digest) {
 				}
 			}
 		case KindZSet:
-			z := (*zset)(en.p)
-			for x := z.zsl.header.lv(0).forward; x != nil; x = x.lv(0).forward {
+			var v zskip
+			z := en.zset().view(&v)
+			for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
 				var el Digest
 				el.mixString(x.member)
 				buf = resp.AppendDouble(buf[:0], x.score) // Redis: "%.17g"
@@ -129,7 +130,8 @@ func (en *entry) digest(d *Digest) {
 				d.xor(el[:])
 			}
 		case KindHash:
-			for _, p := range en.hash().kv {
+			var v hashView
+			for _, p := range en.hash().pairs(&v) {
 				var el Digest
 				el.mixString(p.f)
 				el.mixString(p.v.String())

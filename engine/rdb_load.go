@@ -450,7 +450,7 @@ func (r *rdbReader) loadSet(typ byte, o *loadOpts) (rdbValue, error) {
 var errDupZset = errors.New("duplicate zset fields detected")
 
 func (r *rdbReader) loadZset(typ byte, o *loadOpts) (rdbValue, error) {
-	z := newZset()
+	z := newZskip()
 	add := func(m string, score float64) error {
 		if math.IsNaN(score) {
 			return errors.New("zset with NAN score detected")
@@ -501,7 +501,7 @@ func (r *rdbReader) loadZset(typ byte, o *loadOpts) (rdbValue, error) {
 		if !o.strict && int64(z.len()) > o.lim.ZsetMaxListpackEntries {
 			z.setBig()
 		}
-		return rdbValue{kind: KindZSet, p: unsafe.Pointer(z)}, nil
+		return zsetValue(z), nil
 	}
 	n, err := r.length()
 	if err != nil {
@@ -535,13 +535,9 @@ func (r *rdbReader) loadZset(typ byte, o *loadOpts) (rdbValue, error) {
 		}
 	}
 	if !o.strict && int64(z.len()) <= o.lim.ZsetMaxListpackEntries && int64(maxLen) <= o.lim.ZsetMaxListpackValue {
-		small := newZset()
-		for x := z.zsl.header.lv(0).forward; x != nil; x = x.lv(0).forward {
-			small.insert(small.norm(x.score), x.member)
-		}
-		z = small
+		z.big = false // zsetOf makes it a listpack (-0 becomes 0)
 	}
-	return rdbValue{kind: KindZSet, p: unsafe.Pointer(z)}, nil
+	return zsetValue(z), nil
 }
 
 // oldDouble is rdbLoadDoubleValue (RDB_TYPE_ZSET): a length byte (253
@@ -572,8 +568,20 @@ func (r *rdbReader) oldDouble() (float64, error) {
 
 var errDupHash = errors.New("duplicate hash fields detected")
 
+// zsetValue is the loaded value of sk.
+func zsetValue(sk *zskip) rdbValue {
+	z := zsetOf(sk)
+	return rdbValue{kind: KindZSet, p: z.p, n: z.n}
+}
+
+// hashValue is the loaded value of t.
+func hashValue(t *hashTable) rdbValue {
+	h := hashOf(t)
+	return rdbValue{kind: KindHash, p: h.p, n: h.n}
+}
+
 func (r *rdbReader) loadHash(typ byte, o *loadOpts) (rdbValue, error) {
-	h := &Hash{}
+	h := &hashTable{}
 	add := func(f string, v lelem) error {
 		if h.find(f) >= 0 {
 			return errDupHash
@@ -618,7 +626,7 @@ func (r *rdbReader) loadHash(typ byte, o *loadOpts) (rdbValue, error) {
 			return rdbValue{}, errEmptyKey
 		}
 		h.ht = !o.strict && int64(len(h.kv)) > o.lim.HashMaxListpackEntries
-		return rdbValue{kind: KindHash, p: unsafe.Pointer(h)}, nil
+		return hashValue(h), nil
 	}
 	n, err := r.length()
 	if err != nil {
@@ -645,7 +653,7 @@ func (r *rdbReader) loadHash(typ byte, o *loadOpts) (rdbValue, error) {
 		}
 	}
 	h.ht = ht
-	return rdbValue{kind: KindHash, p: unsafe.Pointer(h)}, nil
+	return hashValue(h), nil
 }
 
 // --- DUMP payloads ------------------------------------------------------------

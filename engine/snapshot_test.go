@@ -35,7 +35,7 @@ func strictState(e *Engine) string {
 			fmt.Fprintf(&b, "  %q %s %s exp=%d %s", en.keyStr(), en.kind, en.encoding(), en.exp, d.Hex())
 			switch en.kind {
 			case KindHash:
-				for _, p := range en.hash().kv {
+				for _, p := range en.hash().pairs(&hashView{}) {
 					fmt.Fprintf(&b, " %q=%q", p.f, p.v.String())
 				}
 			case KindSet:

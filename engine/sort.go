@@ -232,7 +232,7 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 	if dontsort && kind == KindSet && (hasStore || c.InScript) {
 		dontsort, alpha, hasBy = false, true, false
 	}
-	var z *zset
+	var z *zskip
 	if kind == KindZSet {
 		z = c.sortZset(e)
 	}
@@ -407,14 +407,14 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 // sortZset returns the sorted set of e after Redis's "destructive"
 // conversion: SORT turns a listpack sorted set into a skiplist (OBJECT
 // ENCODING shows it), even SORT_RO, which replicas never see.
-func (c *Ctx) sortZset(e *entry) *zset {
-	if z := (*zset)(e.p); !z.big {
+func (c *Ctx) sortZset(e *entry) *zskip {
+	if !e.zset().big() {
 		if c.E.cow.active.Load() != 0 {
 			c.E.cowEntry(e) // a capture may share it
 		}
-		(*zset)(e.p).setBig()
+		e.zset().setBig()
 	}
-	return (*zset)(e.p)
+	return e.zset().sk()
 }
 
 // sortStore makes the result (the elements, or their GET values with ""
@@ -433,12 +433,10 @@ func (c *Ctx) sortStore(dst []byte, items []sortItem, gets [][]byte, n int) {
 	l := &List{buf: make([]lelem, 0, n)}
 	add := func(v lelem) {
 		if v.p != nil {
-			// The bytes are shared, not copied: they belong to a list
-			// element, set or sorted-set member, hash value or string
-			// value, none of which is ever changed in place (APPEND only
-			// writes past a value's length). elemOfString makes an
-			// integer inline, as every list element holding one must be.
-			v = elemOfString(unsafe.String((*byte)(v.p), int(v.n)))
+			// The bytes are copied: a hash value may be a listpack's,
+			// which changes in place. elemOfString makes an integer
+			// inline, as every list element holding one must be.
+			v = elemOfString(strings.Clone(unsafe.String((*byte)(v.p), int(v.n))))
 		}
 		l.buf = append(l.buf, v)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"strings"
 	"unsafe"
 )
 
@@ -52,7 +53,7 @@ const (
 // zsrc is one input of a set operation: a sorted set, a plain set
 // (members with score 1) or nothing (missing key).
 type zsrc struct {
-	z      *zset
+	z      *zskip // a listpack set's own view
 	set    *Set
 	p      unsafe.Pointer // identity, to spot a key given twice
 	weight float64
@@ -143,7 +144,7 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 		if e != nil {
 			switch {
 			case e.kind == KindZSet:
-				src[i].z = (*zset)(e.p)
+				src[i].z = e.zset().view(new(zskip))
 			case e.kind == KindSet:
 				src[i].set = e.set()
 			default:
@@ -209,10 +210,10 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 			}
 		}
 	}
-	res := newZset()
+	res := newZskip()
 	maxLen := 0
 	add := func(m string, s float64) {
-		res.insert(s, m)
+		res.insert(s, strings.Clone(m)) // m may alias a listpack
 		maxLen = max(maxLen, len(m))
 	}
 	count := int64(0)
@@ -296,7 +297,7 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 // storeZset replaces key with z (deleting it when z is empty), signals it,
 // and replies z's length. A small result gets Redis's listpack score
 // normalisation (-0 becomes 0).
-func (c *Ctx) storeZset(key []byte, z *zset) {
+func (c *Ctx) storeZset(key []byte, z *zskip) {
 	old := c.lookupWrite(key)
 	if z.len() == 0 {
 		if old != nil {
@@ -306,18 +307,11 @@ func (c *Ctx) storeZset(key []byte, z *zset) {
 		c.W.Int(0)
 		return
 	}
-	if !z.big {
-		for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
-			if x.score == 0 {
-				x.score = 0
-			}
-		}
-	}
 	if old != nil {
 		c.DB.removeEntry(old)
 	}
 	e := c.create(key)
-	e.setObj(KindZSet, unsafe.Pointer(z))
+	e.setZset(zsetOf(z))
 	c.touched(key)
 	c.W.Int(int64(z.len()))
 }
@@ -420,16 +414,7 @@ func cmdZMPop(c *Ctx, argv [][]byte) {
 		c.W.Array(2)
 		c.W.Bulk(key)
 		c.W.Array(n)
-		for i := 0; i < n; i++ {
-			x := z.zsl.first()
-			if popMax {
-				x = z.zsl.tail
-			}
-			c.W.Array(2)
-			c.W.BulkString(x.member)
-			c.W.Double(x.score)
-			z.remove(x.member)
-		}
+		c.zpop(z, n, popMax, true)
 		c.touched(key)
 		c.zsetDeleteIfEmpty(e, z)
 		// ZPOPMIN|ZPOPMAX key <popped>, as Redis 7.0 rewrites ZMPOP
@@ -458,14 +443,15 @@ func cmdZMPop(c *Ctx, argv [][]byte) {
 // "value is out of range" (WITHSCORES with |count| > LLONG_MAX/2).
 func cmdZRandMember(c *Ctx, argv [][]byte) {
 	if len(argv) == 2 {
-		_, z, ok := c.lookupZset(argv[1], true)
+		_, zs, ok := c.lookupZset(argv[1], true)
 		if !ok {
 			return
 		}
-		if z == nil {
+		if zs == nil {
 			c.W.Null()
 			return
 		}
+		z := c.zview(zs)
 		x := z.byRank(1 + c.rng().Intn(z.len()))
 		c.W.BulkString(x.member)
 		return
@@ -490,14 +476,15 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 			return
 		}
 	}
-	_, z, ok := c.lookupZset(argv[1], true)
+	_, zs, ok := c.lookupZset(argv[1], true)
 	if !ok {
 		return
 	}
-	if z == nil || l == 0 {
+	if zs == nil || l == 0 {
 		c.W.EmptyArray()
 		return
 	}
+	z := c.zview(zs)
 	size := z.len()
 	emit := func(x *zslNode) {
 		if withScores && c.W.Proto > 2 {

@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"sync"
 	"unsafe"
 
 	"limitdb/engine"
@@ -86,7 +87,9 @@ func (s *Selector) check(cmd *engine.Command, argv [][]byte) (Result, int) {
 		// One key at a fixed position (GET, SET, INCR, RL.ALLOW…, most of
 		// what limiters send): the iterator's answer without its set-up
 		// (BenchmarkBatchGetACLUser 85 → 65 ns a command; 52 for the default user).
-		if ks := &cmd.KeySpecs[0]; !ks.KeyNum && ks.LastKey == 0 {
+		if ks := &cmd.KeySpecs[0]; ks.Flags&engine.KeyNotKey != 0 {
+			// SPUBLISH's, SSUBSCRIBE's shard channels: not keys
+		} else if !ks.KeyNum && ks.LastKey == 0 {
 			f := ks.Flags
 			if f&engine.KeyVariableFlags != 0 {
 				f = engine.VariableKeyFlags(cmd, argv)
@@ -94,7 +97,7 @@ func (s *Selector) check(cmd *engine.Command, argv [][]byte) (Result, int) {
 			if p := ks.BeginIndex; p < len(argv) && !s.keyAllowed(argv[p], f) {
 				return DeniedKey, p
 			}
-			return OK, 0
+			return s.checkChannels(cmd, argv)
 		}
 	}
 	if !s.allKeys && len(cmd.KeySpecs) > 0 {
@@ -104,14 +107,94 @@ func (s *Selector) check(cmd *engine.Command, argv [][]byte) (Result, int) {
 			if !ok {
 				break
 			}
-			if !s.keyAllowed(argv[p], f) {
+			if f&engine.KeyNotKey == 0 && !s.keyAllowed(argv[p], f) {
 				return DeniedKey, p
 			}
 		}
 	}
-	// limitdb has no Pub/Sub commands: no command names a channel, so
-	// channel patterns never deny (they are kept and described).
+	return s.checkChannels(cmd, argv)
+}
+
+// checkChannels is the channel part of Redis's ACLSelectorCheckCmd: the
+// channels PUBLISH, SPUBLISH, SUBSCRIBE, SSUBSCRIBE and PSUBSCRIBE name
+// must be allowed (the unsubscribe commands are never refused).
+func (s *Selector) checkChannels(cmd *engine.Command, argv [][]byte) (Result, int) {
+	if s.allChannels {
+		return OK, 0
+	}
+	spec := channelSpecs()
+	if cmd.ID >= len(spec) || spec[cmd.ID] == 0 {
+		return OK, 0
+	}
+	end := len(argv)
+	if spec[cmd.ID]&chanOne != 0 {
+		end = min(end, 2)
+	}
+	for i := 1; i < end; i++ {
+		if !s.channelAllowed(bstr(argv[i]), spec[cmd.ID]&chanPattern != 0) {
+			return DeniedChannel, i
+		}
+	}
 	return OK, 0
+}
+
+// channelAllowed is Redis's ACLCheckChannelAgainstList: a channel matches
+// the selector's patterns as a glob; a pattern (PSUBSCRIBE's) must equal
+// one of them literally.
+func (s *Selector) channelAllowed(ch string, isPattern bool) bool {
+	if s.allChannels {
+		return true
+	}
+	for _, p := range s.channels {
+		if isPattern && p == ch || !isPattern && engine.Match(p, ch, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// ChannelAllowed is Redis's ACLUserCheckChannelPerm: whether some
+// selector of u allows the channel (a pattern when isPattern).
+func (u *User) ChannelAllowed(ch string, isPattern bool) bool {
+	if u.free {
+		return true
+	}
+	if u.gone {
+		return false
+	}
+	for _, s := range u.selectors {
+		if s.channelAllowed(ch, isPattern) {
+			return true
+		}
+	}
+	return false
+}
+
+// Channel argument kinds by command ID (Redis's commands_with_channels).
+const (
+	chanAll     = 1 << iota // every argument after the name
+	chanOne                 // the first argument only (PUBLISH)
+	chanPattern             // the arguments are patterns
+)
+
+var (
+	chanOnce sync.Once
+	chanSpec []uint8
+)
+
+func channelSpecs() []uint8 {
+	chanOnce.Do(func() {
+		chanSpec = make([]uint8, engine.NumCommandIDs())
+		for name, k := range map[string]uint8{
+			"subscribe": chanAll, "ssubscribe": chanAll, "psubscribe": chanAll | chanPattern,
+			"publish": chanOne, "spublish": chanOne,
+		} {
+			if c := engine.Lookup([]byte(name)); c != nil && c.ID < len(chanSpec) {
+				chanSpec[c.ID] = k
+			}
+		}
+	})
+	return chanSpec
 }
 
 func (s *Selector) firstArgAllowed(cmd *engine.Command, argv [][]byte) bool {

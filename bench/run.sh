@@ -4,8 +4,8 @@
 #
 #   bench/run.sh                 # throughput table + memory table
 #   GOMAXPROCS_LIMITDB=1 bench/run.sh
-#   RUNS="core" bench/run.sh     # only the core set (parts: core, lists, scripts, rl, sort, memory;
-#                                # sort is not in the default set)
+#   RUNS="core" bench/run.sh     # only the core set (parts: core, lists, scripts, rl, pubsub, sort,
+#                                # memory; sort is not in the default set)
 #
 # Ports: REDIS_PORT (default 7701) and LIMITDB_PORT (default 7801).
 set -eu
@@ -17,7 +17,7 @@ go build -o "$OUT/loadgen" ./bench/loadgen
 RP=${REDIS_PORT:-7701}
 LP=${LIMITDB_PORT:-7801}
 PROCS=${GOMAXPROCS_LIMITDB:-0}
-RUNS=${RUNS:-"core lists scripts rl memory"}
+RUNS=${RUNS:-"core lists scripts rl pubsub memory"}
 lg() {
 	timeout 90 "$OUT/loadgen" -limitdb-bin "$OUT/limitdb" -gomaxprocs "$PROCS" \
 		-redis-port "$RP" -limitdb-port "$LP" -max-time 60s "$@"
@@ -29,6 +29,7 @@ for r in $RUNS; do
 	lists) lg -workloads multi,lpush,zadd ;;
 	scripts) lg -workloads evalsha-tb,evalsha-sw,evalsha-fw ;;
 	rl) lg -workloads rl-tb,rl-fw ;;
+	pubsub) lg -workloads publish ;;
 	sort) lg -workloads sort,sort-alpha ;;
 	memory) lg -mode memory ;;
 	*) echo "unknown run $r" >&2; exit 2 ;;

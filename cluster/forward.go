@@ -61,6 +61,9 @@ type Unit struct {
 	// Peer is the address of the follower's forwarding link (not
 	// encoded): what the leader's SLOWLOG and ACL LOG name as the client
 	Peer net.Addr
+	// Rank: a blocking command sent again after a leader change keeps the
+	// place its first leader gave it (blocking.go); 0 otherwise
+	Rank uint64
 }
 
 func appendBytes(b, s []byte) []byte {
@@ -88,6 +91,9 @@ func (u *Unit) encode(b []byte) []byte {
 		for _, a := range argv {
 			b = appendBytes(b, a)
 		}
+	}
+	if u.Rank != 0 {
+		b = binary.AppendUvarint(b, u.Rank)
 	}
 	return b
 }
@@ -164,6 +170,9 @@ func decodeUnit(session uint64, p []byte) (*Unit, error) {
 		}
 		u.Cmds = append(u.Cmds, argv)
 	}
+	if r.err == nil && len(r.p) > 0 {
+		u.Rank = r.u()
+	}
 	return u, r.err
 }
 
@@ -202,9 +211,10 @@ func readFrame(r *bufio.Reader) (typ byte, id uint64, body []byte, err error) {
 
 // answer is a decoded answer frame.
 type answer struct {
-	ok    bool
-	index uint64
-	data  []byte
+	ok      bool
+	index   uint64
+	data    []byte
+	interim bool // the unit blocked (frameBlocked, blocking.go)
 }
 
 func decodeAnswer(p []byte) (answer, error) {
@@ -304,6 +314,16 @@ func (f *forwarder) dropLocked(error) {
 func (f *forwarder) readLoop(c net.Conn, r *bufio.Reader) {
 	for {
 		typ, id, body, err := readFrame(r)
+		if err == nil && typ == frameBlocked {
+			f.mu.Lock()
+			ch := f.pending[id]
+			f.mu.Unlock()
+			if ch != nil {
+				rank, _ := binary.Uvarint(body)
+				ch <- answer{interim: true, index: rank}
+			}
+			continue
+		}
 		if err != nil || typ != frameAnswer {
 			f.mu.Lock()
 			if f.conn == c {
@@ -515,7 +535,13 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			}
 			u.Peer = c.RemoteAddr()
 			go func() {
-				data, index, err := s.n.runForwarded(u)
+				data, index, err := s.n.runForwarded(u, func(rank uint64) {
+					wmu.Lock()
+					if writeFrame(w, frameBlocked, id, binary.AppendUvarint(nil, rank)) == nil {
+						w.Flush()
+					}
+					wmu.Unlock()
+				})
 				if err != nil {
 					reply(id, false, 0, []byte(err.Error()))
 					return
@@ -548,6 +574,33 @@ func (s *forwardServer) serveConn(c net.Conn) {
 				s.n.exec.DropSession(session, client)
 				s.n.forgetClient(session, client)
 			}
+		case frameCancel:
+			client, seq, mode, err := decodeCancel(body)
+			if err != nil || session == 0 {
+				return
+			}
+			go func() {
+				s.n.door.Lock()
+				s.n.exec.CancelForwarded(session, client, seq, mode)
+				s.n.door.Unlock()
+			}()
+		case frameQuery:
+			client, seq, _, err := decodeCancel(body)
+			if err != nil || session == 0 {
+				return
+			}
+			go func() {
+				served, err := s.n.queryServed(session, client, seq)
+				if err != nil {
+					reply(id, false, 0, []byte(err.Error()))
+					return
+				}
+				b := []byte{0}
+				if served {
+					b[0] = 1
+				}
+				reply(id, true, 0, b)
+			}()
 		case frameJoin:
 			rd := &reader{p: body}
 			jid, jaddr := string(rd.bytes()), string(rd.bytes())
@@ -580,7 +633,7 @@ var errDuplicate = errors.New("UNCERTAIN this forwarded command was already exec
 // runForwarded executes a follower's unit on this leader and waits for
 // its commit. It returns the replies and the Raft index the follower must
 // have applied before answering its client.
-func (n *Node) runForwarded(u *Unit) ([]byte, uint64, error) {
+func (n *Node) runForwarded(u *Unit, blocked func(rank uint64)) ([]byte, uint64, error) {
 	id := unitID{u.Session, u.Client, u.Seq}
 	d := n.door
 	d.Lock()
@@ -596,9 +649,14 @@ func (n *Node) runForwarded(u *Unit) ([]byte, uint64, error) {
 	// holds it is committed, the unit is never executed again
 	n.fsm.markUnit(id)
 	n.prop.addForwarded(id)
-	data := n.exec.ExecForwarded(u)
+	data, b := n.exec.ExecForwarded(u)
 	ticket := n.prop.Ticket()
 	d.Unlock()
+	if b != nil {
+		// its command blocked: no forwarding timeout applies (blocking.go)
+		blocked(b.Rank())
+		return n.runBlocked(b)
+	}
 	if err := n.prop.Wait(ticket, 0); err != nil {
 		return nil, 0, err
 	}

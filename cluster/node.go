@@ -90,6 +90,7 @@ type Node struct {
 	prop   *proposer
 	fwd    *forwarder
 	fsrv   *forwardServer
+	fan    *fanout // Pub/Sub messages to and from the other nodes (fanout.go)
 	exec   Executor
 
 	// serving is the epoch this node executes under while it is the
@@ -132,8 +133,17 @@ type Stats struct {
 // would (ACL, MULTI, scripts); the server implements it.
 type Executor interface {
 	// ExecForwarded runs u's commands with the engine lock held and
-	// returns their replies (concatenated).
-	ExecForwarded(u *Unit) []byte
+	// returns their replies (concatenated), or, when its command blocked
+	// (blocking.go), the unit to wait for.
+	ExecForwarded(u *Unit) ([]byte, BlockedUnit)
+	// CancelForwarded answers (mode) the blocked unit seq of a
+	// follower's client if it is still blocked, with the engine lock
+	// held; it reports whether it was.
+	CancelForwarded(session, client, seq uint64, mode CancelMode) bool
+	// StopServing is called with the engine lock held when the node
+	// stops executing: clients blocked here are to run their command
+	// again where it now runs.
+	StopServing()
 	// DropSession forgets the state of a forwarding session's clients
 	// (their WATCHes), or of one client when client != 0.
 	DropSession(session, client uint64)
@@ -212,6 +222,7 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 		return nil, err
 	}
 	n.raft = r
+	n.fan = newFanout(n)
 	d.SetLog(n.prop)
 	n.fwd = newForwarder(n)
 	n.wg.Add(4)
@@ -531,6 +542,7 @@ func (n *Node) leadershipLost(epoch uint64, cause error) {
 	n.door.E.NoLazyDelete = true
 	f.ownEpoch = 0
 	n.prop.abort()
+	n.exec.StopServing()
 	n.door.Unlock()
 	n.log.Warn("cluster: leadership lost; rebuilding the engine from the log", "node", n.cfg.NodeID, "cause", cause.Error())
 	if err := f.reset(); err != nil {

@@ -18,7 +18,7 @@ import (
 // through one listener on the node's raft-addr. A connection starts with
 // the authentication handshake (below), then one byte naming its stream:
 // Raft's NetworkTransport gets the 'R' connections through StreamLayer,
-// the forwarding server the 'F' ones.
+// the forwarding server the 'F' ones, Pub/Sub messages the 'M' ones.
 const (
 	streamRaft    = 'R'
 	streamForward = 'F'
@@ -118,6 +118,7 @@ type mux struct {
 	logf   func(msg string, args ...any)
 	raftCh chan net.Conn
 	fwd    func(net.Conn) // serves a forwarding connection (own goroutine)
+	msgs   func(net.Conn) // reads another node's Pub/Sub messages (fanout.go)
 	// advertise is the address the others reach this node at (raft-addr,
 	// or raft-advertise behind a proxy or NAT); local is the IP outgoing
 	// connections leave from (raft-addr's, when it names one), so that a
@@ -176,6 +177,12 @@ func (m *mux) route(c net.Conn) {
 	case streamForward:
 		if m.fwd != nil {
 			m.fwd(c)
+			return
+		}
+		c.Close()
+	case streamMessages:
+		if m.msgs != nil {
+			m.msgs(c)
 			return
 		}
 		c.Close()

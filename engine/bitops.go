@@ -70,6 +70,7 @@ func cmdSetBit(c *Ctx, argv [][]byte) {
 	// makes it)
 	if changed || old != byte(on) {
 		c.touched(argv[1])
+		c.notify(NotifyString, "setbit", argv[1])
 	}
 	c.W.Int(int64(old))
 }

@@ -61,7 +61,7 @@ var flagNames = []struct {
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
 	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
-	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMayReplicate, "may_replicate"},
+	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
 	// Redis's reply order (addReplyFlagsForCommand): no_mandatory_keys,
 	// no_async_loading, no_multi, movablekeys, allow_busy
 	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagNoAsyncLoading, "no_async_loading"},
@@ -69,7 +69,8 @@ var flagNames = []struct {
 }
 
 // internal flags that are not Redis flags and never reach COMMAND replies
-var internalFlags = map[string]Flag{"conn": FlagConn, "script": FlagScript, "notouch": FlagNoTouch, "noeffect": FlagNoEffect, "arbitrarykeys": FlagArbitraryKeys}
+// (may_replicate is Redis's, but COMMAND hides it there too)
+var internalFlags = map[string]Flag{"conn": FlagConn, "script": FlagScript, "notouch": FlagNoTouch, "noeffect": FlagNoEffect, "arbitrarykeys": FlagArbitraryKeys, "may_replicate": FlagMayReplicate}
 
 // ParseFlags turns "write denyoom fast" into a Flag set. It panics on an
 // unknown word: the table is static, a typo is a programming error.

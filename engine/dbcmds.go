@@ -126,6 +126,10 @@ func cmdSwapDB(c *Ctx, argv [][]byte) {
 		x.dict, y.dict = y.dict, x.dict
 		x.expires, y.expires = y.expires, x.expires
 		x.expCur, y.expCur = 0, 0
+		// clients blocked on a key that the swap brought in are served
+		// (Redis's scanDatabaseForReadyKeys)
+		c.E.scanReady(x)
+		c.E.scanReady(y)
 	}
 	c.E.Stats.Dirty++
 	c.W.OK()

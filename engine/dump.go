@@ -125,6 +125,7 @@ func cmdRestore(c *Ctx, argv [][]byte) {
 		if deleted {
 			c.Rewrite(Args("DEL").B(key))
 			c.touched(key)
+			c.notify(NotifyGeneric, "del", key)
 		}
 		c.W.OK()
 		return
@@ -145,5 +146,6 @@ func cmdRestore(c *Ctx, argv [][]byte) {
 		e.lru = uint8(c.accessNow()/1000 - min(idle, 255))
 	}
 	c.touched(key)
+	c.notify(NotifyGeneric, "restore", key)
 	c.W.OK()
 }

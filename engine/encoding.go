@@ -46,6 +46,8 @@ func (e *Engine) SetEncodingLimit(name string, v int64) bool {
 		e.Enc.ZsetMaxListpackValue = v
 	case "proto-max-bulk-len":
 		e.Enc.ProtoMaxBulkLen = v
+	case "notify-keyspace-events": // as its Notify* bits (LIMITDB.CONFIG carries integers)
+		e.Notify = int(v)
 	default:
 		return false
 	}

@@ -93,7 +93,13 @@ type Engine struct {
 	// save failed (the server refuses write commands themselves).
 	WriteDenied string
 
-	ev evictState // maxmemory-policy, eviction pool (evict.go); node-local
+	ev  evictState // maxmemory-policy, eviction pool (evict.go); node-local
+	blk blockState // clients blocked on keys, ready keys (blocking.go); node-local
+
+	// Notify is notify-keyspace-events (Notify* bits, notify.go), a
+	// cluster-wide setting: the executing node raises the events.
+	Notify    int
+	notifyBuf []byte // channel names being built (notify.go)
 
 	cow   cowState    // active captures (cow.go)
 	dumpW *rdbWriter  // DUMP's encoder, kept for its LZF table (rdb.go)
@@ -234,6 +240,9 @@ type DB struct {
 	expires int // keys with a deadline
 	watched map[string][]*Watch
 	expCur  uint64 // active-expiry cursor
+	// blocking holds the queues of clients blocked on keys of this
+	// database (blocking.go); node-local, like watched
+	blocking map[string]*waitQueue
 }
 
 // Len is the number of keys, expired ones not yet deleted included (DBSIZE).
@@ -294,9 +303,17 @@ type Ctx struct {
 	// it before each command.
 	NoErrorStats bool
 
+	// Block is set by a blocking command that found nothing to pop
+	// (blocking.go): the connection layer blocks the client on it and
+	// resets it. The command wrote no reply.
+	Block *Waiter
+
 	// Eff receives the effects of what runs with this Ctx (effects.go);
 	// nil records nothing.
-	Eff  *Effects
+	Eff *Effects
+	// Pub receives PUBLISH's messages and the keyspace events of what runs
+	// with this Ctx (notify.go); nil publishes nothing.
+	Pub  Publisher
 	prop propState
 }
 
@@ -399,6 +416,7 @@ func (c *Ctx) lookupRead(key []byte) *entry {
 	e := c.find(c.DB, bstr(key))
 	if e == nil {
 		c.E.Stats.KeyspaceMisses++
+		c.notify(NotifyKeyMiss, "keymiss", key)
 	} else {
 		c.E.Stats.KeyspaceHits++
 		c.touchLRU(e)
@@ -464,6 +482,17 @@ func (c *Ctx) create(key []byte) *entry {
 	return c.createIn(c.DB, bstr(key))
 }
 
+// overwrite returns the entry that is to take a new value for key: e, the
+// key's live entry, with its TTL cleared, or a new one when e is nil. It is
+// Redis's setKey (dbOverwrite keeps the key, so no "new" event).
+func (c *Ctx) overwrite(e *entry, key []byte) *entry {
+	if e == nil {
+		return c.create(key)
+	}
+	c.DB.setExpire(e, 0)
+	return e
+}
+
 func (c *Ctx) createIn(db *DB, key string) *entry {
 	if old := db.dict.find(key); old != nil {
 		// expired and not yet deleted
@@ -471,6 +500,10 @@ func (c *Ctx) createIn(db *DB, key string) *entry {
 	}
 	e := db.dict.insert(key)
 	e.lru = c.E.newAccess(c.accessNow())
+	c.notifyKey(db, NotifyNew, "new", key) // Redis's dbAdd
+	if len(db.blocking) != 0 {
+		c.E.keyCreated(db, key) // Redis's dbAdd → signalKeyAsReady
+	}
 	return e
 }
 
@@ -507,6 +540,7 @@ func (c *Ctx) expireKey(db *DB, e *entry) {
 	// server.dirty alone): the DEL is its own effect, and a read that
 	// reclaims a key must not propagate itself.
 	c.E.Stats.ExpiredKeys++
+	c.notifyKey(db, NotifyExpired, "expired", key)
 	c.propagateDel(db, key)
 	// A WATCH taken while the key was already past its deadline sees no
 	// change when the key is reclaimed (Redis 7.0's touchWatchedKey skips

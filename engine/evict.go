@@ -160,6 +160,7 @@ func (c *Ctx) Evict(toFree int64, maxKeys int) (int64, EvictResult) {
 		db.removeEntry(e)
 		c.E.Stats.EvictedKeys++
 		c.signal(db, key)
+		c.notifyKey(db, NotifyEvicted, "evicted", key)
 		c.propagateDel(db, key)
 		if c.Deleted != nil {
 			*c.Deleted = append(*c.Deleted, key)

@@ -218,6 +218,7 @@ func (c *Ctx) hsetPairs(argv [][]byte) (int64, bool) {
 func cmdHSet(c *Ctx, argv [][]byte) {
 	if n, ok := c.hsetPairs(argv); ok {
 		c.W.Int(n)
+		c.notify(NotifyHash, "hset", argv[1])
 	}
 }
 
@@ -225,6 +226,7 @@ func cmdHSet(c *Ctx, argv [][]byte) {
 func cmdHMSet(c *Ctx, argv [][]byte) {
 	if _, ok := c.hsetPairs(argv); ok {
 		c.W.OK()
+		c.notify(NotifyHash, "hset", argv[1])
 	}
 }
 
@@ -243,6 +245,7 @@ func cmdHSetNX(c *Ctx, argv [][]byte) {
 	h.set(bstr(argv[2]), elemView(argv[3]), &c.E.Enc)
 	c.touched(argv[1])
 	c.W.Int(1)
+	c.notify(NotifyHash, "hset", argv[1])
 }
 
 // cmdHGet: HGET key field — the value, or null. Errors: WRONGTYPE.
@@ -339,6 +342,10 @@ func cmdHDel(c *Ctx, argv [][]byte) {
 	if n > 0 {
 		c.removeIfEmpty(e, h.Len() == 0)
 		c.touched(argv[1])
+		c.notify(NotifyHash, "hdel", argv[1])
+		if h.Len() == 0 {
+			c.notify(NotifyGeneric, "del", argv[1])
+		}
 	}
 	c.W.Int(n)
 }
@@ -415,6 +422,7 @@ func cmdHIncrBy(c *Ctx, argv [][]byte) {
 	h.set(bstr(argv[2]), lelem{n: cur}, &c.E.Enc)
 	c.touched(argv[1])
 	c.W.Int(cur)
+	c.notify(NotifyHash, "hincrby", argv[1])
 }
 
 func appendInt(b []byte, n int64) []byte {
@@ -480,6 +488,7 @@ func cmdHIncrByFloat(c *Ctx, argv [][]byte) {
 	h.set(bstr(argv[2]), elemOfString(s), &c.E.Enc)
 	c.touched(argv[1])
 	c.W.BulkString(s)
+	c.notify(NotifyHash, "hincrbyfloat", argv[1])
 	// the effect carries the result (HSET key field <new value>), so that
 	// no replica computes the sum again
 	if f := c.own(4); f != nil {

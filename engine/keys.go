@@ -42,6 +42,7 @@ func cmdDel(c *Ctx, argv [][]byte) {
 	n := int64(0)
 	for _, k := range argv[1:] {
 		if c.delete(c.DB, bstr(k)) {
+			c.notify(NotifyGeneric, "del", k)
 			n++
 		}
 	}
@@ -102,6 +103,8 @@ func (c *Ctx) rename(argv [][]byte, nx bool) {
 	c.DB.setExpire(ne, exp)
 	c.touched(src)
 	c.touched(dst)
+	c.notify(NotifyGeneric, "rename_from", src)
+	c.notify(NotifyGeneric, "rename_to", dst)
 	if nx {
 		c.W.Int(1)
 	} else {
@@ -324,13 +327,15 @@ func (c *Ctx) expireGeneric(argv [][]byte, secs, rel bool) {
 	}
 	if when <= c.Now {
 		c.delete(c.DB, bstr(argv[1]))
+		c.notify(NotifyGeneric, "del", argv[1])
 		c.W.Int(1)
 		c.ownDel(argv[1])
 		return
 	}
 	c.DB.setExpire(e, when)
 	c.touched(argv[1])
-	c.W.Int(1)
+	c.W.Int(1) // before the event, as in Redis
+	c.notify(NotifyGeneric, "expire", argv[1])
 	if rel || secs {
 		// PEXPIREAT key <deadline> [options], as Redis 7.0 rewrites it;
 		// PEXPIREAT itself goes out as sent
@@ -406,6 +411,7 @@ func cmdPersist(c *Ctx, argv [][]byte) {
 	}
 	c.DB.setExpire(e, 0)
 	c.touched(argv[1])
+	c.notify(NotifyGeneric, "persist", argv[1])
 	c.W.Int(1)
 }
 
@@ -477,5 +483,6 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 	ne.p, ne.n, ne.kind, ne.enc = p, n, kind, enc
 	dst.setExpire(ne, exp)
 	c.signal(dst, bstr(argv[2]))
+	c.notifyKey(dst, NotifyGeneric, "copy_to", bstr(argv[2]))
 	c.W.Int(1)
 }

@@ -269,6 +269,31 @@ func (c *Ctx) push(argv [][]byte, front, onlyIfExists bool) {
 	}
 	c.touched(key)
 	c.W.Int(int64(l.n))
+	c.notify(NotifyList, pushEvent(front), key)
+}
+
+// pushEvent and popEvent name a list end's events.
+func pushEvent(front bool) string {
+	if front {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(front bool) string {
+	if front {
+		return "lpop"
+	}
+	return "rpop"
+}
+
+// notifyPopped raises Redis's listElementsRemoved events: lpop or rpop,
+// then del when the list was emptied (after the reply, as Redis).
+func (c *Ctx) notifyPopped(key []byte, front, emptied bool) {
+	c.notify(NotifyList, popEvent(front), key)
+	if emptied {
+		c.notify(NotifyGeneric, "del", key)
+	}
 }
 
 // cmdLPush: LPUSH key element [element ...] — insert each element at the
@@ -339,6 +364,7 @@ func (c *Ctx) pop(argv [][]byte, front bool) {
 		c.removeIfEmpty(e, l.n == 0)
 		c.touched(key)
 		s.write(c.W)
+		c.notifyPopped(key, front, l.n == 0)
 		return
 	}
 	if count == 0 {
@@ -356,6 +382,7 @@ func (c *Ctx) pop(argv [][]byte, front bool) {
 	}
 	c.removeIfEmpty(e, l.n == 0)
 	c.touched(key)
+	c.notifyPopped(key, front, l.n == 0)
 }
 
 // cmdLPop: LPOP key [count] — remove and return the first element(s); see pop.
@@ -487,6 +514,7 @@ func cmdLSet(c *Ctx, argv [][]byte) {
 	l.set(int(idx), elemOf(argv[3]))
 	c.touched(argv[1])
 	c.W.OK()
+	c.notify(NotifyList, "lset", argv[1])
 }
 
 // cmdLTrim: LTRIM key start stop — keep only the elements from start to
@@ -526,6 +554,10 @@ func cmdLTrim(c *Ctx, argv [][]byte) {
 		// Redis signals the key (WATCH) but counts no change: a trim
 		// that removes nothing propagates nothing
 		c.touchWatches(c.DB, bstr(argv[1]))
+	}
+	c.notify(NotifyList, "ltrim", argv[1])
+	if s > t || l.n == 0 {
+		c.notify(NotifyGeneric, "del", argv[1])
 	}
 	c.W.OK()
 }
@@ -582,6 +614,10 @@ func cmdLRem(c *Ctx, argv [][]byte) {
 		l.replace(s)
 		c.removeIfEmpty(e, l.n == 0)
 		c.touched(argv[1])
+		c.notify(NotifyList, "lrem", argv[1])
+		if l.n == 0 {
+			c.notify(NotifyGeneric, "del", argv[1])
+		}
 	}
 	c.W.Int(removed)
 }
@@ -727,6 +763,7 @@ func cmdLInsert(c *Ctx, argv [][]byte) {
 	copy(ns[at+1:], s[at:])
 	l.buf, l.head, l.n = ns[:cap(ns)], 0, len(s)+1
 	c.touched(argv[1])
+	c.notify(NotifyList, "linsert", argv[1])
 	c.W.Int(int64(l.n))
 }
 
@@ -788,9 +825,11 @@ func (c *Ctx) lmove(srcKey, dstKey []byte, fromFront, toFront bool) {
 		dst.list().PushBack(v)
 	}
 	c.touched(dstKey)
+	c.notify(NotifyList, pushEvent(toFront), dstKey)
 	v.write(c.W)
 	c.removeIfEmpty(src, sl.n == 0)
 	c.touched(srcKey)
+	c.notifyPopped(srcKey, fromFront, sl.n == 0)
 }
 
 // cmdLMove: LMOVE source destination LEFT|RIGHT LEFT|RIGHT — atomically
@@ -874,6 +913,7 @@ func cmdLMPop(c *Ctx, argv [][]byte) {
 		}
 		c.removeIfEmpty(e, l.n == 0)
 		c.touched(key)
+		c.notifyPopped(key, front, l.n == 0)
 		// LPOP|RPOP key <popped>, as Redis 7.0 rewrites LMPOP
 		if f := c.own(3); f != nil {
 			if front {

@@ -43,5 +43,7 @@ func cmdMove(c *Ctx, argv [][]byte) {
 	dst.setExpire(ne, exp)
 	c.touched(argv[1])
 	c.signal(dst, bstr(argv[1]))
+	c.notify(NotifyGeneric, "move_from", argv[1])
+	c.notifyKey(dst, NotifyGeneric, "move_to", bstr(argv[1]))
 	c.W.Int(1)
 }

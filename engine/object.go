@@ -67,10 +67,15 @@ func (e *entry) encoding() string {
 // objectLookup finds key for an OBJECT subcommand; a missing key gets a
 // null reply and nil.
 func objectLookup(c *Ctx, key []byte) *entry {
-	e := c.lookupRead(key)
+	// lookupRead without the keymiss event (Redis's LOOKUP_NONOTIFY)
+	e := c.find(c.DB, bstr(key))
 	if e == nil {
+		c.E.Stats.KeyspaceMisses++
 		c.W.Null()
+		return nil
 	}
+	c.E.Stats.KeyspaceHits++
+	c.touchLRU(e)
 	return e
 }
 

@@ -327,7 +327,21 @@ func cmdRLAllow(c *Ctx, argv [][]byte) {
 		c.touched(a.key)
 		c.limEffect(a.key, e, true)
 	}
+	c.notifyDecision(a.key, r.Allowed)
 	c.writeResult(&r)
+}
+
+// notifyDecision raises a limiter's decision as a keyspace event of
+// limitdb's class 'r': rl.allow when the request passed (its units were
+// consumed), rl.deny when it was refused (nothing changed: an event, not
+// an effect). RL.PEEK and CL.THROTTLE with quantity 0 decide nothing and
+// raise nothing.
+func (c *Ctx) notifyDecision(key []byte, allowed bool) {
+	if allowed {
+		c.notify(NotifyRatelimit, "rl.allow", key)
+	} else {
+		c.notify(NotifyRatelimit, "rl.deny", key)
+	}
 }
 
 // cmdRLPeek: RL.PEEK key limit period-ms [ALGO a] [BURST n] [COST n] —
@@ -373,7 +387,8 @@ func cmdRLRefund(c *Ctx, argv [][]byte) {
 	p := *limParams(e)
 	st := limLoad(e)
 	rem := ratelimit.Refund(&p, &st, c.Now, n)
-	if ratelimit.Full(&p, &st, c.Now) {
+	full := ratelimit.Full(&p, &st, c.Now)
+	if full {
 		c.DB.removeEntry(e)
 		c.ownDel(argv[1])
 	} else {
@@ -392,6 +407,10 @@ func cmdRLRefund(c *Ctx, argv [][]byte) {
 		c.limEffect(argv[1], e, true)
 	}
 	c.touched(argv[1])
+	c.notify(NotifyRatelimit, "rl.refund", argv[1])
+	if full {
+		c.notify(NotifyGeneric, "del", argv[1]) // back to full: reclaimed
+	}
 	c.W.Int(rem)
 }
 
@@ -409,6 +428,8 @@ func cmdRLReset(c *Ctx, argv [][]byte) {
 	}
 	c.DB.removeEntry(e)
 	c.touched(argv[1])
+	c.notify(NotifyRatelimit, "rl.reset", argv[1])
+	c.notify(NotifyGeneric, "del", argv[1])
 	c.W.Int(1)
 	c.ownDel(argv[1])
 }
@@ -550,6 +571,9 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 		}
 		c.PreventPropagation()
 	}
+	for i := range args {
+		c.notifyDecision(args[i].key, res[i].Allowed)
+	}
 	w := c.W
 	w.Map(4)
 	w.BulkString("allowed")
@@ -654,6 +678,9 @@ func cmdCLThrottle(c *Ctx, argv [][]byte) {
 		c.limStore(e, &p, &st, r.ResetAfter/1e6)
 		c.touched(argv[1])
 		c.limEffect(argv[1], e, true)
+	}
+	if qty > 0 {
+		c.notifyDecision(argv[1], !r.Limited)
 	}
 	w := c.W
 	w.Array(5)

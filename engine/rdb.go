@@ -95,7 +95,8 @@ const (
 	auxEncoding = "limitdb-encoding-limits"
 	auxBuckets  = "limitdb-buckets"
 	auxKeyEnc   = "limitdb-key-enc"
-	auxACL      = "limitdb-acl" // Settings.ACL, the users in aclfile form
+	auxACL      = "limitdb-acl"    // Settings.ACL, the users in aclfile form
+	auxNotify   = "limitdb-notify" // Notify: notify-keyspace-events, a cluster-wide setting
 )
 
 // rdbWriter writes RDB primitives into buf, handing full buffers to w (nil

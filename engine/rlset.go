@@ -153,6 +153,7 @@ func cmdRLSet(c *Ctx, argv [][]byte) {
 	}
 	c.limStoreAt(e, &p, &st, deadline)
 	c.touched(key)
+	c.notify(NotifyRatelimit, "rl.set", key)
 	c.W.OK()
 }
 

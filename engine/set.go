@@ -245,6 +245,7 @@ func cmdSAdd(c *Ctx, argv [][]byte) {
 	}
 	if n > 0 {
 		c.touched(argv[1])
+		c.notify(NotifySet, "sadd", argv[1])
 	}
 	c.W.Int(n)
 }
@@ -274,6 +275,10 @@ func cmdSRem(c *Ctx, argv [][]byte) {
 	if n > 0 {
 		c.removeIfEmpty(e, s.Len() == 0)
 		c.touched(argv[1])
+		c.notify(NotifySet, "srem", argv[1])
+		if s.Len() == 0 {
+			c.notify(NotifyGeneric, "del", argv[1])
+		}
 	}
 	c.W.Int(n)
 }
@@ -372,6 +377,7 @@ func cmdSPop(c *Ctx, argv [][]byte) {
 	}
 	s := e.set()
 	i := c.rng().Intn(s.Len())
+	c.notify(NotifySet, "spop", argv[1])
 	s.writeAt(c, i)
 	if f := c.own(3); f != nil {
 		f.argStr("SREM")
@@ -381,6 +387,9 @@ func cmdSPop(c *Ctx, argv [][]byte) {
 	s.removeAt(i)
 	c.removeIfEmpty(e, s.Len() == 0)
 	c.touched(argv[1])
+	if s.Len() == 0 {
+		c.notify(NotifyGeneric, "del", argv[1])
+	}
 }
 
 // argAt appends the member at position i to an effect.
@@ -407,9 +416,11 @@ func (c *Ctx) spopCount(argv [][]byte) {
 		return
 	}
 	s := e.set()
+	c.notify(NotifySet, "spop", argv[1])
 	if count >= int64(s.Len()) {
 		c.writeWholeSet(s)
 		c.DB.removeEntry(e)
+		c.notify(NotifyGeneric, "del", argv[1])
 		c.touched(argv[1])
 		c.ownDel(argv[1])
 		return
@@ -686,22 +697,21 @@ func setAlgebra(sets []*Set, op byte, lim *EncodingLimits) *Set {
 
 // storeSet makes res the value of dst (replacing any value and its TTL), or
 // deletes dst when res is empty, and replies res's cardinality.
-func (c *Ctx) storeSet(dst []byte, res *Set) {
+func (c *Ctx) storeSet(dst []byte, res *Set, event string) {
 	if res.Len() == 0 {
+		c.W.Int(0)
 		if e := c.lookupWrite(dst); e != nil {
 			c.DB.removeEntry(e)
 			c.touched(dst)
+			c.notify(NotifyGeneric, "del", dst)
 		}
-		c.W.Int(0)
 		return
 	}
-	if e := c.lookupWrite(dst); e != nil {
-		c.DB.removeEntry(e)
-	}
-	e := c.create(dst)
+	e := c.overwrite(c.lookupWrite(dst), dst)
 	e.setObj(KindSet, unsafe.Pointer(res))
 	c.touched(dst)
 	c.W.Int(int64(res.Len()))
+	c.notify(NotifySet, event, dst)
 }
 
 // cmdSInter: SINTER key [key ...] — the members in every set: a set reply
@@ -733,18 +743,27 @@ func cmdSInter(c *Ctx, argv [][]byte) {
 // intersection in destination (overwriting any type; deleted when empty).
 // Reply: its cardinality.
 func cmdSInterStore(c *Ctx, argv [][]byte) {
-	sets, ok := c.setOperands(argv[2:], false)
+	sets, ok := c.setOperands(argv[2:], true) // read lookups, as Redis's
 	if !ok {
 		return
 	}
-	res := &Set{}
-	if !slices.Contains(sets, nil) {
-		interEach(sets, func(s *Set, i int) bool {
-			res.add(s.memberAt(i), &c.E.Enc)
-			return true
-		})
+	if slices.Contains(sets, nil) {
+		// a missing source: Redis deletes the destination before
+		// replying (an empty intersection of existing sets replies first)
+		if e := c.lookupWrite(argv[1]); e != nil {
+			c.DB.removeEntry(e)
+			c.touched(argv[1])
+			c.notify(NotifyGeneric, "del", argv[1])
+		}
+		c.W.Int(0)
+		return
 	}
-	c.storeSet(argv[1], res)
+	res := &Set{}
+	interEach(sets, func(s *Set, i int) bool {
+		res.add(s.memberAt(i), &c.E.Enc)
+		return true
+	})
+	c.storeSet(argv[1], res, "sinterstore")
 }
 
 // cmdSInterCard: SINTERCARD numkeys key [key ...] [LIMIT limit] — the
@@ -797,13 +816,17 @@ func (c *Ctx) setAlgebraCmd(argv [][]byte, op byte, store bool) {
 	if store {
 		keys = argv[2:]
 	}
-	sets, ok := c.setOperands(keys, !store)
+	sets, ok := c.setOperands(keys, true) // read lookups also for a store, as Redis's
 	if !ok {
 		return
 	}
 	res := setAlgebra(sets, op, &c.E.Enc)
 	if store {
-		c.storeSet(argv[1], res)
+		ev := "sunionstore"
+		if op == 'd' {
+			ev = "sdiffstore"
+		}
+		c.storeSet(argv[1], res, ev)
 		return
 	}
 	c.writeWholeSet(res)
@@ -855,7 +878,11 @@ func cmdSMove(c *Ctx, argv [][]byte) {
 		c.W.Int(0)
 		return
 	}
+	c.notify(NotifySet, "srem", argv[1])
 	c.removeIfEmpty(src, ss.Len() == 0)
+	if ss.Len() == 0 {
+		c.notify(NotifyGeneric, "del", argv[1])
+	}
 	if dst == nil {
 		dst = c.create(argv[2])
 		dst.setObj(KindSet, unsafe.Pointer(&Set{}))
@@ -863,6 +890,7 @@ func cmdSMove(c *Ctx, argv [][]byte) {
 	c.touched(argv[1])
 	if dst.set().add(m, &c.E.Enc) {
 		c.touched(argv[2])
+		c.notify(NotifySet, "sadd", argv[2])
 	}
 	c.W.Int(1)
 }

@@ -32,6 +32,8 @@ var SharedParams = map[string]bool{
 	"zset-max-listpack-entries": true, "zset-max-ziplist-entries": true,
 	"zset-max-listpack-value": true, "zset-max-ziplist-value": true,
 	"proto-max-bulk-len": true,
+	// the executing node raises the events, with the cluster's classes
+	"notify-keyspace-events": true,
 }
 
 const errSettings = "ERR LIMITDB.CONFIG takes cluster-wide parameters with integer values"

@@ -67,6 +67,7 @@ type Snapshot struct {
 	scripts  []AuxField
 	libs     []string // function libraries' code (RDB_OPCODE_FUNCTION2)
 	acl      string
+	notify   int
 	noLZF    bool // Engine.RDBNoCompression when taken
 	noCRC    bool // Engine.RDBNoChecksum when taken
 	// written counts the keys WriteTo has encoded so far (INFO's
@@ -96,7 +97,7 @@ const writeBatch = 256
 // header fills the engine-wide part of a snapshot (engine lock held).
 func (e *Engine) snapshotHeader() *Snapshot {
 	s := &Snapshot{e: e, clockMs: e.ClockMs, rand: e.Rand.State(), enc: e.Enc, policy: e.ev.policy, acl: e.Settings.ACL,
-		noLZF: e.RDBNoCompression, noCRC: e.RDBNoChecksum}
+		notify: e.Notify, noLZF: e.RDBNoCompression, noCRC: e.RDBNoChecksum}
 	if scriptsCodec.Save != nil {
 		s.scripts = scriptsCodec.Save(e.Scripts)
 	}
@@ -217,6 +218,7 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	if s.acl != "" {
 		w.aux(auxACL, s.acl)
 	}
+	w.auxInt(auxNotify, int64(s.notify))
 	// the function libraries, where Redis 7.0 writes them (rdbSaveFunctions:
 	// after the aux fields, before the databases)
 	for _, code := range s.libs {
@@ -382,6 +384,7 @@ func (e *Engine) LoadSnapshot(src io.Reader) error {
 		db.dict = l.dbs[i]
 		db.expires = l.expires[i]
 		db.expCur = 0
+		e.scanReady(db) // as Redis's swapMainDbWithTempDb
 	}
 	if scriptsCodec.Load != nil {
 		e.Scripts = scripts
@@ -396,6 +399,12 @@ func (e *Engine) LoadSnapshot(src io.Reader) error {
 		f("zset-max-listpack-entries", strconv.FormatInt(l.lim.ZsetMaxListpackEntries, 10))
 		f("zset-max-listpack-value", strconv.FormatInt(l.lim.ZsetMaxListpackValue, 10))
 		f("proto-max-bulk-len", strconv.FormatInt(l.lim.ProtoMaxBulkLen, 10))
+	}
+	if l.notify != nil {
+		e.Notify = int(*l.notify)
+		if f := e.Settings.OnConfig; f != nil {
+			f("notify-keyspace-events", strconv.FormatInt(*l.notify, 10))
+		}
 	}
 	return nil
 }
@@ -415,6 +424,7 @@ type rdbLoader struct {
 	scripts []AuxField
 	libs    []string // function libraries (RDB_OPCODE_FUNCTION2), in file order
 	acl     string   // Settings.ACL
+	notify  *int64   // Notify (absent from snapshots older than it, and from Redis's files)
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -610,6 +620,12 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 		o.keyEnc = v
 	case k == auxACL:
 		l.acl = v
+	case k == auxNotify:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return bad()
+		}
+		l.notify = &n
 	case scriptsCodec.Owns != nil && scriptsCodec.Owns(k):
 		l.scripts = append(l.scripts, AuxField{k, v})
 	}

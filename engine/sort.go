@@ -426,6 +426,7 @@ func (c *Ctx) sortStore(dst []byte, items []sortItem, gets [][]byte, n int) {
 		if e := c.DB.dict.find(bstr(dst)); e != nil {
 			c.DB.removeEntry(e)
 			c.touched(dst)
+			c.notify(NotifyGeneric, "del", dst)
 		}
 		c.W.Int(0)
 		return
@@ -453,13 +454,11 @@ func (c *Ctx) sortStore(dst []byte, items []sortItem, gets [][]byte, n int) {
 		}
 	}
 	l.n = len(l.buf)
-	if e := c.lookupWrite(dst); e != nil {
-		c.DB.removeEntry(e)
-	}
-	e := c.create(dst)
+	e := c.overwrite(c.lookupWrite(dst), dst) // Redis's setKey: "new" only for a new key
 	e.setObj(KindList, unsafe.Pointer(l))
 	c.touched(dst)
 	c.E.Stats.Dirty += int64(n) - 1 // Redis counts one change per element
+	c.notify(NotifyList, "sortstore", dst)
 	c.W.Int(int64(n))
 }
 

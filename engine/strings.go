@@ -86,6 +86,7 @@ func (c *Ctx) incrBy(key []byte, delta int64) {
 	}
 	e.setInt(cur)
 	c.touched(key)
+	c.notify(NotifyString, "incrby", key)
 	c.W.Int(cur)
 }
 
@@ -150,6 +151,7 @@ func (c *Ctx) setKey(e *entry, key, val []byte, keepTTL bool) {
 	}
 	e.setBytes(val)
 	c.touched(key)
+	c.notify(NotifyString, "set", key)
 }
 
 // writeStr replies with e's string value as a bulk string.
@@ -270,6 +272,7 @@ func (c *Ctx) setGeneric(flags int, key, val, expire []byte) bool {
 	if flags&setGet != 0 {
 		if e == nil {
 			c.E.Stats.KeyspaceMisses++ // GET's read lookup
+			c.notify(NotifyKeyMiss, "keymiss", key)
 			c.W.Null()
 		} else if e.kind != KindString {
 			c.W.Error(ErrWrongType)
@@ -295,6 +298,10 @@ func (c *Ctx) setGeneric(flags int, key, val, expire []byte) bool {
 		c.DB.setExpire(e, when)
 	}
 	c.touched(key)
+	c.notify(NotifyString, "set", key)
+	if expire != nil {
+		c.notify(NotifyGeneric, "expire", key)
+	}
 	if flags&setGet == 0 {
 		c.W.OK()
 	}
@@ -396,6 +403,7 @@ func cmdGetDel(c *Ctx, argv [][]byte) {
 	}
 	c.writeStr(e)
 	c.delete(c.DB, bstr(argv[1]))
+	c.notify(NotifyGeneric, "del", argv[1])
 	c.ownDel(argv[1])
 }
 
@@ -429,10 +437,12 @@ func cmdGetEx(c *Ctx, argv [][]byte) {
 	switch {
 	case expire != nil && when <= c.Now:
 		c.delete(c.DB, bstr(argv[1]))
+		c.notify(NotifyGeneric, "del", argv[1])
 		c.ownDel(argv[1])
 	case expire != nil:
 		c.DB.setExpire(e, when)
 		c.touched(argv[1])
+		c.notify(NotifyGeneric, "expire", argv[1])
 		if f := c.own(3); f != nil {
 			f.argStr("PEXPIREAT")
 			f.arg(argv[1])
@@ -441,6 +451,7 @@ func cmdGetEx(c *Ctx, argv [][]byte) {
 	case flags&setPersist != 0 && e.exp != 0:
 		c.DB.setExpire(e, 0)
 		c.touched(argv[1])
+		c.notify(NotifyGeneric, "persist", argv[1])
 		if f := c.own(2); f != nil {
 			f.argStr("PERSIST")
 			f.arg(argv[1])
@@ -535,6 +546,7 @@ func cmdIncrByFloat(c *Ctx, argv [][]byte) {
 	}
 	e.setRaw(s) // not integer-encoded: Redis stores the result as is
 	c.touched(argv[1])
+	c.notify(NotifyString, "incrbyfloat", argv[1])
 	c.W.BulkString(s)
 	if f := c.own(4); f != nil {
 		f.argStr("SET")
@@ -566,6 +578,7 @@ func cmdAppend(c *Ctx, argv [][]byte) {
 		e = c.create(argv[1])
 		e.setBytes(argv[2])
 		c.touched(argv[1])
+		c.notify(NotifyString, "append", argv[1])
 		c.W.Int(int64(len(argv[2])))
 		return
 	}
@@ -587,6 +600,7 @@ func cmdAppend(c *Ctx, argv [][]byte) {
 		e.kind, e.enc, e.p, e.n = KindString, encBuf, unsafe.Pointer(&buf[0]), int64(n)
 	}
 	c.touched(argv[1])
+	c.notify(NotifyString, "append", argv[1])
 	c.W.Int(int64(n))
 }
 
@@ -714,5 +728,6 @@ func cmdSetRange(c *Ctx, argv [][]byte) {
 	e.setRaw(unsafe.String(&buf[0], len(buf)))
 	e.enc = encRawObj // Redis's SETRANGE result is always "raw"
 	c.touched(argv[1])
+	c.notify(NotifyString, "setrange", argv[1])
 	c.W.Int(n)
 }

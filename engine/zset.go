@@ -124,11 +124,15 @@ func (c *Ctx) lookupZset(key []byte, read bool) (*entry, *zset, bool) {
 // the engine's scratch view.
 func (c *Ctx) zview(z *zset) *zskip { return z.view(&c.E.zv) }
 
-// zsetDeleteIfEmpty removes key when its set became empty.
-func (c *Ctx) zsetDeleteIfEmpty(e *entry, z *zset) {
+// zsetDeleteIfEmpty removes key when its set became empty and reports
+// whether it did. (z is overlaid on e's words, which the removal zeroes:
+// its length then reads 0.)
+func (c *Ctx) zsetDeleteIfEmpty(e *entry, z *zset) bool {
 	if z.len() == 0 {
 		c.DB.removeEntry(e)
+		return true
 	}
+	return false
 }
 
 // --- parsing ---------------------------------------------------------------------
@@ -386,6 +390,11 @@ done:
 finish:
 	if added+updated > 0 {
 		c.touched(key)
+		if incr {
+			c.notify(NotifyZSet, "zincr", key)
+		} else {
+			c.notify(NotifyZSet, "zadd", key)
+		}
 	}
 	c.zsetDeleteIfEmpty(e, z)
 }
@@ -426,6 +435,10 @@ func cmdZRem(c *Ctx, argv [][]byte) {
 	if n > 0 {
 		c.touched(argv[1])
 		c.zsetDeleteIfEmpty(e, z)
+		c.notify(NotifyZSet, "zrem", argv[1])
+		if z.len() == 0 {
+			c.notify(NotifyGeneric, "del", argv[1])
+		}
 	}
 	c.W.Int(int64(n))
 }
@@ -853,6 +866,10 @@ func (c *Ctx) zremDone(key []byte, e *entry, z *zset, n int) {
 	if n > 0 {
 		c.touched(key)
 		c.zsetDeleteIfEmpty(e, z)
+		c.notify(NotifyZSet, c.Cmd.Name, key) // zremrangebyscore|rank|lex
+		if z.len() == 0 {
+			c.notify(NotifyGeneric, "del", key)
+		}
 	}
 	c.W.Int(int64(n))
 }
@@ -947,14 +964,25 @@ func zpopGeneric(c *Ctx, argv [][]byte, max bool) {
 	} else {
 		c.W.Array(2 * n)
 	}
-	c.zpop(z, n, max, nested)
+	c.zpop(argv[1], z, n, max, nested)
 	c.touched(argv[1])
-	c.zsetDeleteIfEmpty(e, z)
+	if c.zsetDeleteIfEmpty(e, z) {
+		c.notify(NotifyGeneric, "del", argv[1])
+	}
 }
 
-// zpop replies and removes the n first (max: last) members of z, each
-// pair in an array of its own when nested.
-func (c *Ctx) zpop(z *zset, n int, max, nested bool) {
+// zpop raises zpopmin / zpopmax on key (after the reply's array header,
+// before its first element, as Redis does) and pops n members (zpopReply).
+func (c *Ctx) zpop(key []byte, z *zset, n int, max, nested bool) {
+	if n > 0 {
+		c.notify(NotifyZSet, zpopEvent(max), key)
+	}
+	c.zpopReply(z, n, max, nested)
+}
+
+// zpopReply replies and removes the n first (max: last) members of z,
+// each pair in an array of its own when nested.
+func (c *Ctx) zpopReply(z *zset, n int, max, nested bool) {
 	var tmp [24]byte
 	for i := 0; i < n; i++ {
 		m, s := z.edge(max, tmp[:])
@@ -965,6 +993,13 @@ func (c *Ctx) zpop(z *zset, n int, max, nested bool) {
 		c.W.Double(s)
 		z.popEdge(max)
 	}
+}
+
+func zpopEvent(max bool) string {
+	if max {
+		return "zpopmax"
+	}
+	return "zpopmin"
 }
 
 // cmdZPopMin: ZPOPMIN key [count] — removes and returns the count (default

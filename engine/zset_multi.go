@@ -134,12 +134,9 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 	src := make([]zsrc, setnum)
 	j := numkeysIdx + 1
 	for i := range src {
-		var e *entry
-		if dst != nil {
-			e = c.lookupWrite(argv[j])
-		} else {
-			e = c.lookupRead(argv[j])
-		}
+		// read lookups also for a store (Redis's lookupKeyRead: keyspace
+		// hits and misses, keymiss events); the inputs are not changed
+		e := c.lookupRead(argv[j])
 		src[i].weight = 1
 		if e != nil {
 			switch {
@@ -300,20 +297,19 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 func (c *Ctx) storeZset(key []byte, z *zskip) {
 	old := c.lookupWrite(key)
 	if z.len() == 0 {
+		c.W.Int(0)
 		if old != nil {
 			c.DB.removeEntry(old)
 			c.touched(key)
+			c.notify(NotifyGeneric, "del", key)
 		}
-		c.W.Int(0)
 		return
 	}
-	if old != nil {
-		c.DB.removeEntry(old)
-	}
-	e := c.create(key)
+	e := c.overwrite(old, key)
 	e.setZset(zsetOf(z))
 	c.touched(key)
 	c.W.Int(int64(z.len()))
+	c.notify(NotifyZSet, c.Cmd.Name, key) // zunionstore, zinterstore, zdiffstore, zrangestore
 }
 
 // cmdZUnionStore: ZUNIONSTORE destination numkeys key [key …] [WEIGHTS w
@@ -414,9 +410,12 @@ func cmdZMPop(c *Ctx, argv [][]byte) {
 		c.W.Array(2)
 		c.W.Bulk(key)
 		c.W.Array(n)
-		c.zpop(z, n, popMax, true)
+		c.zpop(key, z, n, popMax, true)
 		c.touched(key)
 		c.zsetDeleteIfEmpty(e, z)
+		if z.len() == 0 {
+			c.notify(NotifyGeneric, "del", key)
+		}
 		// ZPOPMIN|ZPOPMAX key <popped>, as Redis 7.0 rewrites ZMPOP
 		if f := c.own(3); f != nil {
 			if popMax {

@@ -470,8 +470,9 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		}
 	}
 	isWrite := cmd.Has(engine.FlagWrite)
-	if v.ro && cmd.F&(engine.FlagWrite|engine.FlagMayReplicate) != 0 {
-		// scriptVerifyWriteCommandAllow: may-replicate counts as a write
+	if v.ro && (isWrite || cmd.Has(engine.FlagMayReplicate)) {
+		// scriptVerifyWriteCommandAllow: may-replicate (PUBLISH) counts
+		// as a write
 		return v.rejected(L, cmd, engine.ErrReadOnlyScript, raise)
 	}
 	if isWrite && !v.wrote && c.E.WriteDenied != "" {
@@ -536,8 +537,9 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	w.Reset()
 	w.Proto = v.proto
 	sub := &v.sub
-	// ACL: SORT asks the caller's permissions for its BY/GET patterns
-	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff, ACL: c.ACL}
+	// ACL: SORT asks the caller's permissions for its BY/GET patterns;
+	// Pub: what the script's commands publish (engine/notify.go)
+	*sub = engine.Ctx{E: c.E, DB: v.db, W: w, Now: c.Now, InScript: true, InMulti: c.InMulti, ReadOnly: v.ro, Deleted: c.Deleted, Eff: c.Eff, ACL: c.ACL, Pub: c.Pub}
 	effBefore := 0
 	if c.Eff != nil {
 		effBefore = len(c.Eff.B)

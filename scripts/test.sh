@@ -14,6 +14,21 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 redis-server --version
 
+# the library checks run on Node.js: the lock library
+# (tests/pubsub_lock_test.go, simple-redis-mutex waiting on Pub/Sub) and
+# the job queue (tests/jobqueue_test.go, bee-queue waiting in BRPOPLPUSH);
+# their packages are pinned in tests/node/*/package-lock.json
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "node/npm not found: installing them with apt-get" >&2
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+for d in lock jobqueue; do
+  (cd tests/node/$d && npm ci --no-audit --no-fund --silent)
+done
+
 go vet ./...
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

@@ -57,6 +57,7 @@ func cmdACLSetuser(s *Server, cl *client, argv [][]byte) {
 		return
 	}
 	s.syncAuth()
+	s.killRevokedSubscribers(cl) // pubsub.go
 	s.publishACL()
 	cl.w.OK()
 }
@@ -324,6 +325,7 @@ func cmdACLLoad(s *Server, cl *client, argv [][]byte) {
 	}
 	gone := s.auth.acl.Replace(a)
 	s.syncAuth()
+	s.killRevokedSubscribers(cl)
 	s.publishACL()
 	cl.w.OK()
 	s.dropUsers(cl, gone)

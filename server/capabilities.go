@@ -9,7 +9,6 @@ import "strings"
 // does, which is also Redis's default.
 const (
 	errStartupOnly  = "limitdb sets it at start-up only (its Raft log and node are opened then)"
-	errNoNotify     = "limitdb has no Pub/Sub yet, so no keyspace notifications"
 	errNoLazyfree   = "limitdb does not free values lazily in Redis's sense (no lazyfreed_objects; Go's garbage collector frees them)"
 	errListNodes    = "limitdb lists are not made of listpack nodes"
 	errListCompress = "limitdb does not compress lists"

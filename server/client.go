@@ -29,8 +29,15 @@ type client struct {
 	last  time.Time
 	lastC string
 
-	tx       door.Tx // WATCHes and the MULTI queue
-	closeNow bool    // close after the replies written so far
+	tx  door.Tx     // WATCHes and the MULTI queue
+	blk *blockState // blocked in a blocking command (blocked.go)
+	// fwdBlk: waiting in a blocking command forwarded to the leader
+	// (blocked_cluster.go); set and cleared under the engine lock
+	fwdBlk *fwdWait
+	// directs: answers to blocked clients this goroutine writes once it
+	// has released the engine lock (blocked.go, sendDirects)
+	directs  []*blockState
+	closeNow bool // close after the replies written so far
 	// unwatchLater: DISCARD, EXEC or UNWATCH answered while a script was
 	// busy (without the engine lock) left WATCHes to drop (dispatch)
 	unwatchLater bool
@@ -53,6 +60,7 @@ type client struct {
 	out       outQueue        // replies the kernel has not accepted yet (output.go)
 	cur       *engine.Command // the command running (containPanic), else nil
 	curBefore int             // len(w.B) when it started
+	ps        *clientPS       // Pub/Sub: subscriptions, push buffer, CLIENT REPLY (pubsub.go); nil until used
 }
 
 func (s *Server) newClient(nc net.Conn) *client {
@@ -65,7 +73,7 @@ func (s *Server) newClient(nc net.Conn) *client {
 	}
 	cl.w.Proto = 2
 	cl.rd.Limits = &s.limits
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl, Pub: cl}
 	cl.last = cl.born
 	s.setDefaultAuth(cl)
 	cl.initOutput()
@@ -121,18 +129,30 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 	release := func() {
 		s.chargeBatch(b.pend, b.t0)
 		b.pend = b.pend[:0]
+		moved := false
+		if cl.ps != nil || s.ps.pending {
+			moved = s.batchEnd(cl) // pushes to write, replies of a subscriber (pubsub.go)
+		}
 		s.door.Unlock()
 		cl.locked = false
 		cl.barrier = false
-		if cl.ticket != 0 {
+		ticket := cl.ticket
+		var err error
+		if ticket != 0 {
 			// nothing this batch read or wrote may be revealed before
 			// it is committed
-			if err := s.node.Wait(cl.ticket); err != nil {
+			if err = s.node.Wait(ticket); err != nil && !moved {
 				cl.replaceBatch(err.Error())
 			}
 			cl.ticket = 0
 		}
+		if cl.ps != nil {
+			s.batchDone(cl, ticket, err)
+		}
 		cl.batchStart, cl.batchN = len(cl.w.B), 0
+		if len(cl.directs) != 0 {
+			s.sendDirects(cl)
+		}
 	}
 	for {
 		if !b.resume {
@@ -182,8 +202,23 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 				cl.last = time.UnixMilli(cl.ctx.Now)
 			}
 			cl.batchN++
-			if st := s.dispatch(cl, argv); st != nil {
+			var st *cmdStat
+			if cl.ps == nil || cl.ps.quiet == 0 {
+				st = s.dispatch(cl, argv)
+			} else {
+				st = s.dispatchQuiet(cl, argv) // CLIENT REPLY OFF|SKIP (pubsub_cmds.go)
+			}
+			if st != nil {
 				b.pend = append(b.pend, st)
+			}
+			if s.eng.BlockPending() && s.afterUnit(cl, argv) {
+				// the command blocked the client (blocked.go)
+				bs := cl.blk
+				release()
+				if !cl.flush() || !s.waitBlocked(cl, bs) {
+					return false
+				}
+				continue
 			}
 			if cl.closeNow || s.down.Load() {
 				break
@@ -207,6 +242,9 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			return false
 		}
 		if cl.closeNow {
+			if cl.ps != nil {
+				cl.waitPushed(10 * time.Second)
+			}
 			cl.drain(10 * time.Second)
 			return false
 		}
@@ -223,7 +261,13 @@ func (s *Server) dropClient(cl *client) {
 	if cl.fwdWatching {
 		s.node.DropClient(uint64(cl.id))
 	}
+	if cl.ps != nil {
+		s.dropSubscriber(cl) // before its writer stops: nobody writes to it any more
+	}
 	cl.stopOutput()
+	if cl.blk != nil || len(cl.directs) != 0 {
+		s.dropBlocked(cl)
+	}
 	if cl.tx.Watching() {
 		s.door.Lock()
 		cl.tx.Unwatch()
@@ -318,6 +362,10 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	}
 	cl.ctx.OOM = cl.ctx.OOM || cl.fwdOOM
 	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd, argv) {
+		return nil
+	}
+	if cl.ps != nil && cl.w.Proto == 2 && cl.subscribed() && !allowedSubscribed(cmd) {
+		s.reject(cl, cmd, errSubscribedOnly(cmd))
 		return nil
 	}
 	if cl.tx.Active && !isTxnControl(cmd.Name) {

@@ -25,6 +25,8 @@ func init() {
 		sub("no-evict", 3, "admin noscript loading stale", "Sets the client eviction mode of the connection.", cmdClientNoEvict),
 		sub("no-touch", 3, "noscript loading stale", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", cmdClientNoTouch),
 		sub("kill", -3, "admin noscript loading stale", "Terminates open connections.", cmdClientKill),
+		sub("reply", 3, "noscript loading stale", "Instructs the server whether to reply to commands.", cmdClientReply), // pubsub_cmds.go
+		sub("unblock", -3, "admin noscript loading stale", "Unblocks a client blocked by a blocking command from a different connection.", cmdClientUnblock),
 		sub("help", 2, "loading stale", "Returns helpful text about the different subcommands.", cmdClientHelp),
 	)
 }
@@ -121,15 +123,26 @@ func (s *Server) sortedClients() []*client {
 	return out
 }
 
-// validClientType reports whether t names a Redis client type.
-func validClientType(t string) (normal, ok bool) {
-	switch strings.ToLower(t) {
-	case "normal":
-		return true, true
-	case "master", "replica", "slave", "pubsub":
-		return false, true
+// validClientType reports whether t names a Redis client type, and
+// which: "normal", "pubsub", or "" for the replication types, which no
+// limitdb client has.
+func validClientType(t string) (typ string, ok bool) {
+	switch t = strings.ToLower(t); t {
+	case "normal", "pubsub":
+		return t, true
+	case "master", "replica", "slave":
+		return "", true
 	}
-	return false, false
+	return "", false
+}
+
+// clientType is Redis's getClientType for limitdb's clients: pubsub while
+// subscribed to anything, else normal.
+func (c *client) clientType() string {
+	if c.subscribed() {
+		return "pubsub"
+	}
+	return "normal"
 }
 
 // cmdClientList: CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id …]
@@ -137,14 +150,15 @@ func validClientType(t string) (normal, ok bool) {
 // RESP3). Errors: unknown type, "Invalid client ID", syntax error.
 func cmdClientList(s *Server, cl *client, argv [][]byte) {
 	var ids map[int64]bool
+	typ := ""
 	onlyNone := false
 	if len(argv) == 4 && strings.EqualFold(string(argv[2]), "type") {
-		normal, ok := validClientType(string(argv[3]))
+		t, ok := validClientType(string(argv[3]))
 		if !ok {
 			cl.w.Error("ERR Unknown client type '" + string(argv[3]) + "'")
 			return
 		}
-		onlyNone = !normal
+		typ, onlyNone = t, t == ""
 	} else if len(argv) > 3 && strings.EqualFold(string(argv[2]), "id") {
 		ids = map[int64]bool{}
 		for _, a := range argv[3:] {
@@ -163,7 +177,7 @@ func cmdClientList(s *Server, cl *client, argv [][]byte) {
 	if !onlyNone {
 		now := time.Now()
 		for _, c := range s.sortedClients() {
-			if ids != nil && !ids[c.id] {
+			if ids != nil && !ids[c.id] || typ != "" && c.clientType() != typ {
 				continue
 			}
 			b = c.appendInfo(b, now, c == cl)
@@ -204,8 +218,14 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	num("age", int64(now.Sub(c.born)/time.Second))
 	num("idle", int64(now.Sub(c.last)/time.Second))
 	flags := ""
+	if c.subscribed() {
+		flags += "P"
+	}
 	if c.tx.Active {
 		flags += "x"
+	}
+	if c.blk != nil || c.fwdBlk != nil && c.fwdBlk.blocked.Load() {
+		flags += "b"
 	}
 	if isUnixConn(c.nc) {
 		flags += "U"
@@ -221,9 +241,13 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	}
 	str("flags", flags)
 	num("db", int64(c.db))
-	num("sub", 0)
-	num("psub", 0)
-	num("ssub", 0)
+	var sub, psub, ssub int
+	if c.ps != nil {
+		sub, psub, ssub = len(c.ps.chans), len(c.ps.pats), len(c.ps.shard)
+	}
+	num("sub", int64(sub))
+	num("psub", int64(psub))
+	num("ssub", int64(ssub))
 	multi := int64(-1)
 	if c.tx.Active {
 		multi = int64(len(c.tx.Queue))
@@ -318,11 +342,15 @@ func cmdClientKill(s *Server, cl *client, argv [][]byte) {
 			}
 			id = n
 		case "type":
-			if _, ok := validClientType(string(v)); !ok {
+			t, ok := validClientType(string(v))
+			if !ok {
 				cl.w.Error("ERR Unknown client type '" + string(v) + "'")
 				return
 			}
-			typ = strings.ToLower(string(v))
+			typ = t
+			if t == "" {
+				typ = "replication" // no client has it
+			}
 		case "addr":
 			addr = string(v)
 		case "laddr":
@@ -363,7 +391,7 @@ func cmdClientKill(s *Server, cl *client, argv [][]byte) {
 		if laddr != "" && c.nc.LocalAddr().String() != laddr {
 			continue
 		}
-		if typ != "" && typ != "normal" {
+		if typ != "" && c.clientType() != typ {
 			continue
 		}
 		if c == cl && skipme {
@@ -413,8 +441,12 @@ func cmdClientHelp(s *Server, cl *client, argv [][]byte) {
 		"    Return information about client connections. Options:",
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
 		"      Return clients of specified type.",
+		"REPLY (ON|OFF|SKIP)",
+		"    Control the replies sent to the current connection.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
 		"SETINFO <option> <value>",
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",

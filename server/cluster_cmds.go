@@ -112,7 +112,7 @@ func cmdRaftJoin(s *Server, cl *client, argv [][]byte) {
 	if len(argv) == 5 {
 		proof = string(argv[4])
 	}
-	if cl.nc == nil {
+	if cl.connless() {
 		cl.w.Error(cluster.ErrJoinAuth.Error())
 		return
 	}

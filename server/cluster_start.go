@@ -67,6 +67,7 @@ func (s *Server) StartCluster() error {
 		return err
 	}
 	s.node = n
+	n.OnMessages(s.deliverRemote) // other nodes' Pub/Sub messages (pubsub.go)
 	return nil
 }
 

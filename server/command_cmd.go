@@ -292,7 +292,13 @@ func getKeys(cl *client, argv [][]byte, withFlags bool) {
 		cl.w.Error("ERR Invalid command specified")
 		return
 	}
-	if len(cmd.KeySpecs) == 0 {
+	hasKeys := false
+	for _, ks := range cmd.KeySpecs {
+		// SPUBLISH's and SSUBSCRIBE's shard channels are not keys
+		// (Redis's doesCommandHaveKeys)
+		hasKeys = hasKeys || ks.Flags&engine.KeyNotKey == 0
+	}
+	if !hasKeys {
 		cl.w.Error("ERR The command has no key arguments")
 		return
 	}

@@ -73,7 +73,7 @@ var params = []*param{
 	{name: "bind", kind: pString, def: "* -::*"},
 	{name: "dir", kind: pString, def: ".", protected: true},
 	{name: "loglevel", kind: pEnum, def: "notice", enum: []string{"debug", "verbose", "notice", "warning"}},
-	{name: "notify-keyspace-events", kind: pEvents, def: "", cannot: only("", errNoNotify)},
+	{name: "notify-keyspace-events", kind: pEvents, def: ""}, // notify.go
 	{name: "slowlog-log-slower-than", kind: pInt, def: "10000", min: -1, max: 9223372036854775807},
 	{name: "slowlog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 2147483647},
@@ -252,7 +252,7 @@ func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 		if !hasGlob(pat) {
 			if p := findParam(pat); p != nil && !seen[strings.ToLower(pat)] {
 				seen[strings.ToLower(pat)] = true
-				out = append(out, kv{pat, s.conf.params[p.name]})
+				out = append(out, kv{pat, shownParam(p, s.conf.params[p.name])})
 			}
 			continue
 		}
@@ -262,7 +262,7 @@ func cmdConfigGet(s *Server, cl *client, argv [][]byte) {
 			for _, n := range []string{p.name, p.alias} {
 				if n != "" && !seen[n] && engine.Match(lp, n, true) {
 					seen[n] = true
-					m = append(m, kv{n, s.conf.params[p.name]})
+					m = append(m, kv{n, shownParam(p, s.conf.params[p.name])})
 				}
 			}
 		}
@@ -452,11 +452,7 @@ func (p *param) check(v string) (string, string) {
 		}
 		return strings.Join(f, " "), ""
 	case pEvents:
-		fl, ok := parseEvents(v)
-		if !ok {
-			return "", "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
-		}
-		return eventsString(fl), ""
+		return checkNotify(v) // notify.go
 	}
 	return v, ""
 }
@@ -499,61 +495,6 @@ func parseMemory(s string) (uint64, bool) {
 		}
 	}
 	return n * mul, true
-}
-
-// keyspace event classes, in the order Redis prints them
-const eventClasses = "g$lshzxetdn"
-
-func parseEvents(s string) (uint32, bool) {
-	var f uint32
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case 'A':
-			f |= allEvents
-		case 'K':
-			f |= 1 << 16
-		case 'E':
-			f |= 1 << 17
-		case 'm':
-			f |= 1 << 18
-		default:
-			k := strings.IndexByte(eventClasses, c)
-			if k < 0 {
-				return 0, false
-			}
-			f |= 1 << k
-		}
-	}
-	return f, true
-}
-
-// allEvents is "A": g$lshzxetd (everything but n, K, E, m).
-const allEvents = 1<<10 - 1
-
-func eventsString(f uint32) string {
-	var b []byte
-	if f&allEvents == allEvents {
-		b = append(b, 'A')
-		if f&(1<<10) != 0 {
-			b = append(b, 'n')
-		}
-	} else {
-		for k := 0; k < len(eventClasses); k++ {
-			if f&(1<<k) != 0 {
-				b = append(b, eventClasses[k])
-			}
-		}
-	}
-	if f&(1<<16) != 0 {
-		b = append(b, 'K')
-	}
-	if f&(1<<17) != 0 {
-		b = append(b, 'E')
-	}
-	if f&(1<<18) != 0 {
-		b = append(b, 'm')
-	}
-	return string(b)
 }
 
 // cmdConfigResetstat: CONFIG RESETSTAT — zero the INFO statistics

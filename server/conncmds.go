@@ -22,6 +22,10 @@ func cmdPing(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error(engine.ErrWrongArgs("ping"))
 		return
 	}
+	if cl.w.Proto == 2 && cl.subscribed() {
+		cl.w.B = appendPingSubscribed(cl.w.B, argv) // pubsub_cmds.go
+		return
+	}
 	if len(argv) == 2 {
 		cl.w.Bulk(argv[1])
 		return

@@ -128,6 +128,9 @@ func cmdReset(s *Server, cl *client, argv [][]byte) {
 	cl.name = ""
 	cl.noEvict = false
 	cl.noTouch = false
+	if cl.ps != nil {
+		s.resetPubsub(cl) // pubsub_cmds.go
+	}
 	s.setDefaultAuth(cl)
 	cl.w.Status("RESET")
 	cl.w.Proto = 2

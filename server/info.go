@@ -154,9 +154,9 @@ func infoClients(s *Server, b []byte) []byte {
 	b = kv(b, "maxclients", s.conf.params["maxclients"])
 	b = kv(b, "client_recent_max_input_buffer", 0)
 	b = kv(b, "client_recent_max_output_buffer", s.recentMaxOutput())
-	b = kv(b, "blocked_clients", 0)
+	b = kv(b, "blocked_clients", s.blockedClients())
 	b = kv(b, "tracking_clients", 0)
-	b = kv(b, "clients_in_timeout_table", 0)
+	b = kv(b, "clients_in_timeout_table", len(s.blocking.timeouts))
 	return b
 }
 
@@ -275,8 +275,9 @@ func infoStats(s *Server, b []byte) []byte {
 	b = kv(b, "evicted_keys", s.eng.Stats.EvictedKeys)
 	b = kv(b, "keyspace_hits", s.eng.Stats.KeyspaceHits)
 	b = kv(b, "keyspace_misses", s.eng.Stats.KeyspaceMisses)
-	b = kv(b, "pubsub_channels", 0)
-	b = kv(b, "pubsub_patterns", 0)
+	b = kv(b, "pubsub_channels", int64(len(s.ps.channels)))
+	b = kv(b, "pubsub_patterns", int64(len(s.ps.patterns)))
+	b = kv(b, "pubsubshard_channels", int64(len(s.ps.shard)))
 	b = kv(b, "unexpected_error_replies", 0)
 	b = kv(b, "total_error_replies", s.stats.totalErrorReply)
 	return b

@@ -36,7 +36,10 @@ func (s *Server) closeIdleClients() {
 	now := time.Now()
 	s.door.Lock()
 	for _, c := range s.sortedClients() {
-		if now.Sub(c.lastInteraction()) > time.Duration(limit)*time.Second {
+		// blocked clients wait as long as their command says (Redis's
+		// clientsCronHandleTimeout skips them); Pub/Sub clients have no
+		// timeout
+		if c.blk == nil && !c.subscribed() && now.Sub(c.lastInteraction()) > time.Duration(limit)*time.Second {
 			c.nc.Close()
 		}
 	}

@@ -181,7 +181,7 @@ func (s *Server) applyMaxmemory() {
 	s.setGoMemoryLimit()
 	if s.mem.limit != 0 {
 		now, _ := s.door.Now()
-		ctx := engine.Ctx{E: s.eng, Now: now}
+		ctx := engine.Ctx{E: s.eng, Now: now, Pub: nodePub{s}} // evicted keys' events
 		s.mem.sampledAt = -1
 		s.performEvictions(&ctx)
 	}

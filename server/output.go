@@ -108,20 +108,25 @@ func softSeconds(v string) (int64, bool) {
 	return n, n >= 0
 }
 
-// applyObuf stores the normal class's limits where the connection loops
-// read them. Every limitdb client is of the normal class (there are no
-// Pub/Sub or replica connections yet), so the other classes apply to none.
+// applyObuf stores the normal and pubsub classes' limits where the
+// writers read them: a subscribed client is of the pubsub class (Redis's
+// getClientType), every other one of the normal class (limitdb has no
+// replica connections).
 func (s *Server) applyObuf(v string) {
 	f := strings.Split(v, " ")
-	if len(f) < 4 {
-		return
+	for i := 0; i+3 < len(f); i += 4 {
+		var l obufLimit
+		hard, _ := strconv.ParseUint(f[i+1], 10, 64)
+		soft, _ := strconv.ParseUint(f[i+2], 10, 64)
+		l.hard, l.soft = clampInt64(hard), clampInt64(soft)
+		l.seconds, _ = strconv.ParseInt(f[i+3], 10, 64)
+		switch f[i] {
+		case "normal":
+			s.obufNormal.Store(&l)
+		case "pubsub":
+			s.ps.obuf.Store(&l)
+		}
 	}
-	var l obufLimit
-	hard, _ := strconv.ParseUint(f[1], 10, 64)
-	soft, _ := strconv.ParseUint(f[2], 10, 64)
-	l.hard, l.soft = clampInt64(hard), clampInt64(soft)
-	l.seconds, _ = strconv.ParseInt(f[3], 10, 64)
-	s.obufNormal.Store(&l)
 }
 
 func clampInt64(u uint64) int64 {
@@ -380,7 +385,12 @@ func (s *Server) shouldPause(used int64) bool {
 
 // overObufLimit is checkClientOutputBufferLimits for the normal class.
 func (cl *client) overObufLimit(used int64) bool {
-	l := cl.s.obufNormal.Load()
+	return cl.overLimit(cl.s.obufNormal.Load(), used)
+}
+
+// overLimit is checkClientOutputBufferLimits for the class whose limits
+// are l. Its caller owns the client's write path (softSince).
+func (cl *client) overLimit(l *obufLimit, used int64) bool {
 	if l == nil {
 		return false
 	}

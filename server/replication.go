@@ -27,7 +27,15 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 	if s.node.Serving() {
 		return true
 	}
+	if cmd.Has(engine.FlagPubSub) {
+		// PUBLISH: a message is not state; it is published where it is
+		// sent and fanned out from there (pubsub.go)
+		return true
+	}
 	if cmd.IsWrite() {
+		if cmd.Has(engine.FlagBlocking) {
+			return s.forwardBlocking(cl, cmd, argv) // blocked_cluster.go
+		}
 		return s.forward(cl, [][][]byte{argv})
 	}
 	if cl.readonly || cl.barrier || s.rdb.logFailure != "" {
@@ -83,7 +91,7 @@ type fwdKey struct{ session, client uint64 }
 // kept between units of the same session) with the engine lock held, and
 // returns the database the client ends in (uvarint) followed by the reply
 // of the unit's last command (a MULTI block's EXEC).
-func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte) {
+func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte, blocked cluster.BlockedUnit) {
 	key := fwdKey{u.Session, u.Client}
 	cl := s.fwdClients[key]
 	if cl == nil {
@@ -92,9 +100,9 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte) {
 			// cannot be checked, so it aborts as if a key had changed
 			out := binary.AppendUvarint(nil, uint64(u.DB))
 			if u.Proto == 3 {
-				return append(out, "_\r\n"...)
+				return append(out, "_\r\n"...), nil
 			}
-			return append(out, "*-1\r\n"...)
+			return append(out, "*-1\r\n"...), nil
 		}
 		cl = s.newFwdClient()
 	}
@@ -129,7 +137,17 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte) {
 	for _, argv := range u.Cmds {
 		mark = len(cl.w.B)
 		s.dispatch(cl, argv)
+		if w := cl.ctx.Block; w != nil && u.Rank != 0 {
+			w.Rank = u.Rank // sent again after a leader change
+		}
+		if s.eng.BlockPending() && s.afterUnit(cl, argv) {
+			// a blocking command blocked (blocked_cluster.go)
+			cl.blk.fwdKey, cl.blk.fwdSeq = key, u.Seq
+			s.fwdClients[key] = cl
+			return nil, &fwdBlocked{s: s, cl: cl, key: key, bs: cl.blk}
+		}
 	}
+	s.settleAsync() // its keyspace events, once committed (pubsub.go)
 	out = binary.AppendUvarint(nil, uint64(cl.db))
 	out = append(out, cl.w.B[mark:]...)
 	if cl.tx.Watching() || cl.tx.Active {
@@ -137,7 +155,7 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte) {
 	} else if s.fwdClients[key] != nil {
 		delete(s.fwdClients, key)
 	}
-	return out
+	return out, nil
 }
 
 // DropSession implements cluster.Executor: forwarded clients of a session
@@ -149,6 +167,9 @@ func (s *Server) DropSession(session, client uint64) {
 	for k, cl := range s.fwdClients {
 		if session == 0 || (k.session == session && (client == 0 || k.client == client)) {
 			cl.tx.Reset()
+			if bs := cl.blk; bs != nil && !bs.done.Load() {
+				s.endBlock(cl, bs) // blocked: dropped, unanswered
+			}
 			delete(s.fwdClients, k)
 		}
 	}
@@ -159,7 +180,7 @@ func (s *Server) DropSession(session, client uint64) {
 // and the rest of what reads a client's address work as for any client).
 func (s *Server) newFwdClient() *client {
 	cl := &client{s: s, id: s.nextID.Add(1), nc: forwardedConn{}}
-	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl}
+	cl.ctx = engine.Ctx{E: s.eng, W: &cl.w, ACL: cl, Calls: cl, Pub: cl}
 	return cl
 }
 
@@ -204,6 +225,16 @@ func (s *Server) unwatchForwarded(cl *client) {
 		cl.fwdWatching = false
 		s.node.DropClient(uint64(cl.id))
 	}
+}
+
+// connless reports a client without a connection of its own: a
+// forwarded unit's, which answers through its unit.
+func (cl *client) connless() bool {
+	if cl.nc == nil {
+		return true
+	}
+	_, fwd := cl.nc.(forwardedConn)
+	return fwd
 }
 
 // forwardedConn stands for the connection of a forwarded unit's client,

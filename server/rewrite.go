@@ -203,7 +203,7 @@ func (st *rewriteState) rewriteParam(p *param, v string) {
 		}
 		st.put(p.name, p.name+" "+quoteArg(v), force)
 	case p.kind == pEvents:
-		st.put(p.name, p.name+" "+quoteArg(v), v != "")
+		st.put(p.name, p.name+" "+quoteArg(shownParam(p, v)), v != "")
 	default:
 		st.put(p.name, p.name+" "+v, force)
 	}

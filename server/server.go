@@ -59,6 +59,7 @@ type Server struct {
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock
 	fwdClients map[fwdKey]*client
+	blocking   blockingState // clients blocked on keys (blocked.go)
 	log        *slog.Logger
 	net        netState
 	conf       *runtimeConfig
@@ -92,9 +93,10 @@ type Server struct {
 	hz         atomic.Int64              // hz: cron ticks per second
 	peaks      outPeaks                  // client_recent_max_output_buffer
 	peakMem    atomic.Uint64
-	mem        memGauge   // used_memory and maxmemory (maxmemory.go); guarded by the engine lock
-	ops        opsSampler // touched by cron only (mean is atomic)
-	auth       authState  // users, ACL LOG (auth.go)
+	mem        memGauge    // used_memory and maxmemory (maxmemory.go); guarded by the engine lock
+	ops        opsSampler  // touched by cron only (mean is atomic)
+	auth       authState   // users, ACL LOG (auth.go)
+	ps         pubsubState // subscriptions, deliveries to settle (pubsub.go); guarded by the engine lock
 	runID      string
 
 	// activeExpireOff: DEBUG SET-ACTIVE-EXPIRE 0 stopped the cron's expiry
@@ -148,6 +150,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()
 	s.initAuth()
+	s.ps.init()
 	s.initRDB()
 	s.initConfig()
 	s.runID = newRunID()
@@ -250,12 +253,13 @@ func (s *Server) cron() {
 		for time.Now().Before(deadline) {
 			s.door.Lock()
 			now, _ := s.door.Now()
-			ctx := engine.Ctx{E: s.eng, Now: now}
+			ctx := engine.Ctx{E: s.eng, Now: now, Pub: nodePub{s}}
 			found := 0
 			if !s.activeExpireOff.Load() && s.executes() {
 				found = s.door.ActiveExpire(&ctx, 64)
 			}
 			s.memCron(&ctx)
+			s.settleAsync() // expired and evicted keys' events
 			s.refreshLogFailure()
 			s.door.Unlock()
 			if found < 16 {

@@ -32,7 +32,7 @@ func sharedConfig(argv [][]byte) (shared, mixed bool) {
 	return shared, shared && local
 }
 
-const errMixedConfig = "ERR CONFIG SET cannot change cluster-wide parameters (requirepass, encoding thresholds, proto-max-bulk-len) together with node-local ones on a cluster node"
+const errMixedConfig = "ERR CONFIG SET cannot change cluster-wide parameters (requirepass, encoding thresholds, proto-max-bulk-len, notify-keyspace-events) together with node-local ones on a cluster node"
 
 // changesShared reports whether a connection command changes cluster-wide
 // settings (a follower forwards it to the leader).
@@ -59,6 +59,7 @@ func (s *Server) adoptACL(text string) error {
 	gone := s.auth.acl.Adopt(a)
 	s.syncAuth()
 	s.dropUsers(nil, gone)
+	s.killRevokedSubscribers(nil)
 	return nil
 }
 
@@ -68,6 +69,9 @@ func (s *Server) adoptConfig(name, value string) {
 	p := findParam(name)
 	if p == nil {
 		return
+	}
+	if p.name == notifyParam {
+		value = adoptNotify(value) // the engine has its bits already
 	}
 	s.conf.params[p.name] = value
 	if p.name == "proto-max-bulk-len" {
@@ -105,7 +109,11 @@ func (s *Server) publishConfig() {
 	argv := [][]byte{[]byte("LIMITDB.CONFIG")}
 	for _, p := range params {
 		if engine.SharedParams[p.name] {
-			argv = append(argv, []byte(p.name), []byte(s.conf.params[p.name]))
+			v := s.conf.params[p.name]
+			if p.name == notifyParam {
+				v = configNotifyShared(v)
+			}
+			argv = append(argv, []byte(p.name), []byte(v))
 		}
 	}
 	s.publish(argv...)

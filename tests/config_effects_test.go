@@ -80,7 +80,7 @@ var configEffects = map[string]effectTest{
 	"rdbcompression":              effectRdbcompression,
 	"rdbchecksum":                 effectRdbchecksum,
 	"stop-writes-on-bgsave-error": effectStopWritesOnBgsaveError,
-	"notify-keyspace-events":      refusedWith("KEA", "limitdb has no Pub/Sub yet", ""),
+	"notify-keyspace-events":      effectNotify, // pubsub_test.go
 	"client-output-buffer-limit":  effectObuf,
 	"client-output-pause-size":    effectOutputPause,
 	"busy-reply-threshold":        effectBusyThreshold,

@@ -76,6 +76,14 @@ func TestMain(m *testing.M) {
 //	                    out (limitdb records what Redis leaves out)
 //	@sleep MS           pause
 //	@conn NAME          continue on connection NAME (opened on first use)
+//	@send CMD …         send to both, read nothing (SUBSCRIBE's replies,
+//	                    CLIENT REPLY OFF, a blocking command)
+//	@read [N]           read N (default 1) more replies on the current
+//	                    connection and compare each (Pub/Sub messages)
+//	@readsort N         read N replies and compare them as a multiset
+//	@skip N             read N replies on both, compare nothing
+//	                    (UNSUBSCRIBE without arguments: hash table order)
+//	@blocked N          wait until both servers report blocked_clients:N
 //	@aclfile FILE       (file level, acl_scenarios/ only) both servers start
 //	                    with a copy of FILE as their aclfile
 func TestScenarios(t *testing.T) {
@@ -121,7 +129,11 @@ func readScenario(t *testing.T, path string) []scenarioLine {
 	return out
 }
 
-type pair struct{ ref, cand *Conn }
+type pair struct {
+	ref, cand *Conn
+	// the connections' CLIENT IDs, for $id:NAME in scenario lines
+	refID, candID string
+}
 
 func dialPair(t *testing.T, proto int) *pair {
 	return dialPairOn(t, redisAddr, limitAddr, proto)
@@ -136,7 +148,7 @@ func dialPairOn(t *testing.T, refAddr, candAddr string, proto int) *pair {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pair{r, l}
+	p := &pair{ref: r, cand: l}
 	if proto == 3 {
 		for _, c := range []*Conn{r, l} {
 			if _, err := c.Do("HELLO", "3"); err != nil {
@@ -161,6 +173,16 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 			p.cand.Close()
 		}
 	}()
+	dialPair = func(t *testing.T, proto int) *pair {
+		p := dialPairOn(t, refAddr, candAddr, proto)
+		r1, err1 := p.ref.Do("CLIENT", "ID")
+		r2, err2 := p.cand.Do("CLIENT", "ID")
+		if err1 != nil || err2 != nil || len(r1) < 3 || len(r2) < 3 {
+			t.Fatalf("CLIENT ID: %q %q %v %v", r1, r2, err1, err2)
+		}
+		p.refID, p.candID = string(r1[1:len(r1)-2]), string(r2[1:len(r2)-2])
+		return p
+	}
 	cur := dialPair(t, proto)
 	conns["default"] = cur
 	for _, c := range []*Conn{cur.ref, cur.cand} {
@@ -192,6 +214,33 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 				}
 				cur = conns[name]
 				continue
+			case "@send":
+				args, err := SplitLine(rest)
+				if err != nil {
+					t.Fatalf("%s:%d: %v", file, l.n, err)
+				}
+				if err := cur.ref.Send(Encode(args...)); err != nil {
+					t.Fatalf("%s:%d: redis: %v", file, l.n, err)
+				}
+				if err := cur.cand.Send(Encode(args...)); err != nil {
+					t.Fatalf("%s:%d: limitdb: %v", file, l.n, err)
+				}
+				continue
+			case "@read", "@readsort", "@skip":
+				n := 1
+				if r := strings.TrimSpace(rest); r != "" {
+					n, _ = strconv.Atoi(r)
+				}
+				readPending(t, file, l.n, cur, n, word[1:])
+				continue
+			case "@blocked":
+				n, _ := strconv.Atoi(strings.TrimSpace(rest))
+				for _, addr := range []string{refAddr, candAddr} {
+					if err := waitBlockedClients(addr, n); err != nil {
+						t.Fatalf("%s:%d: %v", file, l.n, err)
+					}
+				}
+				continue
 			case "@sort", "@shape", "@nocompare", "@words", "@acllog":
 				mode = word[1:]
 				text = rest
@@ -208,11 +257,12 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 		if err != nil {
 			t.Fatalf("%s:%d: %v", file, l.n, err)
 		}
-		ref, err := cur.ref.Do(args...)
+		refArgs, candArgs := substIDs(args, conns)
+		ref, err := cur.ref.Do(refArgs...)
 		if err != nil {
 			t.Fatalf("%s:%d: redis: %v", file, l.n, err)
 		}
-		cand, err := cur.cand.Do(args...)
+		cand, err := cur.cand.Do(candArgs...)
 		if err != nil {
 			t.Fatalf("%s:%d: limitdb: %v (redis said %q)", file, l.n, err, ref)
 		}
@@ -355,4 +405,35 @@ func maskACLLog(b []byte) string {
 		}
 	}
 	return strings.Join(lines, "\r\n")
+}
+
+// readPending reads n replies already due on both connections of p (a
+// scenario's @read: Pub/Sub messages, replies of an @send) and compares
+// them one by one, or as a multiset when sorted.
+func readPending(t *testing.T, file string, line int, p *pair, n int, mode string) {
+	t.Helper()
+	var refs, cands []string
+	for i := 0; i < n; i++ {
+		ref, err := p.ref.ReadReply()
+		if err != nil {
+			t.Fatalf("%s:%d: redis: reading reply %d of %d: %v", file, line, i+1, n, err)
+		}
+		cand, err := p.cand.ReadReply()
+		if err != nil {
+			t.Fatalf("%s:%d: limitdb: reading reply %d of %d: %v (redis sent %q)", file, line, i+1, n, err, ref)
+		}
+		refs, cands = append(refs, string(ref)), append(cands, string(cand))
+	}
+	switch mode {
+	case "skip":
+		return
+	case "readsort":
+		sort.Strings(refs)
+		sort.Strings(cands)
+	}
+	for i := range refs {
+		if refs[i] != cands[i] {
+			t.Errorf("%s:%d: pending reply %d of %d differs\n  redis:   %q\n  limitdb: %q", file, line, i+1, n, refs[i], cands[i])
+		}
+	}
 }

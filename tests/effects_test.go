@@ -252,6 +252,9 @@ type effConn struct {
 }
 
 func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lines []scenarioLine, seen map[string]bool, luaRand *uint64) int {
+	if blockingScenario(lines) {
+		t.Skip("clients block: TestBlockingEffects compares this file's effects on live servers")
+	}
 	s := &effectScenario{t: t, file: file, e: engine.New(), follower: engine.New(), eff: engine.NewEffects(), aof: aof, volatile: map[dbKey]bool{}}
 	luavm.StateOf(s.e).Rand48 = *luaRand
 	defer func() { *luaRand = luavm.StateOf(s.e).Rand48 }()

@@ -22,6 +22,8 @@ type conn struct {
 	errs    int64 // error replies seen
 	// lastErr keeps the first error reply text (for skip messages).
 	lastErr string
+	// lastNull: the last reply read was a null (a BLPOP timeout)
+	lastNull bool
 }
 
 // dial connects to addr and, when auth is not empty ("password" or
@@ -183,6 +185,7 @@ func (c *conn) roundTrip(k int) error {
 		if c.r < c.n {
 			q := skip(c.rbuf[:c.n], c.r)
 			if q >= 0 {
+				c.lastNull = c.rbuf[c.r] == '_' || c.rbuf[c.r] == '*' && c.rbuf[c.r+1] == '-'
 				if c.rbuf[c.r] == '-' || containsErr(c.rbuf[c.r:q]) {
 					c.errs++
 					if c.lastErr == "" {

@@ -270,6 +270,9 @@ type worker struct {
 // d for dur and returns ops/s. Latency is the round trip of one pipelined
 // batch (one command when d == 1).
 func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Duration, measure bool) float64 {
+	if w.pingpong {
+		return runPingPong(s, ws, dur, measure)
+	}
 	var wg sync.WaitGroup
 	cpu0 := cpuNs(s.pid)
 	start := time.Now()
@@ -446,6 +449,9 @@ func benchMode(ref, cand *side) {
 			res.refP50, res.refP99 = hr.quantile(0.5), hr.quantile(0.99)
 			res.candP50, res.candP99 = hc.quantile(0.5), hc.quantile(0.99)
 			results = append(results, res)
+			if w.subscribers > 0 {
+				reportDelivery(ref, cand)
+			}
 		}
 	}
 	stopLoops()

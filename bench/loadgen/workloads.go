@@ -43,6 +43,11 @@ type workload struct {
 	probe func(s *side, isRef bool) []string
 	// preload fills the keyspace before measuring (GET).
 	preload bool
+	// subscribers: connections subscribed to the channel the workload
+	// publishes to (pubsub.go)
+	subscribers int
+	// pingpong: pairs of connections, runPingPong (pingpong.go)
+	pingpong bool
 	// setup is sent once to each side before measuring (SORT's list).
 	setup [][]string
 }
@@ -202,6 +207,7 @@ var workloads = []*workload{
 		b = appendBulkInt(b, int64(c.intn(1000000)))
 		return appendBulkKey(b, "m", int64(c.intn(100)))
 	}, probe: probeCmd("ZADD", "probe:zadd", "1", "a")},
+	{name: "blpop", replies: 2, pingpong: true, probe: probeCmd("BLPOP", "probe:blpop", "0.001")},
 	{name: "evalsha-tb", replies: 1, ref: evalsha(scriptTB, tbArgs), scripts: []string{scriptTB},
 		probe: probeSha(scriptTB, "10", "1", "1", "1700000000")},
 	{name: "evalsha-sw", replies: 1, ref: evalsha(scriptSW, swArgs), scripts: []string{scriptSW},
@@ -241,6 +247,9 @@ var workloads = []*workload{
 			}
 			return []string{"RL.ALLOW", "probe:rlfw", "10", "1000", "ALGO", "fixed-window"}
 		}},
+	// PUBLISH to 50 subscribers (pubsub.go)
+	{name: "publish", replies: 1, ref: publishBuilder, subscribers: 50,
+		probe: probeCmd("PUBLISH", "probe:publish", "x")},
 	// SORT of a 100-element list, numeric and ALPHA (the same list)
 	{name: "sort", replies: 1, ref: sortCmd("SORT", "sortlist"),
 		setup: [][]string{{"DEL", "sortlist"}, sortList()}, probe: probeCmd("SORT", "sortlist")},
@@ -333,6 +342,11 @@ func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
 		}
 		if strings.HasPrefix(r, "-") {
 			return fmt.Errorf("%s: %s: %s", s.name, args[0], short(r[1:]))
+		}
+	}
+	if w.subscribers > 0 {
+		if err := startSubscribers(s, w.subscribers); err != nil {
+			return fmt.Errorf("%s: subscribers: %v", s.name, err)
 		}
 	}
 	if w.preload {

@@ -1,0 +1,273 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Blocking commands in a cluster (server/blocked.go has the commands'
+// side). Clients block on the leader, so first come, first served holds
+// across every node's clients: a follower forwards a blocking command
+// like any write, and its forwarded unit may wait as long as the
+// command's timeout says (no forwarding timeout applies to it).
+//
+//   - The leader runs the unit; when the command blocks it answers an
+//     interim 'b' frame (the unit blocked: nothing was popped), then the
+//     final answer once the client is served, times out or is unblocked,
+//     after the served pop's commit, as for any write.
+//   - A follower's client that goes away, or that CLIENT UNBLOCK answers
+//     on the follower, sends a cancel ('C'): the leader answers the unit
+//     as unblocked (timeout-like, or -UNBLOCKED), or drops it.
+//   - The unit's ID is (session, client, seq); a follower reserves seq+1
+//     for its serve: the leader records that ID, in the entry of the
+//     served pop or before it, when it serves the client. So whether a
+//     pop happened is a question the replicated table answers.
+//   - Leadership changes. A leader that stops serving answers its blocked
+//     forwarded units "REBLOCK" (nothing was popped; its own clients run
+//     their command again, now forwarded). A follower that lost its
+//     connection after the interim frame asks the (new) leader ('Q')
+//     whether the serve ID is in its table (a new leader has applied every
+//     committed entry before serving, and an entry it does not hold can no
+//     longer commit) or, on the same leader, cancels the waiting unit. Not
+//     served: the command is sent again as a new unit, with what is left
+//     of its timeout. Served, or no answer within leader-wait-ms: -UNCERTAIN,
+//     since a pop may have happened. A served pop whose entry is not
+//     committed when leadership is lost gets -UNCERTAIN as any write.
+const (
+	frameBlocked = 'b' // the leader's interim answer: the unit blocked
+	frameCancel  = 'C' // a follower's client stopped waiting
+	frameQuery   = 'Q' // was this blocked unit served?
+)
+
+// BlockedUnit is a forwarded unit whose command blocked on the leader.
+type BlockedUnit interface {
+	// Wait waits until the client is answered (no lock held) and returns
+	// the reply (as ExecForwarded's), the ticket it waits for (0: none),
+	// and rerun: the leader stopped serving before the client was served,
+	// nothing was popped, and the command is to be sent again.
+	Wait() (out []byte, ticket uint64, rerun bool)
+	// Rank is the unit's place among the waiters (the interim frame
+	// carries it; a unit sent again keeps it)
+	Rank() uint64
+}
+
+// CancelMode says how a cancelled blocked unit is answered.
+type CancelMode byte
+
+const (
+	CancelDrop    CancelMode = iota // the client went away: no reply
+	CancelTimeout                   // CLIENT UNBLOCK [TIMEOUT]: the null array
+	CancelError                     // CLIENT UNBLOCK ERROR: -UNBLOCKED …
+)
+
+// errReblock answers a blocked forwarded unit whose leader stopped
+// serving: nothing was popped; the follower sends the command again.
+var errReblock = errors.New("REBLOCK the leader stopped serving while the command was blocked")
+
+// NoteServed records, with the engine lock held and before the serve's
+// effects, that the blocked forwarded unit (session, client, seq) is
+// being served: its serve ID (seq+1) goes into the table of executed
+// units and rides the next entry.
+func (n *Node) NoteServed(session, client, seq uint64) {
+	id := unitID{session, client, seq + 1}
+	n.fsm.markUnit(id)
+	n.prop.addForwarded(id)
+}
+
+// runBlocked waits for a blocked forwarded unit's answer and its commit.
+func (n *Node) runBlocked(b BlockedUnit) ([]byte, uint64, error) {
+	data, ticket, rerun := b.Wait()
+	if rerun {
+		return nil, 0, errReblock
+	}
+	if ticket != 0 {
+		if err := n.prop.Wait(ticket, 0); err != nil {
+			return nil, 0, err
+		}
+	}
+	return data, n.prop.doneIndex.Load(), nil
+}
+
+// queryServed answers a follower that lost its connection while a unit
+// was blocked: it cancels the unit if this leader still holds it blocked,
+// and reports whether it was served (its serve ID is in the table).
+func (n *Node) queryServed(session, client, seq uint64) (served bool, err error) {
+	n.door.Lock()
+	defer n.door.Unlock()
+	if n.serving.Load() == 0 {
+		return false, errNotLeader
+	}
+	if n.exec.CancelForwarded(session, client, seq, CancelDrop) {
+		return false, nil
+	}
+	return n.fsm.seenUnit(unitID{session, client, seq + 1}), nil
+}
+
+// BlockingHooks are the server's part of ForwardBlocking.
+type BlockingHooks struct {
+	// Blocked is called when the leader says the unit blocked, with the
+	// place it gave it (Unit.Rank when it is sent again).
+	Blocked func(rank uint64)
+	// Refresh prepares the unit to be sent again (new sequence numbers,
+	// what is left of the timeout); false: the timeout has passed, and
+	// the server answers as on a timeout.
+	Refresh func(u *Unit) bool
+}
+
+// ErrTimedOut: a blocking command to be sent again found its timeout past.
+var ErrTimedOut = errors.New("cluster: the blocking command's timeout passed")
+
+// ForwardBlocking runs a blocking command of this follower's client on
+// the leader (Forward's rules, without a deadline once it blocked) and
+// waits until this node has applied its effects.
+func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
+	deadline := time.Now().Add(n.cfg.leaderWait())
+	for {
+		if n.Serving() {
+			return nil, ErrLocal
+		}
+		u.Session = n.fwd.session
+		blocked := false
+		a, err := n.fwd.callBlocking(u.encode(nil), func(rank uint64) {
+			blocked = true
+			h.Blocked(rank)
+		})
+		switch {
+		case err == nil && a.ok:
+			n.stats.Forwarded.Add(1)
+			if !n.waitApplied(a.index, n.cfg.applyTimeout()) {
+				return nil, ErrUnknown
+			}
+			return a.data, nil
+		case err == nil && strings.HasPrefix(string(a.data), "TRYAGAIN"):
+			// refused before running: sent again as it is
+		case err == nil && strings.HasPrefix(string(a.data), "REBLOCK"):
+			if !h.Refresh(u) {
+				return nil, ErrTimedOut
+			}
+			deadline = time.Now().Add(n.cfg.leaderWait())
+			continue
+		case err == nil:
+			n.stats.ForwardErrors.Add(1)
+			return nil, errors.New(string(a.data))
+		case errors.Is(err, errConnLost) && !blocked:
+			n.stats.ForwardErrors.Add(1)
+			n.stats.Unknown.Add(1)
+			return nil, ErrUnknown
+		case errors.Is(err, errConnLost):
+			served, ok := n.askServed(u)
+			if !ok || served {
+				n.stats.Unknown.Add(1)
+				return nil, ErrUnknown
+			}
+			if !h.Refresh(u) {
+				return nil, ErrTimedOut
+			}
+			deadline = time.Now().Add(n.cfg.leaderWait())
+			continue
+		}
+		if time.Now().After(deadline) {
+			n.stats.ClusterDown.Add(1)
+			return nil, ErrClusterDown
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-n.closing:
+			return nil, ErrClusterDown
+		}
+	}
+}
+
+// askServed asks the leader (the same or a new one) whether u, blocked
+// when the connection was lost, was served. ok is false when no leader
+// answered within leader-wait-ms.
+func (n *Node) askServed(u *Unit) (served, ok bool) {
+	body := binary.AppendUvarint(nil, u.Client)
+	body = binary.AppendUvarint(body, u.Seq)
+	deadline := time.Now().Add(n.cfg.leaderWait())
+	for time.Now().Before(deadline) {
+		if n.Serving() {
+			// this node leads now: its table has every committed entry
+			n.door.Lock()
+			served = n.fsm.seenUnit(unitID{n.fwd.session, u.Client, u.Seq + 1})
+			n.door.Unlock()
+			return served, true
+		}
+		a, err := n.fwd.call(frameQuery, body, n.cfg.leaderWait())
+		if err == nil && a.ok {
+			return len(a.data) > 0 && a.data[0] == 1, true
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-n.closing:
+			return false, false
+		}
+	}
+	return false, false
+}
+
+// CancelForward tells the leader that this follower's client stopped
+// waiting in its blocked unit seq.
+func (n *Node) CancelForward(client, seq uint64, mode CancelMode) {
+	if n.fwd == nil {
+		return
+	}
+	body := binary.AppendUvarint(nil, client)
+	body = binary.AppendUvarint(body, seq)
+	n.fwd.send(frameCancel, append(body, byte(mode)))
+}
+
+// callBlocking sends a unit that may block: no timeout applies; blocked
+// is called when the leader's interim frame arrives.
+func (f *forwarder) callBlocking(body []byte, blocked func(rank uint64)) (answer, error) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return answer{}, errConnLost
+	}
+	if err := f.connect(); err != nil {
+		f.mu.Unlock()
+		return answer{}, err
+	}
+	f.nextID++
+	id := f.nextID
+	ch := make(chan answer, 2) // the interim frame, then the answer
+	f.pending[id] = ch
+	err := writeFrame(f.w, frameUnit, id, body)
+	if err == nil {
+		err = f.w.Flush()
+	}
+	if err != nil {
+		f.dropLocked(err)
+		f.mu.Unlock()
+		return answer{}, errConnLost
+	}
+	f.mu.Unlock()
+	for {
+		select {
+		case a, ok := <-ch:
+			if !ok {
+				return answer{}, errConnLost
+			}
+			if a.interim {
+				blocked(a.index)
+				continue
+			}
+			return a, nil
+		case <-f.n.closing:
+			return answer{}, errConnLost
+		}
+	}
+}
+
+// decodeCancel reads a cancel or query frame's body.
+func decodeCancel(p []byte) (client, seq uint64, mode CancelMode, err error) {
+	r := &reader{p: p}
+	client, seq = r.u(), r.u()
+	if len(r.p) > 0 {
+		mode = CancelMode(r.byte())
+	}
+	return client, seq, mode, r.err
+}

@@ -120,10 +120,18 @@ func (z *zset) lpInsert(score float64, m string) {
 	var tmp [24]byte
 	p := lpFirst
 	for !lpEnd(b, p) {
-		mt, q := lpText(b, p, tmp[:])
+		// the member's text only on a tie: the sliding log's 100-member
+		// request (BenchmarkSlidingLog) took 17.7 µs formatting every integer
+		// member, 4.3 µs not
+		q := lpNext(b, p)
 		s, next := zlpScore(b, q)
-		if s > score || (s == score && bstr(mt) > m) {
+		if s > score {
 			break
+		}
+		if s == score {
+			if mt, _ := lpText(b, p, tmp[:]); bstr(mt) > m {
+				break
+			}
 		}
 		p = next
 	}

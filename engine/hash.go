@@ -202,6 +202,9 @@ func (c *Ctx) hsetPairs(argv [][]byte) (int64, bool) {
 		return 0, false
 	}
 	h.convertForArgs(argv[2:], &c.E.Enc)
+	if h.isLP() && len(argv) > 4 {
+		h.reserveFor(argv[2:])
+	}
 	var added int64
 	for i := 2; i < len(argv); i += 2 {
 		if h.set(bstr(argv[i]), elemView(argv[i+1]), &c.E.Enc) {

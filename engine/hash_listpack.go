@@ -67,6 +67,20 @@ func (h *Hash) cowGen() uint32 {
 // ht reports whether Redis holds the hash as a hashtable.
 func (h *Hash) ht() bool { return !h.isLP() && h.table().ht }
 
+// reserveFor makes room at once for HSET's field/value pairs, as if all
+// were new (lpVal.reserve; convertForArgs already made a hash whose
+// arguments exceed the limits a table).
+func (h *Hash) reserveFor(pairs [][]byte) {
+	if h.Len()+len(pairs)/2 > hashLPMax {
+		return
+	}
+	extra := 0
+	for _, a := range pairs {
+		extra += lpStringSize(a)
+	}
+	h.reserve(extra)
+}
+
 // lpFind returns the offsets of field's entry and of its value.
 func (h *Hash) lpFind(field string) (f, v int, ok bool) {
 	b := h.bytes()

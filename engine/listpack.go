@@ -271,6 +271,25 @@ func lpAppendStr(b []byte, s string) []byte {
 	return lpBacklen(b, hl+l)
 }
 
+// lpStringSize is the size lpAppendString(s) adds, backlen included.
+func lpStringSize(s []byte) int {
+	if len(s) <= 20 {
+		if v, ok := ParseIntB(s); ok {
+			return lpIntSize(v) + 1
+		}
+	}
+	l := len(s)
+	switch {
+	case l < 64:
+		l++
+	case l < 4096:
+		l += 2
+	default:
+		l += 5
+	}
+	return l + lpBacklenSize(l)
+}
+
 // lpAppendElem appends a list element or hash value.
 func lpAppendElem(b []byte, x lelem) []byte {
 	if x.p == nil {
@@ -457,10 +476,26 @@ func (v *lpVal) clone(g uint32) lpVal {
 	return c
 }
 
+// reserve makes room for extra more bytes in one allocation (in the
+// size class of the result), so that a command adding several entries
+// grows the listpack once: loading 1,000,000 sliding logs with one
+// 10-member ZADD each reallocated every log a dozen times, and the
+// garbage left 313 B of RSS per log for 262 live (appendonly no).
+func (v *lpVal) reserve(extra int) {
+	b := v.bytes()
+	if v.p != nil && len(b)+extra <= cap(b) {
+		return
+	}
+	nb := lpAlloc(len(b) + extra)
+	copy(nb, b)
+	v.setBytes(nb)
+}
+
 // splice replaces the del bytes at off by a gap of ins bytes, changes
 // the entry count by dn and returns the listpack; the caller fills the
 // gap. The allocation grows to the size class of the new length when it
-// must, and shrinks when the listpack fell under half of it: a value at
+// must, and shrinks when a deletion left the listpack under half of it
+// (not on an insertion: lpVal.reserve made room ahead): a value at
 // a steady size (the sliding log: remove the oldest, add the newest)
 // allocates nothing.
 func (v *lpVal) splice(off, del, ins, dn int) []byte {
@@ -468,7 +503,7 @@ func (v *lpVal) splice(off, del, ins, dn int) []byte {
 	old := len(b)
 	nl := old - del + ins
 	switch {
-	case v.p == nil || nl > cap(b) || (nl <= cap(b)/2 && cap(b) > 64):
+	case v.p == nil || nl > cap(b) || (ins < del && nl <= cap(b)/2 && cap(b) > 64):
 		nb := lpAlloc(nl)
 		copy(nb, b[:off])
 		copy(nb[off+ins:], b[off+del:])

@@ -362,8 +362,9 @@ func (e *Engine) LoadSnapshot(src io.Reader) error { return e.loadSnapshot(src, 
 // ReloadSnapshot is LoadSnapshot for DEBUG RELOAD: the values of a
 // limitdb snapshot get the encodings Redis's load would give them (a
 // sorted set or hash that shrank below the listpack limits is a listpack
-// again, a small all-integer set an intset), as Redis's DEBUG RELOAD
-// converts them; everything else is restored exactly.
+// again, a small all-integer set an intset, a short APPEND result
+// embstr), as Redis's DEBUG RELOAD converts them; everything else is
+// restored exactly.
 func (e *Engine) ReloadSnapshot(src io.Reader) error { return e.loadSnapshot(src, true) }
 
 func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
@@ -628,7 +629,9 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 		if v != "raw" && v != "embstr" {
 			return bad()
 		}
-		o.keyEnc = v
+		if !l.reencode {
+			o.keyEnc = v
+		}
 	case k == auxACL:
 		l.acl = v
 	case k == auxNotify:

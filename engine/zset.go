@@ -307,9 +307,9 @@ done:
 		return
 	}
 	// every score is checked before anything changes
-	var one [1]float64
-	scores := one[:0]
-	if elems > 1 {
+	var few [16]float64
+	scores := few[:0]
+	if elems > len(few) {
 		scores = make([]float64, 0, elems)
 	}
 	for j := 0; j < elems; j++ {
@@ -340,6 +340,9 @@ done:
 		if int64(elems) > c.E.Enc.ZsetMaxListpackEntries {
 			z.setBig()
 		}
+	}
+	if elems > 1 && !xx && z.isLP() {
+		z.reserveFor(argv[i:], scores, &c.E.Enc)
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64

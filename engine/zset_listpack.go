@@ -141,6 +141,22 @@ func (z *zset) lpInsert(score float64, m string) {
 	copy(b[p:], enc)
 }
 
+// reserveFor makes room at once for the (score, member) pairs of a ZADD
+// (score, member, score, member … in pairs, the scores parsed) that stay
+// within the listpack limits, as if all were new (lpVal.reserve).
+func (z *zset) reserveFor(pairs [][]byte, scores []float64, lim *EncodingLimits) {
+	n, extra := z.len(), 0
+	for j, s := range scores {
+		m := pairs[2*j+1]
+		if int64(len(m)) > lim.ZsetMaxListpackValue || int64(n+j) >= lim.ZsetMaxListpackEntries || n+j >= zsetLPMax {
+			return // it becomes a skiplist
+		}
+		var tmp [32]byte
+		extra += lpStringSize(m) + len(zlpAppendScore(tmp[:0], s))
+	}
+	z.reserve(extra)
+}
+
 // lpDeletePairs removes the entries from off to end, pairs members.
 func (z *zset) lpDeletePairs(off, end, pairs int) {
 	if pairs > 0 {

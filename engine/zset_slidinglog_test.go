@@ -94,3 +94,24 @@ func BenchmarkSlidingLog(b *testing.B) {
 		})
 	}
 }
+
+// TestMultiAddAllocatesOnce: a ZADD of 10 new members, or an HSET of two
+// new fields, into a new key allocates its listpack once
+// (lpVal.reserve), not once per size class it passes through.
+func TestMultiAddAllocatesOnce(t *testing.T) {
+	c := newTestCtx()
+	zadd := toArgv([]string{"zadd", "k"})
+	for j := int64(0); j < 10; j++ {
+		ms := 1_700_000_000_000 + j*37
+		zadd = append(zadd, strconv.AppendInt(nil, ms, 10), strconv.AppendInt(nil, ms*10000+1234, 10))
+	}
+	hset := toArgv([]string{"hset", "k", "tokens", "9", "ts", "1700000000123"})
+	del := toArgv([]string{"del", "k"})
+	for _, argv := range [][][]byte{zadd, hset} {
+		run := func() { c.W.Reset(); c.Exec(del); c.Exec(argv) }
+		run()
+		if n := testing.AllocsPerRun(100, run); n != 1 {
+			t.Errorf("%s: %v allocations, want 1", argv[0], n)
+		}
+	}
+}

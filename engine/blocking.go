@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/big"
 	"sort"
-	"unsafe"
 )
 
 // Blocking commands: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
@@ -392,7 +391,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 		c.W.BulkString(key)
 		v.write(c.W)
 	case OpMPop:
-		n := int(min(w.Count, int64(l.n)))
+		n := int(min(w.Count, int64(l.Len())))
 		if f := c.also(3); f != nil {
 			f.argStr(popName(w.Front))
 			f.argStr(key)
@@ -425,7 +424,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 		}
 		if dst == nil {
 			dst = c.createIn(w.DB, w.Dst)
-			dst.setObj(KindList, unsafe.Pointer(&List{buf: make([]lelem, 4)}))
+			dst.setList(List{})
 		}
 		c.signal(w.DB, w.Dst)
 		if w.ToFront {
@@ -450,7 +449,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 	}
 	// No signalModifiedKey for the source: the push that made it ready
 	// did (Redis's comment in serveClientBlockedOnList).
-	if l.n == 0 {
+	if l.Len() == 0 {
 		w.DB.removeEntry(e)
 		return true
 	}
@@ -663,7 +662,7 @@ func (c *Ctx) bpop(argv [][]byte, front bool) {
 		c.W.Array(2)
 		c.W.Bulk(key)
 		v.write(c.W)
-		c.removeIfEmpty(e, l.n == 0)
+		c.removeIfEmpty(e, l.Len() == 0)
 		c.touched(key)
 		if f := c.own(2); f != nil {
 			f.argStr(popName(front))
@@ -807,7 +806,7 @@ func cmdBLMPop(c *Ctx, argv [][]byte) {
 			continue
 		}
 		l := e.list()
-		n := int(min(count, int64(l.n)))
+		n := int(min(count, int64(l.Len())))
 		c.W.Array(2)
 		c.W.Bulk(key)
 		c.W.Array(n)
@@ -818,7 +817,7 @@ func cmdBLMPop(c *Ctx, argv [][]byte) {
 				l.PopBack().write(c.W)
 			}
 		}
-		c.removeIfEmpty(e, l.n == 0)
+		c.removeIfEmpty(e, l.Len() == 0)
 		c.touched(key)
 		if f := c.own(3); f != nil {
 			f.argStr(popName(front))

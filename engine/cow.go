@@ -94,10 +94,8 @@ func (e *Engine) cowEntry(en *entry) {
 	g := e.cow.gen
 	switch en.kind {
 	case KindList:
-		if l := en.list(); l.gen != g {
-			c := l.clone()
-			c.gen = g
-			en.p = unsafe.Pointer(c)
+		if l := en.list(); l.cowGen() != g {
+			*l = l.clone(g)
 		}
 	case KindHash:
 		if h := en.hash(); h.cowGen() != g {

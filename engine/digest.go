@@ -104,8 +104,11 @@ func (en *entry) digest(d *Digest) {
 			d.mixString(en.str())
 		case KindList:
 			l := en.list()
-			for i := 0; i < l.n; i++ {
-				d.mixString(l.at(i).String())
+			if n := l.Len(); n > 0 {
+				it := l.iter(0, false)
+				for i := 0; i < n; i++ {
+					d.mixString(it.next().String())
+				}
 			}
 		case KindSet:
 			s := en.set()

@@ -316,11 +316,7 @@ func (e *entry) memUsage() int64 {
 			n += allocLen(int(e.n))
 		}
 	case KindList:
-		l := (*List)(e.p)
-		n += 48 + 16*int64(cap(l.buf))
-		for i := 0; i < l.n; i++ {
-			n += elemAlloc(l.at(i))
-		}
+		n += e.list().memUsage()
 	case KindHash:
 		h := e.hash()
 		if h.isLP() {

@@ -338,13 +338,7 @@ func (w *rdbWriter) value(e *entry) {
 			}
 			return
 		}
-		w.lp.reset()
-		for x := sk.zsl.first(); x != nil; x = x.lv(0).forward {
-			w.lp.appendString(x.member)
-			w.lp.b = zlpAppendScore(w.lp.b, x.score)
-			w.lp.n++
-		}
-		w.strBytes(w.lp.finish())
+		w.strBytes(w.lp.zset(sk))
 	case KindLimiter:
 		w.limiter(e)
 	}
@@ -361,8 +355,10 @@ func (w *rdbWriter) list(l *List) {
 	// count the nodes first: the count comes before them
 	nodes := 0
 	cur := 0 // listpack size of the current node, 0 = none
-	for i := 0; i < l.n; i++ {
-		x := l.at(i)
+	n := l.Len()
+	it := l.iter(0, false)
+	for i := 0; i < n; i++ {
+		x := it.next()
 		sz := x.Len()
 		switch {
 		case sz >= quicklistLarge:
@@ -378,8 +374,9 @@ func (w *rdbWriter) list(l *List) {
 	w.length(uint64(nodes))
 	w.lp.reset()
 	open := false
-	for i := 0; i < l.n; i++ {
-		x := l.at(i)
+	it = l.iter(0, false)
+	for i := 0; i < n; i++ {
+		x := it.next()
 		sz := x.Len()
 		if sz >= quicklistLarge {
 			if open {

@@ -333,7 +333,7 @@ func (r *rdbReader) loadList(typ byte) (rdbValue, error) {
 	if err != nil {
 		return rdbValue{}, err
 	}
-	l := &List{}
+	l := &listRing{}
 	for ; n > 0; n-- {
 		if typ == rdbTypeList {
 			b, _, err := r.str()
@@ -375,7 +375,8 @@ func (r *rdbReader) loadList(typ byte) (rdbValue, error) {
 	if l.n == 0 {
 		return rdbValue{}, errEmptyKey
 	}
-	return rdbValue{kind: KindList, p: unsafe.Pointer(l)}, nil
+	v := listOfRing(l)
+	return rdbValue{kind: KindList, p: v.p, n: v.n}, nil
 }
 
 var errDupMember = errors.New("duplicate set members detected")

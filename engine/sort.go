@@ -279,16 +279,20 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 			if desc {
 				i, step = int64(l.Len())-start-1, -1
 			}
-			for ; int64(len(items)) < vlen && i >= 0 && i < int64(l.Len()); i += step {
-				items = append(items, sortItem{obj: l.at(int(i))})
+			if i >= 0 && i < int64(l.Len()) {
+				it := l.iter(int(i), desc)
+				for ; int64(len(items)) < vlen && i >= 0 && i < int64(l.Len()); i += step {
+					items = append(items, sortItem{obj: it.next()})
+				}
 			}
 			end -= start
 			start = 0
 		}
 	case kind == KindList:
 		l := e.list()
+		it := l.iter(0, false)
 		for i := 0; i < l.Len(); i++ {
-			items = append(items, sortItem{obj: l.at(i)})
+			items = append(items, sortItem{obj: it.next()})
 		}
 	case kind == KindSet:
 		st := e.set()
@@ -431,7 +435,7 @@ func (c *Ctx) sortStore(dst []byte, items []sortItem, gets [][]byte, n int) {
 		c.W.Int(0)
 		return
 	}
-	l := &List{buf: make([]lelem, 0, n)}
+	l := &listRing{buf: make([]lelem, 0, n)}
 	add := func(v lelem) {
 		if v.p != nil {
 			// The bytes are copied: a hash value may be a listpack's,
@@ -455,7 +459,7 @@ func (c *Ctx) sortStore(dst []byte, items []sortItem, gets [][]byte, n int) {
 	}
 	l.n = len(l.buf)
 	e := c.overwrite(c.lookupWrite(dst), dst) // Redis's setKey: "new" only for a new key
-	e.setObj(KindList, unsafe.Pointer(l))
+	e.setList(listOfRing(l))
 	c.touched(dst)
 	c.E.Stats.Dirty += int64(n) - 1 // Redis counts one change per element
 	c.notify(NotifyList, "sortstore", dst)

@@ -204,18 +204,23 @@ func zsetOf(sk *zskip) zset {
 		}
 		return zset{lpVal{p: unsafe.Pointer(sk), n: lpOther}}
 	}
-	w := lpWriter{}
+	var w lpWriter
+	var z zset
+	if sk.len() > 0 {
+		z.setBytes(append([]byte(nil), w.zset(sk)...))
+	}
+	return z
+}
+
+// zset builds the listpack of sk's members and scores (in w's buffer).
+func (w *lpWriter) zset(sk *zskip) []byte {
 	w.reset()
 	for x := sk.zsl.first(); x != nil; x = x.lv(0).forward {
 		w.appendString(x.member)
 		w.b = zlpAppendScore(w.b, x.score)
 		w.n++
 	}
-	var z zset
-	if sk.len() > 0 {
-		z.setBytes(append([]byte(nil), w.finish()...))
-	}
-	return z
+	return w.finish()
 }
 
 func cloneZset(p unsafe.Pointer, n int64) (unsafe.Pointer, int64) {

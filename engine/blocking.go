@@ -424,7 +424,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 		}
 		if dst == nil {
 			dst = c.createIn(w.DB, w.Dst)
-			dst.setList(List{})
+			dst.setList(List{c.newLP()})
 		}
 		c.signal(w.DB, w.Dst)
 		if w.ToFront {

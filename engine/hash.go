@@ -185,7 +185,7 @@ func (c *Ctx) hashForWrite(key []byte) (*Hash, bool) {
 	}
 	if e == nil {
 		e = c.create(key)
-		e.setHash(Hash{})
+		e.setHash(Hash{c.newLP()})
 	}
 	return e.hash(), true
 }

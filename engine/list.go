@@ -250,7 +250,7 @@ func (c *Ctx) push(argv [][]byte, front, onlyIfExists bool) {
 			return
 		}
 		e = c.create(key)
-		e.setList(List{})
+		e.setList(List{c.newLP()})
 	}
 	l := e.list()
 	l.reserveFor(argv[2:])
@@ -813,7 +813,7 @@ func (c *Ctx) lmove(srcKey, dstKey []byte, fromFront, toFront bool) {
 	}
 	if dst == nil {
 		dst = c.create(dstKey)
-		dst.setList(List{})
+		dst.setList(List{c.newLP()})
 	}
 	if toFront {
 		dst.list().PushFront(v)

@@ -421,3 +421,26 @@ func TestCaptureSpare(t *testing.T) {
 		t.Fatal("kept after two calls")
 	}
 }
+
+// TestCaptureSkipsNewValues: a listpack value created while a capture is
+// active is not the capture's, so writing it again copies nothing.
+func TestCaptureSkipsNewValues(t *testing.T) {
+	c := newTestCtx()
+	s := c.E.Capture()
+	defer s.Release()
+	for _, cmds := range [][][]string{
+		{{"ZADD", "z", "1", "a", "2", "b"}, {"PEXPIRE", "z", "100000"}, {"ZADD", "z", "3", "b"}},
+		{{"HSET", "h", "tokens", "9", "ts", "1700000000123"}, {"PEXPIRE", "h", "100000"}, {"HINCRBY", "h", "tokens", "-1"}},
+		{{"RPUSH", "l", "1", "2"}, {"PEXPIRE", "l", "100000"}, {"LSET", "l", "0", "3"}},
+	} {
+		run(c, cmds[0]...)
+		en := c.DB.dict.find(cmds[0][1])
+		p0 := en.p
+		for _, cmd := range cmds[1:] {
+			run(c, cmd...)
+			if en.p != p0 {
+				t.Fatalf("%v copied a value created under the capture", cmd)
+			}
+		}
+	}
+}

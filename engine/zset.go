@@ -335,7 +335,7 @@ done:
 			return
 		}
 		e = c.create(key)
-		e.setZset(zset{})
+		e.setZset(zset{c.newLP()})
 		z = e.zset()
 		if int64(elems) > c.E.Enc.ZsetMaxListpackEntries {
 			z.setBig()

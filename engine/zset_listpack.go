@@ -14,15 +14,16 @@ import (
 // words (zset is an lpVal): no object, no per-member node. Members that
 // are canonical integers are integer entries, scores that are integers
 // within ±2^62 too (double2ll), others d2string's text. A set converts to
-// the skiplist (zskip) when it outgrows the limits and never back, like
-// Redis; the RDB and DUMP form is the listpack itself.
+// the skiplist (zskip) when it outgrows the limits and, like Redis, back
+// only when loaded (RDB, RESTORE, DEBUG RELOAD: zsetOf); the RDB and
+// DUMP form is the listpack itself.
 //
 // Measured at 1,000,000 sliding logs (10 members "<ms time><4 digits>"
 // with millisecond scores + PEXPIRE, bench/loadgen -mode memory): the
-// listpack is 207 bytes (a 208-byte size class), ~264 B of RSS per key
-// against Redis's 299 of used_memory; the previous compact encoding
-// (skiplist-shaped 64-byte slots, a member string each and a 200-byte
-// object) cost ~1400.
+// listpack is 207 bytes (a 208-byte size class), 262 B live per key with
+// the entry and key, 276 B of RSS (appendonly no) against Redis's 337 of
+// used_memory; the previous compact encoding (skiplist-shaped 64-byte
+// slots, a member string each and a 200-byte object) cost ~1400.
 //
 // Commands that write (ZADD, ZREM, ZREMRANGEBY*, ZPOP*) work on the bytes
 // as Redis does: a linear walk, then one memmove (lpVal.splice). Readers

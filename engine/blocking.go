@@ -390,6 +390,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 		c.W.Array(2)
 		c.W.BulkString(key)
 		v.write(c.W)
+		c.notifyKey(w.DB, NotifyList, popEvent(w.Front), key)
 	case OpMPop:
 		n := int(min(w.Count, int64(l.Len())))
 		if f := c.also(3); f != nil {
@@ -407,7 +408,8 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 				l.PopBack().write(c.W)
 			}
 		}
-		// listElementsRemoved: signalModifiedKey, dirty += count
+		// listElementsRemoved: the event, signalModifiedKey, dirty += count
+		c.notifyKey(w.DB, NotifyList, popEvent(w.Front), key)
 		c.signal(w.DB, key)
 		c.E.Stats.Dirty += int64(n) - 1
 	default: // OpMove, OpRPopLPush
@@ -433,6 +435,9 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 			dst.list().PushBack(v)
 		}
 		v.write(c.W)
+		// lmoveHandlePush's event, then the source's
+		c.notifyKey(w.DB, NotifyList, pushEvent(w.ToFront), w.Dst)
+		c.notifyKey(w.DB, NotifyList, popEvent(w.Front), key)
 		if w.Op == OpRPopLPush {
 			if f := c.also(3); f != nil {
 				f.argStr("RPOPLPUSH")
@@ -451,42 +456,18 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 	// did (Redis's comment in serveClientBlockedOnList).
 	if l.Len() == 0 {
 		w.DB.removeEntry(e)
+		c.notifyKey(w.DB, NotifyGeneric, "del", key)
 		return true
 	}
 	return false
 }
 
 func (c *Ctx) serveZSet(w *Waiter, key string, e *entry) bool {
-	z := e.zset()
-	nested := w.Op == OpZMPop
-	n := 1
-	if nested {
-		n = int(min(w.Count, int64(z.len())))
-		c.W.Array(2)
-		c.W.BulkString(key)
-		c.W.Array(n)
-	} else {
-		c.W.Array(3)
-		c.W.BulkString(key)
+	count := int64(-1)
+	if w.Op == OpZMPop {
+		count = w.Count
 	}
-	c.zpopReply(z, n, !w.Front, nested)
-	c.signal(w.DB, key)
-	c.E.Stats.Dirty += int64(n) - 1
-	if nested {
-		if f := c.also(3); f != nil {
-			f.argStr(zpopName(w.Front))
-			f.argStr(key)
-			f.argInt(int64(n))
-		}
-	} else if f := c.also(2); f != nil {
-		f.argStr(zpopName(w.Front))
-		f.argStr(key)
-	}
-	if z.len() == 0 {
-		w.DB.removeEntry(e)
-		return true
-	}
-	return false
+	return c.zpopFrom(e, e.zset(), key, w.Front, count, c.also)
 }
 
 func popName(front bool) string {
@@ -664,6 +645,7 @@ func (c *Ctx) bpop(argv [][]byte, front bool) {
 		v.write(c.W)
 		c.removeIfEmpty(e, l.Len() == 0)
 		c.touched(key)
+		c.notifyPopped(key, front, l.Len() == 0)
 		if f := c.own(2); f != nil {
 			f.argStr(popName(front))
 			f.arg(key)
@@ -740,90 +722,17 @@ func (c *Ctx) blmove(argv [][]byte, from, to bool, timeout int64, op BlockOp) {
 	}
 }
 
-// parseMPop parses the arguments BLMPOP and BZMPOP share after the
-// timeout: numkeys key … where [COUNT n] (lmpopGenericCommand's order and
-// texts). where is LEFT|RIGHT for lists, MIN|MAX for sorted sets.
-func (c *Ctx) parseMPop(argv [][]byte, zset bool) (keys [][]byte, front bool, count int64, ok bool) {
-	nk, okN := ParseIntB(argv[2])
-	if !okN || nk < 1 {
-		c.W.Error(errNumKeysZero)
-		return nil, false, 0, false
-	}
-	wi := int64(3) + nk
-	if wi >= int64(len(argv)) {
-		c.W.Error(ErrSyntax)
-		return nil, false, 0, false
-	}
-	w := argv[wi]
-	switch {
-	case !zset && EqualFold(w, "left"), zset && EqualFold(w, "min"):
-		front = true
-	case !zset && EqualFold(w, "right"), zset && EqualFold(w, "max"):
-	default:
-		c.W.Error(ErrSyntax)
-		return nil, false, 0, false
-	}
-	count = -1
-	for j := int(wi) + 1; j < len(argv); j++ {
-		if count == -1 && EqualFold(argv[j], "count") && j+1 < len(argv) {
-			j++
-			n, okC := ParseIntB(argv[j])
-			if !okC || n < 1 {
-				c.W.Error(errCountZero)
-				return nil, false, 0, false
-			}
-			count = n
-			continue
-		}
-		c.W.Error(ErrSyntax)
-		return nil, false, 0, false
-	}
-	if count == -1 {
-		count = 1
-	}
-	return argv[3:wi], front, count, true
-}
-
 // cmdBLMPop: BLMPOP timeout numkeys key [key …] LEFT|RIGHT [COUNT count]
 // — LMPOP, blocking while every list is missing: [key, [elements]], the
 // null array on timeout. Errors: LMPOP's (checked before the timeout),
 // the timeout's, WRONGTYPE. Effect: LPOP|RPOP key <number popped>.
 func cmdBLMPop(c *Ctx, argv [][]byte) {
-	keys, front, count, ok := c.parseMPop(argv, false)
+	keys, front, count, ok := c.parseMPop(argv, 2, false)
 	if !ok {
 		return
 	}
 	timeout, ok := c.parseTimeout(argv[1])
-	if !ok {
-		return
-	}
-	for _, key := range keys {
-		e, ok := c.lookupList(key, false)
-		if !ok {
-			return
-		}
-		if e == nil {
-			continue
-		}
-		l := e.list()
-		n := int(min(count, int64(l.Len())))
-		c.W.Array(2)
-		c.W.Bulk(key)
-		c.W.Array(n)
-		for i := 0; i < n; i++ {
-			if front {
-				l.PopFront().write(c.W)
-			} else {
-				l.PopBack().write(c.W)
-			}
-		}
-		c.removeIfEmpty(e, l.Len() == 0)
-		c.touched(key)
-		if f := c.own(3); f != nil {
-			f.argStr(popName(front))
-			f.arg(key)
-			f.argInt(int64(n))
-		}
+	if !ok || c.lmpopFirst(keys, front, count) {
 		return
 	}
 	if c.denyBlocking() {
@@ -864,61 +773,12 @@ func (c *Ctx) bzpop(argv [][]byte, min bool) {
 	c.block(w)
 }
 
-// zpopFirst pops from the first existing sorted set of keys (count -1:
-// one member, flat reply with the key; else ZMPOP's nested reply). It
-// reports whether it answered (a pop or WRONGTYPE).
-func (c *Ctx) zpopFirst(keys [][]byte, min bool, count int64) bool {
-	for _, key := range keys {
-		e, z, ok := c.lookupZset(key, false)
-		if !ok {
-			return true
-		}
-		if z == nil {
-			continue
-		}
-		nested := count != -1
-		n := 1
-		if nested {
-			n = int(minInt64(count, int64(z.len())))
-			c.W.Array(2)
-			c.W.Bulk(key)
-			c.W.Array(n)
-		} else {
-			c.W.Array(3)
-			c.W.Bulk(key)
-		}
-		c.zpopReply(z, n, !min, nested)
-		c.touched(key)
-		c.E.Stats.Dirty += int64(n) - 1
-		c.zsetDeleteIfEmpty(e, z)
-		if nested {
-			if f := c.own(3); f != nil {
-				f.argStr(zpopName(min))
-				f.arg(key)
-				f.argInt(int64(n))
-			}
-		} else if f := c.own(2); f != nil {
-			f.argStr(zpopName(min))
-			f.arg(key)
-		}
-		return true
-	}
-	return false
-}
-
-func minInt64(a, b int64) int64 {
-	if a < b {
-		return a
-	}
-	return b
-}
-
 // cmdBZMPop: BZMPOP timeout numkeys key [key …] MIN|MAX [COUNT count] —
 // ZMPOP, blocking while every key is missing: [key, [[member, score] …]],
 // the null array on timeout. Errors: ZMPOP's, the timeout's, WRONGTYPE.
 // Effect: ZPOPMIN|ZPOPMAX key <number popped>.
 func cmdBZMPop(c *Ctx, argv [][]byte) {
-	keys, min, count, ok := c.parseMPop(argv, true)
+	keys, min, count, ok := c.parseMPop(argv, 2, true)
 	if !ok {
 		return
 	}

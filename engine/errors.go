@@ -37,6 +37,8 @@ const (
 	ErrExpireNXXXGTLT   = "ERR NX and XX, GT or LT options at the same time are not compatible"
 	ErrExpireGTLT       = "ERR GT and LT options at the same time are not compatible"
 	ErrTimeout          = "ERR timeout is not a float or out of range"
+	ErrNumKeys          = "ERR numkeys should be greater than 0" // SINTERCARD, LMPOP, ZMPOP and their blocking forms
+	ErrCountPositive    = "ERR count should be greater than 0"   // LMPOP, ZMPOP and their blocking forms
 	ErrBitNotInt        = "ERR bit offset is not an integer or out of range"
 	ErrReadOnlyScript   = "ERR Write commands are not allowed from read-only scripts."
 	ErrLimitWithoutBy   = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"

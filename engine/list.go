@@ -376,6 +376,7 @@ func (c *Ctx) pop(argv [][]byte, front bool) {
 	}
 	c.removeIfEmpty(e, l.Len() == 0)
 	c.touched(key)
+	c.E.Stats.Dirty += int64(n) - 1 // listElementsRemoved: dirty += count
 	c.notifyPopped(key, front, l.Len() == 0)
 }
 
@@ -765,8 +766,6 @@ func cmdLInsert(c *Ctx, argv [][]byte) {
 
 // Moving between lists.
 
-const errCountPositive = "ERR count should be greater than 0"
-
 func init() {
 	Register(
 		&Command{Name: "lmove", Arity: 5, Flags: "write denyoom", FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0", Summary: "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", Run: cmdLMove},
@@ -855,42 +854,25 @@ func cmdRPopLPush(c *Ctx, argv [][]byte) { c.lmove(argv[1], argv[2], false, true
 // 0", WRONGTYPE for a non-list key met before a non-empty list. Effect:
 // LPOP|RPOP key <number popped>.
 func cmdLMPop(c *Ctx, argv [][]byte) {
-	nk, ok := ParseIntB(argv[1])
-	if !ok || nk < 1 {
-		c.W.Error(errNumKeysPositive)
-		return
-	}
-	if nk >= int64(len(argv)-2) {
-		c.W.Error(ErrSyntax)
-		return
-	}
-	wi := 2 + int(nk)
-	front, ok := c.parseWhere(argv[wi])
+	keys, front, count, ok := c.parseMPop(argv, 1, false)
 	if !ok {
 		return
 	}
-	count := int64(-1)
-	for j := wi + 1; j < len(argv); j++ {
-		if count == -1 && EqualFold(argv[j], "count") && j+1 < len(argv) {
-			j++
-			n, ok := ParseIntB(argv[j])
-			if !ok || n < 1 {
-				c.W.Error(errCountPositive)
-				return
-			}
-			count = n
-			continue
-		}
-		c.W.Error(ErrSyntax)
-		return
+	if !c.lmpopFirst(keys, front, count) {
+		c.W.NullArray()
 	}
-	if count == -1 {
-		count = 1
-	}
-	for _, key := range argv[2:wi] {
+}
+
+// lmpopFirst pops up to count elements from the first non-empty list of
+// keys (Redis's mpopGenericCommand → listPopRangeAndReplyWithKey):
+// [key, [elements]], the events, and the effect LPOP|RPOP key <popped> as
+// Redis 7.0 rewrites LMPOP and BLMPOP. It reports whether it answered (a
+// pop or WRONGTYPE); false leaves the reply to the caller.
+func (c *Ctx) lmpopFirst(keys [][]byte, front bool, count int64) bool {
+	for _, key := range keys {
 		e, ok := c.lookupList(key, false)
 		if !ok {
-			return
+			return true
 		}
 		if e == nil {
 			continue
@@ -909,18 +891,15 @@ func cmdLMPop(c *Ctx, argv [][]byte) {
 		}
 		c.removeIfEmpty(e, l.Len() == 0)
 		c.touched(key)
+		c.E.Stats.Dirty += int64(n) - 1 // listElementsRemoved: dirty += count
 		c.notifyPopped(key, front, l.Len() == 0)
 		// LPOP|RPOP key <popped>, as Redis 7.0 rewrites LMPOP
 		if f := c.own(3); f != nil {
-			if front {
-				f.argStr("LPOP")
-			} else {
-				f.argStr("RPOP")
-			}
+			f.argStr(popName(front))
 			f.arg(key)
 			f.argInt(int64(n))
 		}
-		return
+		return true
 	}
-	c.W.NullArray()
+	return false
 }

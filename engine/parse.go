@@ -194,3 +194,49 @@ func matchLen(p, s string, nocase bool, depth int, skipLonger *bool) bool {
 	}
 	return len(p) == 0 && len(s) == 0
 }
+
+// parseMPop parses what LMPOP, ZMPOP, BLMPOP and BZMPOP share from their
+// numkeys (argv[at]): numkeys key … where [COUNT n], in
+// lmpopGenericCommand's order and with its texts. where is LEFT|RIGHT for
+// lists (front: LEFT), MIN|MAX for sorted sets (front: MIN); count
+// defaults to 1.
+func (c *Ctx) parseMPop(argv [][]byte, at int, zset bool) (keys [][]byte, front bool, count int64, ok bool) {
+	nk, okN := ParseIntB(argv[at])
+	if !okN || nk < 1 {
+		c.W.Error(ErrNumKeys)
+		return nil, false, 0, false
+	}
+	if nk >= int64(len(argv)-at-1) {
+		c.W.Error(ErrSyntax)
+		return nil, false, 0, false
+	}
+	wi := at + 1 + int(nk)
+	w := argv[wi]
+	switch {
+	case !zset && EqualFold(w, "left"), zset && EqualFold(w, "min"):
+		front = true
+	case !zset && EqualFold(w, "right"), zset && EqualFold(w, "max"):
+	default:
+		c.W.Error(ErrSyntax)
+		return nil, false, 0, false
+	}
+	count = -1
+	for j := wi + 1; j < len(argv); j++ {
+		if count == -1 && EqualFold(argv[j], "count") && j+1 < len(argv) {
+			j++
+			n, okC := ParseIntB(argv[j])
+			if !okC || n < 1 {
+				c.W.Error(ErrCountPositive)
+				return nil, false, 0, false
+			}
+			count = n
+			continue
+		}
+		c.W.Error(ErrSyntax)
+		return nil, false, 0, false
+	}
+	if count == -1 {
+		count = 1
+	}
+	return argv[at+1 : wi], front, count, true
+}

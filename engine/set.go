@@ -584,9 +584,8 @@ func cmdSScan(c *Ctx, argv [][]byte) {
 
 // Error texts of SINTERCARD.
 const (
-	errNumKeysPositive = "ERR numkeys should be greater than 0"
-	errNumKeysTooMany  = "ERR Number of keys can't be greater than number of args"
-	errLimitNegative   = "ERR LIMIT can't be negative"
+	errNumKeysTooMany = "ERR Number of keys can't be greater than number of args"
+	errLimitNegative  = "ERR LIMIT can't be negative"
 )
 
 func init() {
@@ -774,7 +773,7 @@ func cmdSInterStore(c *Ctx, argv [][]byte) {
 func cmdSInterCard(c *Ctx, argv [][]byte) {
 	nk, ok := ParseIntB(argv[1])
 	if !ok || nk < 1 {
-		c.W.Error(errNumKeysPositive)
+		c.W.Error(ErrNumKeys)
 		return
 	}
 	if nk > int64(len(argv)-2) {

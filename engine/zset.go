@@ -998,6 +998,74 @@ func (c *Ctx) zpopReply(z *zset, n int, max, nested bool) {
 	}
 }
 
+// zpopFirst pops from the first existing sorted set of keys (count -1:
+// one member, flat reply with the key; else ZMPOP's nested reply). It
+// reports whether it answered (a pop or WRONGTYPE).
+func (c *Ctx) zpopFirst(keys [][]byte, min bool, count int64) bool {
+	for _, key := range keys {
+		e, z, ok := c.lookupZset(key, false)
+		if !ok {
+			return true
+		}
+		if z != nil {
+			c.zpopFrom(e, z, bstr(key), min, count, c.own)
+			return true
+		}
+	}
+	return false
+}
+
+// zpopFrom pops from the sorted set z at key in c.DB as Redis's
+// genericZpopCommand with the key emitted: count -1 pops one member,
+// [key, member, score]; else up to count, [key, [[member, score] …]]. The
+// zpopmin|zpopmax event comes after the reply's header, del after the
+// last member when the set was emptied (their order in a RESP3 client's
+// own stream); dirty counts each member. The effect, ZPOPMIN|ZPOPMAX key
+// [popped], goes through rec (c.own for the command's own rewrite,
+// c.also for a served waiter). It reports whether the key was deleted.
+func (c *Ctx) zpopFrom(e *entry, z *zset, key string, min bool, count int64, rec func(int) *Effects) bool {
+	nested := count != -1
+	n := 1
+	if nested {
+		n = int(minInt64(count, int64(z.len())))
+		c.W.Array(2)
+		c.W.BulkString(key)
+		c.W.Array(n)
+	} else {
+		c.W.Array(3)
+		c.W.BulkString(key)
+	}
+	if n > 0 {
+		c.notifyKey(c.DB, NotifyZSet, zpopEvent(!min), key)
+	}
+	c.zpopReply(z, n, !min, nested)
+	c.signal(c.DB, key)
+	c.E.Stats.Dirty += int64(n) - 1
+	if nested {
+		if f := rec(3); f != nil {
+			f.argStr(zpopName(min))
+			f.argStr(key)
+			f.argInt(int64(n))
+		}
+	} else if f := rec(2); f != nil {
+		f.argStr(zpopName(min))
+		f.argStr(key)
+	}
+	if z.len() == 0 {
+		c.DB.removeEntry(e)
+		c.notifyKey(c.DB, NotifyGeneric, "del", key)
+		return true
+	}
+	return false
+}
+
+func minInt64(a, b int64) int64 {
+	if a < b {
+		return a
+	}
+	return b
+}
+
 func zpopEvent(max bool) string {
 	if max {
 		return "zpopmax"

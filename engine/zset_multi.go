@@ -12,8 +12,6 @@ import (
 
 const (
 	errWeightNotFloat = "ERR weight value is not a float"
-	errNumKeysZero    = "ERR numkeys should be greater than 0"
-	errCountZero      = "ERR count should be greater than 0"
 	errOutOfRange     = "ERR value is out of range"
 	errRandCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 )
@@ -361,74 +359,13 @@ func cmdZRangeStore(c *Ctx, argv [][]byte) {
 // "count should be greater than 0", WRONGTYPE on the first existing key of
 // another type. Effect: ZPOPMIN|ZPOPMAX key <number popped>.
 func cmdZMPop(c *Ctx, argv [][]byte) {
-	numkeys, ok := ParseIntB(argv[1])
-	if !ok || numkeys < 1 {
-		c.W.Error(errNumKeysZero)
+	keys, min, count, ok := c.parseMPop(argv, 1, true)
+	if !ok {
 		return
 	}
-	if numkeys > int64(len(argv)-3) {
-		c.W.Error(ErrSyntax)
-		return
+	if !c.zpopFirst(keys, min, count) {
+		c.W.NullArray()
 	}
-	w := argv[numkeys+2]
-	var popMax bool
-	switch {
-	case EqualFold(w, "min"):
-	case EqualFold(w, "max"):
-		popMax = true
-	default:
-		c.W.Error(ErrSyntax)
-		return
-	}
-	count := int64(-1)
-	for j := int(numkeys) + 3; j < len(argv); j++ {
-		if count == -1 && j+1 < len(argv) && EqualFold(argv[j], "count") {
-			n, ok := ParseIntB(argv[j+1])
-			if !ok || n < 1 {
-				c.W.Error(errCountZero)
-				return
-			}
-			count = n
-			j++
-			continue
-		}
-		c.W.Error(ErrSyntax)
-		return
-	}
-	if count == -1 {
-		count = 1
-	}
-	for _, key := range argv[2 : 2+numkeys] {
-		e, z, ok := c.lookupZset(key, false)
-		if !ok {
-			return
-		}
-		if z == nil {
-			continue
-		}
-		n := int(min(count, int64(z.len())))
-		c.W.Array(2)
-		c.W.Bulk(key)
-		c.W.Array(n)
-		c.zpop(key, z, n, popMax, true)
-		c.touched(key)
-		c.zsetDeleteIfEmpty(e, z)
-		if z.len() == 0 {
-			c.notify(NotifyGeneric, "del", key)
-		}
-		// ZPOPMIN|ZPOPMAX key <popped>, as Redis 7.0 rewrites ZMPOP
-		if f := c.own(3); f != nil {
-			if popMax {
-				f.argStr("ZPOPMAX")
-			} else {
-				f.argStr("ZPOPMIN")
-			}
-			f.arg(key)
-			f.argInt(int64(n))
-		}
-		return
-	}
-	c.W.NullArray()
 }
 
 // --- ZRANDMEMBER ----------------------------------------------------------------------------

@@ -84,6 +84,7 @@ func TestMain(m *testing.M) {
 //	@skip N             read N replies on both, compare nothing
 //	                    (UNSUBSCRIBE without arguments: hash table order)
 //	@blocked N          wait until both servers report blocked_clients:N
+//	@close NAME         close connection pair NAME on both servers
 //	@aclfile FILE       (file level, acl_scenarios/ only) both servers start
 //	                    with a copy of FILE as their aclfile
 func TestScenarios(t *testing.T) {
@@ -213,6 +214,14 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 					conns[name] = dialPair(t, proto)
 				}
 				cur = conns[name]
+				continue
+			case "@close":
+				name := strings.TrimSpace(rest)
+				if p := conns[name]; p != nil {
+					p.ref.Close()
+					p.cand.Close()
+					delete(conns, name)
+				}
 				continue
 			case "@send":
 				args, err := SplitLine(rest)

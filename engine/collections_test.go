@@ -434,3 +434,19 @@ func TestListQueueAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per push+pop", n)
 	}
 }
+
+// TestListStaysListpack: LREM and LINSERT that change nothing leave a
+// small list a listpack (they read it through a ring).
+func TestListStaysListpack(t *testing.T) {
+	c := newTestCtx()
+	run(c, "RPUSH", "l", "a", "b", "1")
+	for _, cmd := range [][]string{{"LREM", "l", "0", "x"}, {"LINSERT", "l", "BEFORE", "x", "y"}, {"LREM", "l", "1", "a"}, {"LINSERT", "l", "AFTER", "b", "c"}} {
+		run(c, cmd...)
+		if !c.DB.dict.find("l").list().isLP() {
+			t.Fatalf("%v: the list is a ring", cmd)
+		}
+	}
+	if got := run(c, "LRANGE", "l", "0", "-1"); got != "*3\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\n1\r\n" {
+		t.Fatalf("LRANGE: %q", got)
+	}
+}

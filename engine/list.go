@@ -601,7 +601,9 @@ func cmdLRem(c *Ctx, argv [][]byte) {
 		clear(s[:j+1])
 		s = s[j+1:]
 	}
-	if removed > 0 {
+	if removed == 0 {
+		l.maybeListpack() // linear made a listpack list a ring
+	} else {
 		l.replace(s)
 		c.removeIfEmpty(e, l.Len() == 0)
 		c.touched(argv[1])
@@ -748,6 +750,7 @@ func cmdLInsert(c *Ctx, argv [][]byte) {
 		}
 	}
 	if at < 0 {
+		l.maybeListpack() // linear made a listpack list a ring
 		c.W.Int(-1)
 		return
 	}

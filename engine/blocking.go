@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/big"
 	"sort"
-	"unsafe"
 )
 
 // Blocking commands: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
@@ -393,7 +392,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 		v.write(c.W)
 		c.notifyKey(w.DB, NotifyList, popEvent(w.Front), key)
 	case OpMPop:
-		n := int(min(w.Count, int64(l.n)))
+		n := int(min(w.Count, int64(l.Len())))
 		if f := c.also(3); f != nil {
 			f.argStr(popName(w.Front))
 			f.argStr(key)
@@ -427,7 +426,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 		}
 		if dst == nil {
 			dst = c.createIn(w.DB, w.Dst)
-			dst.setObj(KindList, unsafe.Pointer(&List{buf: make([]lelem, 4)}))
+			dst.setList(List{c.newLP()})
 		}
 		c.signal(w.DB, w.Dst)
 		if w.ToFront {
@@ -455,7 +454,7 @@ func (c *Ctx) serveList(w *Waiter, key string, e *entry) bool {
 	}
 	// No signalModifiedKey for the source: the push that made it ready
 	// did (Redis's comment in serveClientBlockedOnList).
-	if l.n == 0 {
+	if l.Len() == 0 {
 		w.DB.removeEntry(e)
 		c.notifyKey(w.DB, NotifyGeneric, "del", key)
 		return true
@@ -468,7 +467,7 @@ func (c *Ctx) serveZSet(w *Waiter, key string, e *entry) bool {
 	if w.Op == OpZMPop {
 		count = w.Count
 	}
-	return c.zpopFrom(e, (*zset)(e.p), key, w.Front, count, c.also)
+	return c.zpopFrom(e, e.zset(), key, w.Front, count, c.also)
 }
 
 func popName(front bool) string {
@@ -646,9 +645,9 @@ func (c *Ctx) bpop(argv [][]byte, front bool) {
 		c.W.Array(2)
 		c.W.Bulk(key)
 		v.write(c.W)
-		c.removeIfEmpty(e, l.n == 0)
+		c.removeIfEmpty(e, l.Len() == 0)
 		c.touched(key)
-		c.notifyPopped(key, front, l.n == 0)
+		c.notifyPopped(key, front, l.Len() == 0)
 		if f := c.own(2); f != nil {
 			f.argStr(popName(front))
 			f.arg(key)

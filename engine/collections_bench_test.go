@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"runtime"
+	"strconv"
 	"testing"
 
 	"limitdb/resp"
@@ -66,4 +68,32 @@ func BenchmarkSAddExisting(b *testing.B) {
 
 func BenchmarkSIsMemberInt(b *testing.B) {
 	benchCmd(b, [][]string{{"sadd", "s", "1", "2", "3"}}, []string{"sismember", "s", "2"})
+}
+
+// BenchmarkListMemory10 reports the heap bytes per key of 10-element
+// lists of millisecond timestamps (10k keys, one RPUSH each; key names
+// and entries included).
+func BenchmarkListMemory10(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		e := New()
+		c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter()}
+		argv := make([][]byte, 12)
+		argv[0] = []byte("rpush")
+		var ms0, ms1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms0)
+		const keys = 10000
+		for k := 0; k < keys; k++ {
+			argv[1] = strconv.AppendInt(append(argv[1][:0], "l:"...), int64(k), 10)
+			for j := 0; j < 10; j++ {
+				argv[2+j] = strconv.AppendInt(argv[2+j][:0], 1_700_000_000_000+int64(k*10+j), 10)
+			}
+			c.W.Reset()
+			cmdRPush(c, argv)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms1)
+		b.ReportMetric(float64(ms1.HeapAlloc-ms0.HeapAlloc)/keys, "B/key")
+		runtime.KeepAlive(e)
+	}
 }

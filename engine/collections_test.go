@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -11,23 +12,47 @@ import (
 )
 
 // TestListDequeModel drives a List with random pushes/pops/sets/trims and
-// checks it against a plain slice after every step.
+// checks it against a plain slice after every step. Its length wanders
+// around the listpack limits (listLPMaxEntries, and long elements for
+// listLPMaxBytes), so it converts both ways (linear/replace make a small
+// ring a listpack again).
 func TestListDequeModel(t *testing.T) {
 	var r Rand
 	r.Seed(1)
 	l := &List{}
 	var model []string
-	for step := 0; step < 20000; step++ {
+	conversions := 0
+	for step := 0; step < 40000; step++ {
 		v := strconv.Itoa(step)
-		switch r.Intn(4) {
+		switch r.Intn(5) {
 		case 0:
 			v = "s" + v
 		case 1:
 			v = "0" + v // not canonical: stored as a string
 		case 2:
 			v = ""
+		case 3:
+			if r.Intn(20) == 0 {
+				v = strings.Repeat("x", 100+r.Intn(1000))
+			}
 		}
-		switch op := r.Intn(10); {
+		wasLP := l.isLP()
+		op := r.Intn(12)
+		if len(model) > 300 && op < 6 {
+			op = 6 + op%4
+		}
+		switch {
+		case op == 10 && len(model) > 0 && r.Intn(8) == 0:
+			s, e := r.Intn(len(model)/4+1), len(model)-1-r.Intn(len(model)/4+1)
+			if s > e {
+				s, e = e, s
+			}
+			l.trim(s, e)
+			model = model[s : e+1]
+		case op == 11 && r.Intn(4) == 0:
+			l.replace(l.linear())
+		}
+		switch {
 		case op < 3:
 			l.PushFront(elemOfString(v))
 			model = append([]string{v}, model...)
@@ -57,19 +82,36 @@ func TestListDequeModel(t *testing.T) {
 		if l.Len() != len(model) {
 			t.Fatalf("step %d: len %d want %d", step, l.Len(), len(model))
 		}
-		if step%97 == 0 {
+		if l.isLP() != wasLP {
+			conversions++
+		}
+		if step%97 == 0 || l.isLP() != wasLP {
 			for i := range model {
-				if l.At(i) != model[i] {
-					t.Fatalf("step %d: At(%d) %q want %q", step, i, l.At(i), model[i])
+				if got := l.at(i).String(); got != model[i] {
+					t.Fatalf("step %d: at(%d) %q want %q", step, i, got, model[i])
 				}
 			}
-			c := l.clone()
+			if len(model) > 0 {
+				it, rev := l.iter(0, false), l.iter(len(model)-1, true)
+				for i := range model {
+					if got := it.next().String(); got != model[i] {
+						t.Fatalf("step %d: iter %d %q want %q", step, i, got, model[i])
+					}
+					if got := rev.next().String(); got != model[len(model)-1-i] {
+						t.Fatalf("step %d: reverse iter %d %q want %q", step, i, got, model[len(model)-1-i])
+					}
+				}
+			}
+			c := l.clone(0)
 			for i, x := range c.linear() {
 				if x.String() != model[i] {
 					t.Fatalf("step %d: clone differs", step)
 				}
 			}
 		}
+	}
+	if conversions < 10 {
+		t.Fatalf("only %d encoding conversions", conversions)
 	}
 }
 
@@ -114,15 +156,16 @@ func TestHashModel(t *testing.T) {
 				t.Fatalf("step %d: Get(%s)=%q,%v want %q", step, k, got, ok, v)
 			}
 		}
-		if !h.ht {
+		if !h.ht() {
+			kv := h.pairs(&hashView{})
 			for i, k := range order {
-				if h.kv[i].f != k {
+				if kv[i].f != k {
 					t.Fatalf("step %d: order differs at %d", step, i)
 				}
 			}
 		}
 	}
-	c := h.clone()
+	c := h.clone(0)
 	for k, v := range m {
 		if got, _ := c.Get(k); got.String() != v {
 			t.Fatal("clone differs")
@@ -363,5 +406,47 @@ func TestCollEncoding(t *testing.T) {
 		if got, _ := c.DB.dict.find(key).collEncoding(); got != want {
 			t.Errorf("%s: %s, want %s", key, got, want)
 		}
+	}
+}
+
+// TestListQueueAllocatesNothing: a small list used as a queue of
+// timestamps (RPUSH one, LPOP one) is updated inside its listpack.
+func TestListQueueAllocatesNothing(t *testing.T) {
+	c := newTestCtx()
+	for i := 0; i < 10; i++ {
+		run(c, "RPUSH", "q", strconv.Itoa(1_700_000_000_000+i))
+	}
+	push := toArgv([]string{"rpush", "q", ""})
+	pop := toArgv([]string{"lpop", "q"})
+	ts := int64(1_700_000_000_100)
+	step := func() {
+		ts++
+		push[2] = strconv.AppendInt(push[2][:0], ts, 10)
+		c.W.Reset()
+		c.Exec(push)
+		c.Exec(pop)
+	}
+	step()
+	if !c.DB.dict.find("q").list().isLP() {
+		t.Fatal("not a listpack")
+	}
+	if n := testing.AllocsPerRun(1000, step); n != 0 {
+		t.Errorf("%v allocations per push+pop", n)
+	}
+}
+
+// TestListStaysListpack: LREM and LINSERT that change nothing leave a
+// small list a listpack (they read it through a ring).
+func TestListStaysListpack(t *testing.T) {
+	c := newTestCtx()
+	run(c, "RPUSH", "l", "a", "b", "1")
+	for _, cmd := range [][]string{{"LREM", "l", "0", "x"}, {"LINSERT", "l", "BEFORE", "x", "y"}, {"LREM", "l", "1", "a"}, {"LINSERT", "l", "AFTER", "b", "c"}} {
+		run(c, cmd...)
+		if !c.DB.dict.find("l").list().isLP() {
+			t.Fatalf("%v: the list is a ring", cmd)
+		}
+	}
+	if got := run(c, "LRANGE", "l", "0", "-1"); got != "*3\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\n1\r\n" {
+		t.Fatalf("LRANGE: %q", got)
 	}
 }

@@ -94,16 +94,12 @@ func (e *Engine) cowEntry(en *entry) {
 	g := e.cow.gen
 	switch en.kind {
 	case KindList:
-		if l := en.list(); l.gen != g {
-			c := l.clone()
-			c.gen = g
-			en.p = unsafe.Pointer(c)
+		if l := en.list(); l.cowGen() != g {
+			*l = l.clone(g)
 		}
 	case KindHash:
-		if h := en.hash(); h.gen != g {
-			c := h.clone()
-			c.gen = g
-			en.p = unsafe.Pointer(c)
+		if h := en.hash(); h.cowGen() != g {
+			*h = h.clone(g)
 		}
 	case KindSet:
 		if s := en.set(); s.gen != g {
@@ -112,10 +108,8 @@ func (e *Engine) cowEntry(en *entry) {
 			en.p = unsafe.Pointer(c)
 		}
 	case KindZSet:
-		if z := (*zset)(en.p); z.gen != g {
-			p, _ := cloneZset(en.p, en.n)
-			(*zset)(p).gen = g
-			en.p = p
+		if z := en.zset(); z.cowGen() != g {
+			*z = z.clone(g)
 		}
 	case KindLimiter:
 		if !sharedAlgo(limParams(en).Algo) {

@@ -104,8 +104,11 @@ func (en *entry) digest(d *Digest) {
 			d.mixString(en.str())
 		case KindList:
 			l := en.list()
-			for i := 0; i < l.n; i++ {
-				d.mixString(l.at(i).String())
+			if n := l.Len(); n > 0 {
+				it := l.iter(0, false)
+				for i := 0; i < n; i++ {
+					d.mixString(it.next().String())
+				}
 			}
 		case KindSet:
 			s := en.set()
@@ -120,8 +123,9 @@ func (en *entry) digest(d *Digest) {
 				}
 			}
 		case KindZSet:
-			z := (*zset)(en.p)
-			for x := z.zsl.header.lv(0).forward; x != nil; x = x.lv(0).forward {
+			var v zskip
+			z := en.zset().view(&v)
+			for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
 				var el Digest
 				el.mixString(x.member)
 				buf = resp.AppendDouble(buf[:0], x.score) // Redis: "%.17g"
@@ -129,7 +133,8 @@ func (en *entry) digest(d *Digest) {
 				d.xor(el[:])
 			}
 		case KindHash:
-			for _, p := range en.hash().kv {
+			var v hashView
+			for _, p := range en.hash().pairs(&v) {
 				var el Digest
 				el.mixString(p.f)
 				el.mixString(p.v.String())

@@ -105,6 +105,8 @@ type Engine struct {
 	dumpW *rdbWriter  // DUMP's encoder, kept for its LZF table (rdb.go)
 	apply applyState  // Apply's reused context and buffers (apply.go)
 	sort  sortScratch // SORT's reused vectors and buffers (sort.go)
+	zv    zskip       // a command's view of a listpack sorted set (zset_listpack.go)
+	hv    hashView    // a command's view of a listpack hash (hash_listpack.go)
 }
 
 // ScriptGuard is the runaway-script state shared between the scripting

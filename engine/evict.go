@@ -316,19 +316,20 @@ func (e *entry) memUsage() int64 {
 			n += allocLen(int(e.n))
 		}
 	case KindList:
-		l := (*List)(e.p)
-		n += 48 + 16*int64(cap(l.buf))
-		for i := 0; i < l.n; i++ {
-			n += elemAlloc(l.at(i))
-		}
+		n += e.list().memUsage()
 	case KindHash:
-		h := (*Hash)(e.p)
-		n += 64 + 32*int64(cap(h.kv))
-		for i := range h.kv {
-			n += allocLen(len(h.kv[i].f)) + elemAlloc(h.kv[i].v)
+		h := e.hash()
+		if h.isLP() {
+			n += int64(uint32(h.n)) // the listpack's allocation
+			break
 		}
-		if h.idx != nil {
-			n += 48 * int64(len(h.kv))
+		t := h.table()
+		n += 64 + 32*int64(cap(t.kv))
+		for i := range t.kv {
+			n += allocLen(len(t.kv[i].f)) + elemAlloc(t.kv[i].v)
+		}
+		if t.idx != nil {
+			n += 48 * int64(len(t.kv))
 		}
 	case KindSet:
 		st := (*Set)(e.p)
@@ -340,14 +341,14 @@ func (e *entry) memUsage() int64 {
 			n += 48 * int64(len(st.members))
 		}
 	case KindZSet:
-		z := (*zset)(e.p)
-		n += 192
-		if z.compact {
-			n += 64*int64(cap(z.lp)) + 4*int64(cap(z.lph))
-		} else {
-			n += 8*int64(len(z.dict.buckets)) + 80*int64(z.len())
+		z := e.zset()
+		if z.isLP() {
+			n += int64(uint32(z.n)) // the listpack's allocation
+			break
 		}
-		for x := z.zsl.header.lv(0).forward; x != nil; x = x.lv(0).forward {
+		sk := z.sk()
+		n += 192 + 8*int64(len(sk.dict.buckets)) + 80*int64(sk.len())
+		for x := sk.zsl.first(); x != nil; x = x.lv(0).forward {
 			n += allocLen(len(x.member))
 		}
 	}

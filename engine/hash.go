@@ -39,19 +39,23 @@ func init() {
 		&Command{Name: "hscan", Arity: -3, Flags: "readonly", FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.8.0", Summary: "Iterates over fields and values of a hash.", Run: cmdHScan},
 	)
 	RegisterKind(KindHash, KindOps{Clone: func(p unsafe.Pointer, n int64) (unsafe.Pointer, int64) {
-		return unsafe.Pointer((*Hash)(p).clone()), n
+		h := Hash{lpVal{p, n}}
+		c := h.clone(0)
+		return c.p, c.n
 	}})
 }
 
-// Hash is a hash value: field/value pairs in one slice in insertion order,
-// plus a field index once the hash has hashIndexMin pairs. Values are list
-// elements (lelem): integers in canonical form are stored inline, so
-// counters and timestamps cost no allocation. While Redis would keep the hash as a listpack
-// (ht false) deletions keep the order, so replies list fields exactly as
-// Redis does; once Redis would have converted it to a hashtable (ht true,
-// never reverted, as in Redis) deletions move the last pair into the hole
-// (O(1)), and the order, though deterministic, is not Redis's.
-type Hash struct {
+// hashTable is a hash too large for the listpack (hash_listpack.go):
+// field/value pairs in one slice in insertion order, plus a field index
+// once the hash has hashIndexMin pairs. Values are list elements (lelem):
+// integers in canonical form are stored inline, so counters and
+// timestamps cost no allocation. While Redis would keep the hash as a
+// listpack (ht false) deletions keep the order, so replies list fields
+// exactly as Redis does; once Redis would have converted it to a
+// hashtable (ht true, never reverted, as in Redis) deletions move the
+// last pair into the hole (O(1)), and the order, though deterministic,
+// is not Redis's.
+type hashTable struct {
 	kv  []hpair
 	idx map[string]int32 // field -> pair index; nil for small hashes
 	ht  bool
@@ -73,14 +77,8 @@ func (x lelem) Len() int {
 	return int(x.n)
 }
 
-// hash returns the Hash of a hash entry.
-func (e *entry) hash() *Hash { return (*Hash)(e.p) }
-
-// Len is the number of fields.
-func (h *Hash) Len() int { return len(h.kv) }
-
 // find returns the pair index of field, or -1.
-func (h *Hash) find(field string) int {
+func (h *hashTable) find(field string) int {
 	if h.idx != nil {
 		if i, ok := h.idx[field]; ok {
 			return int(i)
@@ -95,24 +93,9 @@ func (h *Hash) find(field string) int {
 	return -1
 }
 
-// Get returns the value of field.
-func (h *Hash) Get(field string) (lelem, bool) {
-	if i := h.find(field); i >= 0 {
-		return h.kv[i].v, true
-	}
-	return lelem{}, false
-}
-
-// Set sets field (a lookup view) to value (owned) and reports whether the
-// field is new. A field or value longer than hash-max-listpack-value, or
-// more than hash-max-listpack-entries fields, make it a hashtable, as
-// Redis's hashTypeSet does.
-func (h *Hash) Set(field string, value lelem) bool {
-	return h.set(field, value, &defaultLimits)
-}
-
-// set is Set under the limits lim.
-func (h *Hash) set(field string, value lelem, lim *EncodingLimits) bool {
+// set sets field (a lookup view) to value (owned) and reports whether
+// the field is new, under the limits lim.
+func (h *hashTable) set(field string, value lelem, lim *EncodingLimits) bool {
 	if i := h.find(field); i >= 0 {
 		if value.p != nil && value.n > lim.HashMaxListpackValue {
 			h.ht = true
@@ -125,7 +108,7 @@ func (h *Hash) set(field string, value lelem, lim *EncodingLimits) bool {
 	}
 	f := strings.Clone(field)
 	h.kv = append(h.kv, hpair{f, value})
-	n := h.Len()
+	n := len(h.kv)
 	if h.idx != nil {
 		h.idx[f] = int32(n - 1)
 	} else if n >= hashIndexMin {
@@ -137,20 +120,20 @@ func (h *Hash) set(field string, value lelem, lim *EncodingLimits) bool {
 	return true
 }
 
-func (h *Hash) buildIndex() {
-	h.idx = make(map[string]int32, h.Len())
+func (h *hashTable) buildIndex() {
+	h.idx = make(map[string]int32, len(h.kv))
 	for i := range h.kv {
 		h.idx[h.kv[i].f] = int32(i)
 	}
 }
 
 // Del removes field and reports whether it was there.
-func (h *Hash) Del(field string) bool {
+func (h *hashTable) Del(field string) bool {
 	i := h.find(field)
 	if i < 0 {
 		return false
 	}
-	last := h.Len() - 1
+	last := len(h.kv) - 1
 	if h.idx != nil {
 		delete(h.idx, field)
 	}
@@ -180,8 +163,8 @@ func (h *Hash) Del(field string) bool {
 	return true
 }
 
-func (h *Hash) clone() *Hash {
-	c := &Hash{kv: slices.Clone(h.kv), ht: h.ht}
+func (h *hashTable) clone() *hashTable {
+	c := &hashTable{kv: slices.Clone(h.kv), ht: h.ht}
 	if h.idx != nil {
 		c.buildIndex()
 	}
@@ -202,23 +185,9 @@ func (c *Ctx) hashForWrite(key []byte) (*Hash, bool) {
 	}
 	if e == nil {
 		e = c.create(key)
-		e.setObj(KindHash, unsafe.Pointer(&Hash{}))
+		e.setHash(Hash{c.newLP()})
 	}
 	return e.hash(), true
-}
-
-// hashConvertForArgs marks h as a hashtable when any of args is longer
-// than hash-max-listpack-value, as Redis's hashTypeTryConversion does.
-func (h *Hash) convertForArgs(args [][]byte, lim *EncodingLimits) {
-	if h.ht {
-		return
-	}
-	for _, a := range args {
-		if int64(len(a)) > lim.HashMaxListpackValue {
-			h.ht = true
-			return
-		}
-	}
 }
 
 // hsetPairs stores argv[2:] as field/value pairs and returns how many
@@ -233,9 +202,12 @@ func (c *Ctx) hsetPairs(argv [][]byte) (int64, bool) {
 		return 0, false
 	}
 	h.convertForArgs(argv[2:], &c.E.Enc)
+	if h.isLP() && len(argv) > 4 {
+		h.reserveFor(argv[2:])
+	}
 	var added int64
 	for i := 2; i < len(argv); i += 2 {
-		if h.set(bstr(argv[i]), elemOf(argv[i+1]), &c.E.Enc) {
+		if h.set(bstr(argv[i]), elemView(argv[i+1]), &c.E.Enc) {
 			added++
 		}
 	}
@@ -269,11 +241,11 @@ func cmdHSetNX(c *Ctx, argv [][]byte) {
 		return
 	}
 	h.convertForArgs(argv[2:4], &c.E.Enc)
-	if h.find(bstr(argv[2])) >= 0 {
+	if h.has(bstr(argv[2])) {
 		c.W.Int(0)
 		return
 	}
-	h.set(bstr(argv[2]), elemOf(argv[3]), &c.E.Enc)
+	h.set(bstr(argv[2]), elemView(argv[3]), &c.E.Enc)
 	c.touched(argv[1])
 	c.W.Int(1)
 	c.notify(NotifyHash, "hset", argv[1])
@@ -321,7 +293,7 @@ func (c *Ctx) hashAll(key []byte, fields, values bool) {
 	}
 	var kv []hpair
 	if e != nil {
-		kv = e.hash().kv
+		kv = c.hpairs(e.hash())
 	}
 	n := len(kv)
 	if fields && values {
@@ -387,7 +359,7 @@ func cmdHExists(c *Ctx, argv [][]byte) {
 	if !ok {
 		return
 	}
-	if e != nil && e.hash().find(bstr(argv[2])) >= 0 {
+	if e != nil && e.hash().has(bstr(argv[2])) {
 		c.W.Int(1)
 		return
 	}
@@ -665,18 +637,20 @@ func cmdHScan(c *Ctx, argv [][]byte) {
 		return
 	}
 	h := e.hash()
-	n := uint64(h.Len())
+	ht := h.ht()
+	kv := c.hpairs(h)
+	n := uint64(len(kv))
 	from, to, next := uint64(0), n, uint64(0)
-	if h.ht {
+	if ht {
 		from, to, next = scanWindow(cur, n, o.count)
 	}
 	var out []int
 	for k := from; k < to; k++ {
 		i := k
-		if h.ht { // walk down: see scanWindow
+		if ht { // walk down: see scanWindow
 			i = to - 1 - (k - from)
 		}
-		if o.usePat && !Match(o.pat, h.kv[i].f, false) {
+		if o.usePat && !Match(o.pat, kv[i].f, false) {
 			continue
 		}
 		out = append(out, int(i))
@@ -686,8 +660,8 @@ func cmdHScan(c *Ctx, argv [][]byte) {
 	c.W.Bulk(appendUint(tmp[:0], next))
 	c.W.Array(2 * len(out))
 	for _, i := range out {
-		c.W.BulkString(h.kv[i].f)
-		h.kv[i].v.write(c.W)
+		c.W.BulkString(kv[i].f)
+		kv[i].v.write(c.W)
 	}
 }
 
@@ -713,8 +687,8 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 			c.W.Null()
 			return
 		}
-		h := e.hash()
-		c.W.BulkString(h.kv[c.rng().Intn(h.Len())].f)
+		kv := c.hpairs(e.hash())
+		c.W.BulkString(kv[c.rng().Intn(len(kv))].f)
 		return
 	}
 	count, ok := ParseIntB(argv[2])
@@ -744,18 +718,18 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 		c.W.EmptyArray()
 		return
 	}
-	h := e.hash()
-	n := h.Len()
+	kv := c.hpairs(e.hash())
+	n := len(kv)
 	write := func(i int) {
 		if withValues {
 			if c.W.Proto == 3 {
 				c.W.Array(2)
 			}
-			c.W.BulkString(h.kv[i].f)
-			h.kv[i].v.write(c.W)
+			c.W.BulkString(kv[i].f)
+			kv[i].v.write(c.W)
 			return
 		}
-		c.W.BulkString(h.kv[i].f)
+		c.W.BulkString(kv[i].f)
 	}
 	header := func(k int) {
 		if withValues && c.W.Proto != 3 {

@@ -31,14 +31,17 @@ func init() {
 		&Command{Name: "linsert", Arity: 5, Flags: "write denyoom", FirstKey: 1, LastKey: 1, Step: 1, Group: "list", Since: "2.2.0", Summary: "Inserts an element before or after another element in a list.", Run: cmdLInsert},
 	)
 	RegisterKind(KindList, KindOps{Clone: func(p unsafe.Pointer, n int64) (unsafe.Pointer, int64) {
-		return unsafe.Pointer((*List)(p).clone()), n
+		src := List{lpVal{p, n}}
+		c := src.clone(0)
+		return c.p, c.n
 	}})
 }
 
-// List is a list value: a ring-buffer deque of elements, so pushes and pops
-// at both ends are O(1) (amortized) and indexing is O(1). The deque shrinks
-// when it is mostly empty.
-type List struct {
+// listRing is a big list (list_listpack.go: a small one is a listpack): a
+// ring-buffer deque of elements, so pushes and pops at both ends are O(1)
+// (amortized) and indexing is O(1). The deque shrinks when it is mostly
+// empty.
+type listRing struct {
 	buf  []lelem
 	head int // index in buf of element 0
 	n    int
@@ -125,13 +128,7 @@ func (x lelem) is(k elemKey) bool {
 	return !k.isInt && unsafe.String((*byte)(x.p), int(x.n)) == k.s
 }
 
-// list returns the List of a list entry.
-func (e *entry) list() *List { return (*List)(e.p) }
-
-// Len is the number of elements.
-func (l *List) Len() int { return l.n }
-
-func (l *List) pos(i int) int {
+func (l *listRing) pos(i int) int {
 	p := l.head + i
 	if p >= len(l.buf) {
 		p -= len(l.buf)
@@ -139,15 +136,12 @@ func (l *List) pos(i int) int {
 	return p
 }
 
-// At returns element i (0 <= i < Len).
-func (l *List) At(i int) string { return l.buf[l.pos(i)].String() }
+func (l *listRing) at(i int) lelem { return l.buf[l.pos(i)] }
 
-func (l *List) at(i int) lelem { return l.buf[l.pos(i)] }
-
-func (l *List) set(i int, x lelem) { l.buf[l.pos(i)] = x }
+func (l *listRing) set(i int, x lelem) { l.buf[l.pos(i)] = x }
 
 // resize copies the elements into a buffer of capacity c (c >= n).
-func (l *List) resize(c int) {
+func (l *listRing) resize(c int) {
 	nb := make([]lelem, c)
 	if l.n > 0 {
 		k := copy(nb, l.buf[l.head:min(len(l.buf), l.head+l.n)])
@@ -158,20 +152,20 @@ func (l *List) resize(c int) {
 	l.buf, l.head = nb, 0
 }
 
-func (l *List) grow() {
+func (l *listRing) grow() {
 	if l.n == len(l.buf) {
 		l.resize(max(4, 2*len(l.buf)))
 	}
 }
 
-func (l *List) maybeShrink() {
+func (l *listRing) maybeShrink() {
 	if len(l.buf) > 16 && l.n*4 < len(l.buf) {
 		l.resize(max(4, l.n*2))
 	}
 }
 
 // PushFront prepends s.
-func (l *List) PushFront(s lelem) {
+func (l *listRing) PushFront(s lelem) {
 	l.grow()
 	l.head--
 	if l.head < 0 {
@@ -182,14 +176,14 @@ func (l *List) PushFront(s lelem) {
 }
 
 // PushBack appends s.
-func (l *List) PushBack(s lelem) {
+func (l *listRing) PushBack(s lelem) {
 	l.grow()
 	l.buf[l.pos(l.n)] = s
 	l.n++
 }
 
 // PopFront removes and returns the first element (the list is not empty).
-func (l *List) PopFront() lelem {
+func (l *listRing) PopFront() lelem {
 	s := l.buf[l.head]
 	l.buf[l.head] = lelem{}
 	l.head++
@@ -202,7 +196,7 @@ func (l *List) PopFront() lelem {
 }
 
 // PopBack removes and returns the last element (the list is not empty).
-func (l *List) PopBack() lelem {
+func (l *listRing) PopBack() lelem {
 	p := l.pos(l.n - 1)
 	s := l.buf[p]
 	l.buf[p] = lelem{}
@@ -213,7 +207,7 @@ func (l *List) PopBack() lelem {
 
 // linear returns the elements as one slice in order (compacting the ring);
 // the slice aliases the buffer.
-func (l *List) linear() []lelem {
+func (l *listRing) linear() []lelem {
 	if l.head+l.n > len(l.buf) {
 		l.resize(len(l.buf))
 	}
@@ -221,15 +215,15 @@ func (l *List) linear() []lelem {
 }
 
 // replace makes s (owned by the list) the elements.
-func (l *List) replace(s []lelem) {
+func (l *listRing) replace(s []lelem) {
 	l.buf, l.head, l.n = s, 0, len(s)
 	l.maybeShrink()
 }
 
 // clone copies the list without touching it (a capture may be reading
 // it: cow.go).
-func (l *List) clone() *List {
-	c := &List{buf: make([]lelem, max(l.n, 1)), n: l.n}
+func (l *listRing) clone() *listRing {
+	c := &listRing{buf: make([]lelem, max(l.n, 1)), n: l.n}
 	k := copy(c.buf, l.buf[l.head:min(len(l.buf), l.head+l.n)])
 	copy(c.buf[k:l.n], l.buf[:l.n-k])
 	return c
@@ -256,10 +250,10 @@ func (c *Ctx) push(argv [][]byte, front, onlyIfExists bool) {
 			return
 		}
 		e = c.create(key)
-		l := &List{buf: make([]lelem, max(4, len(argv)-2))}
-		e.setObj(KindList, unsafe.Pointer(l))
+		e.setList(List{c.newLP()})
 	}
 	l := e.list()
+	l.reserveFor(argv[2:])
 	for _, a := range argv[2:] {
 		if front {
 			l.PushFront(elemOf(a))
@@ -268,7 +262,7 @@ func (c *Ctx) push(argv [][]byte, front, onlyIfExists bool) {
 		}
 	}
 	c.touched(key)
-	c.W.Int(int64(l.n))
+	c.W.Int(int64(l.Len()))
 	c.notify(NotifyList, pushEvent(front), key)
 }
 
@@ -361,17 +355,17 @@ func (c *Ctx) pop(argv [][]byte, front bool) {
 		} else {
 			s = l.PopBack()
 		}
-		c.removeIfEmpty(e, l.n == 0)
+		c.removeIfEmpty(e, l.Len() == 0)
 		c.touched(key)
 		s.write(c.W)
-		c.notifyPopped(key, front, l.n == 0)
+		c.notifyPopped(key, front, l.Len() == 0)
 		return
 	}
 	if count == 0 {
 		c.W.EmptyArray()
 		return
 	}
-	n := int(min(count, int64(l.n)))
+	n := int(min(count, int64(l.Len())))
 	c.W.Array(n)
 	for i := 0; i < n; i++ {
 		if front {
@@ -380,10 +374,10 @@ func (c *Ctx) pop(argv [][]byte, front bool) {
 			l.PopBack().write(c.W)
 		}
 	}
-	c.removeIfEmpty(e, l.n == 0)
+	c.removeIfEmpty(e, l.Len() == 0)
 	c.touched(key)
 	c.E.Stats.Dirty += int64(n) - 1 // listElementsRemoved: dirty += count
-	c.notifyPopped(key, front, l.n == 0)
+	c.notifyPopped(key, front, l.Len() == 0)
 }
 
 // cmdLPop: LPOP key [count] — remove and return the first element(s); see pop.
@@ -402,7 +396,7 @@ func cmdLLen(c *Ctx, argv [][]byte) {
 		c.W.Int(0)
 		return
 	}
-	c.W.Int(int64(e.list().n))
+	c.W.Int(int64(e.list().Len()))
 }
 
 // listRange normalizes Redis's inclusive start/end (negative from the end)
@@ -447,14 +441,15 @@ func cmdLRange(c *Ctx, argv [][]byte) {
 		return
 	}
 	l := e.list()
-	s, t := listRange(start, end, l.n)
+	s, t := listRange(start, end, l.Len())
 	if s > t {
 		c.W.EmptyArray()
 		return
 	}
 	c.W.Array(t - s + 1)
+	it := l.iter(s, false)
 	for i := s; i <= t; i++ {
-		l.at(i).write(c.W)
+		it.next().write(c.W)
 	}
 }
 
@@ -478,9 +473,9 @@ func cmdLIndex(c *Ctx, argv [][]byte) {
 	}
 	l := e.list()
 	if idx < 0 {
-		idx += int64(l.n)
+		idx += int64(l.Len())
 	}
-	if idx < 0 || idx >= int64(l.n) {
+	if idx < 0 || idx >= int64(l.Len()) {
 		c.W.Null()
 		return
 	}
@@ -506,9 +501,9 @@ func cmdLSet(c *Ctx, argv [][]byte) {
 	}
 	l := e.list()
 	if idx < 0 {
-		idx += int64(l.n)
+		idx += int64(l.Len())
 	}
-	if idx < 0 || idx >= int64(l.n) {
+	if idx < 0 || idx >= int64(l.Len()) {
 		c.W.Error(ErrIndexOutOfRange)
 		return
 	}
@@ -537,19 +532,14 @@ func cmdLTrim(c *Ctx, argv [][]byte) {
 		return
 	}
 	l := e.list()
-	s, t := listRange(start, end, l.n)
-	n := l.n
+	s, t := listRange(start, end, l.Len())
+	n := l.Len()
 	if s > t {
 		c.DB.removeEntry(e)
 	} else {
-		for l.n > t+1 {
-			l.PopBack()
-		}
-		for i := 0; i < s; i++ {
-			l.PopFront()
-		}
+		l.trim(s, t)
 	}
-	if n != l.n || s > t {
+	if n != l.Len() || s > t {
 		c.touched(argv[1])
 	} else {
 		// Redis signals the key (WATCH) but counts no change: a trim
@@ -557,7 +547,7 @@ func cmdLTrim(c *Ctx, argv [][]byte) {
 		c.touchWatches(c.DB, bstr(argv[1]))
 	}
 	c.notify(NotifyList, "ltrim", argv[1])
-	if s > t || l.n == 0 {
+	if s > t || l.Len() == 0 {
 		c.notify(NotifyGeneric, "del", argv[1])
 	}
 	c.W.OK()
@@ -611,12 +601,14 @@ func cmdLRem(c *Ctx, argv [][]byte) {
 		clear(s[:j+1])
 		s = s[j+1:]
 	}
-	if removed > 0 {
+	if removed == 0 {
+		l.maybeListpack() // linear made a listpack list a ring
+	} else {
 		l.replace(s)
-		c.removeIfEmpty(e, l.n == 0)
+		c.removeIfEmpty(e, l.Len() == 0)
 		c.touched(argv[1])
 		c.notify(NotifyList, "lrem", argv[1])
-		if l.n == 0 {
+		if l.Len() == 0 {
 			c.notify(NotifyGeneric, "del", argv[1])
 		}
 	}
@@ -689,12 +681,18 @@ func cmdLPos(c *Ctx, argv [][]byte) {
 	el := keyOf(argv[2])
 	var found []int64
 	var matches int64
-	for k := 0; k < l.n && (maxlen == 0 || int64(k) < maxlen); k++ {
+	n := l.Len()
+	start := 0
+	if fromTail {
+		start = n - 1
+	}
+	it := l.iter(start, fromTail)
+	for k := 0; k < n && (maxlen == 0 || int64(k) < maxlen); k++ {
 		i := k
 		if fromTail {
-			i = l.n - 1 - k
+			i = n - 1 - k
 		}
-		if !l.at(i).is(el) {
+		if !it.next().is(el) {
 			continue
 		}
 		matches++
@@ -752,20 +750,21 @@ func cmdLInsert(c *Ctx, argv [][]byte) {
 		}
 	}
 	if at < 0 {
+		l.maybeListpack() // linear made a listpack list a ring
 		c.W.Int(-1)
 		return
 	}
 	if after {
 		at++
 	}
-	ns := make([]lelem, len(s)+1, max(4, len(s)+1+len(s)/4))
+	ns := make([]lelem, len(s)+1)
 	copy(ns, s[:at])
 	ns[at] = elemOf(argv[4])
 	copy(ns[at+1:], s[at:])
-	l.buf, l.head, l.n = ns[:cap(ns)], 0, len(s)+1
+	l.replace(ns)
 	c.touched(argv[1])
 	c.notify(NotifyList, "linsert", argv[1])
-	c.W.Int(int64(l.n))
+	c.W.Int(int64(l.Len()))
 }
 
 // Moving between lists.
@@ -816,7 +815,7 @@ func (c *Ctx) lmove(srcKey, dstKey []byte, fromFront, toFront bool) {
 	}
 	if dst == nil {
 		dst = c.create(dstKey)
-		dst.setObj(KindList, unsafe.Pointer(&List{buf: make([]lelem, 4)}))
+		dst.setList(List{c.newLP()})
 	}
 	if toFront {
 		dst.list().PushFront(v)
@@ -826,9 +825,9 @@ func (c *Ctx) lmove(srcKey, dstKey []byte, fromFront, toFront bool) {
 	c.touched(dstKey)
 	c.notify(NotifyList, pushEvent(toFront), dstKey)
 	v.write(c.W)
-	c.removeIfEmpty(src, sl.n == 0)
+	c.removeIfEmpty(src, sl.Len() == 0)
 	c.touched(srcKey)
-	c.notifyPopped(srcKey, fromFront, sl.n == 0)
+	c.notifyPopped(srcKey, fromFront, sl.Len() == 0)
 }
 
 // cmdLMove: LMOVE source destination LEFT|RIGHT LEFT|RIGHT — atomically
@@ -882,7 +881,7 @@ func (c *Ctx) lmpopFirst(keys [][]byte, front bool, count int64) bool {
 			continue
 		}
 		l := e.list()
-		n := int(min(count, int64(l.n)))
+		n := int(min(count, int64(l.Len())))
 		c.W.Array(2)
 		c.W.Bulk(key)
 		c.W.Array(n)
@@ -893,10 +892,11 @@ func (c *Ctx) lmpopFirst(keys [][]byte, front bool, count int64) bool {
 				l.PopBack().write(c.W)
 			}
 		}
-		c.removeIfEmpty(e, l.n == 0)
+		c.removeIfEmpty(e, l.Len() == 0)
 		c.touched(key)
 		c.E.Stats.Dirty += int64(n) - 1 // listElementsRemoved: dirty += count
-		c.notifyPopped(key, front, l.n == 0)
+		c.notifyPopped(key, front, l.Len() == 0)
+		// LPOP|RPOP key <popped>, as Redis 7.0 rewrites LMPOP
 		if f := c.own(3); f != nil {
 			f.argStr(popName(front))
 			f.arg(key)

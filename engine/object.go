@@ -57,11 +57,6 @@ func (e *entry) encoding() string {
 			return "raw"
 		}
 		return "embstr"
-	case KindZSet:
-		if (*zset)(e.p).big {
-			return "skiplist"
-		}
-		return "listpack"
 	case KindLimiter:
 		return "raw"
 	}

@@ -6,8 +6,6 @@ import (
 	"math"
 	"strconv"
 	"unsafe"
-
-	"limitdb/resp"
 )
 
 // The snapshot format is Redis 7.0's RDB, version 10 (rdb.c), so that a
@@ -264,7 +262,7 @@ func (e *entry) rdbType() byte {
 	case KindList:
 		return rdbTypeListQuicklist2
 	case KindHash:
-		if e.hash().ht {
+		if e.hash().ht() {
 			return rdbTypeHash
 		}
 		return rdbTypeHashListpack
@@ -274,7 +272,7 @@ func (e *entry) rdbType() byte {
 		}
 		return rdbTypeSetIntset
 	case KindZSet:
-		if (*zset)(e.p).big {
+		if e.zset().big() {
 			return rdbTypeZset2
 		}
 		return rdbTypeZsetListpack
@@ -295,18 +293,23 @@ func (w *rdbWriter) value(e *entry) {
 		w.list(e.list())
 	case KindHash:
 		h := e.hash()
-		if h.ht {
-			w.length(uint64(len(h.kv)))
-			for i := range h.kv {
-				w.str(h.kv[i].f)
-				w.elem(h.kv[i].v)
+		if h.isLP() { // the listpack itself
+			w.strBytes(h.bytes())
+			break
+		}
+		t := h.table()
+		if t.ht {
+			w.length(uint64(len(t.kv)))
+			for i := range t.kv {
+				w.str(t.kv[i].f)
+				w.elem(t.kv[i].v)
 			}
 			return
 		}
 		w.lp.reset()
-		for i := range h.kv {
-			w.lp.appendString(h.kv[i].f)
-			w.lp.appendElem(h.kv[i].v)
+		for i := range t.kv {
+			w.lp.appendString(t.kv[i].f)
+			w.lp.appendElem(t.kv[i].v)
 		}
 		w.strBytes(w.lp.finish())
 	case KindSet:
@@ -321,36 +324,25 @@ func (w *rdbWriter) value(e *entry) {
 		w.tmp = intsetBlob(w.tmp[:0], s.ints)
 		w.strBytes(w.tmp)
 	case KindZSet:
-		z := (*zset)(e.p)
-		if z.big {
-			w.length(uint64(z.len()))
-			for x := z.zsl.tail; x != nil; x = x.backward {
+		z := e.zset()
+		if z.isLP() { // the listpack itself
+			w.strBytes(z.bytes())
+			break
+		}
+		sk := z.sk()
+		if sk.big {
+			w.length(uint64(sk.len()))
+			for x := sk.zsl.tail; x != nil; x = x.backward {
 				w.str(x.member)
 				w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(x.score))
 			}
 			return
 		}
-		w.lp.reset()
-		for x := z.zsl.header.lv(0).forward; x != nil; x = x.lv(0).forward {
-			w.lp.appendString(x.member)
-			lpAppendScore(&w.lp, x.score)
-		}
-		w.strBytes(w.lp.finish())
+		w.strBytes(w.lp.zset(sk))
 	case KindLimiter:
 		w.limiter(e)
 	}
 	w.maybeFlush()
-}
-
-// lpAppendScore adds a score as zzlInsertAt does: an integer when the
-// double is one (double2ll), else d2string's text ("%.17g", inf, -inf).
-func lpAppendScore(lp *lpWriter, f float64) {
-	if f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f) {
-		lp.appendInt(int64(f))
-		return
-	}
-	var tmp [32]byte
-	lp.appendString(string(resp.AppendDouble(tmp[:0], f)))
 }
 
 // list writes a quicklist 2: the nodes a list pushed element by element
@@ -363,8 +355,10 @@ func (w *rdbWriter) list(l *List) {
 	// count the nodes first: the count comes before them
 	nodes := 0
 	cur := 0 // listpack size of the current node, 0 = none
-	for i := 0; i < l.n; i++ {
-		x := l.at(i)
+	n := l.Len()
+	it := l.iter(0, false)
+	for i := 0; i < n; i++ {
+		x := it.next()
 		sz := x.Len()
 		switch {
 		case sz >= quicklistLarge:
@@ -380,8 +374,9 @@ func (w *rdbWriter) list(l *List) {
 	w.length(uint64(nodes))
 	w.lp.reset()
 	open := false
-	for i := 0; i < l.n; i++ {
-		x := l.at(i)
+	it = l.iter(0, false)
+	for i := 0; i < n; i++ {
+		x := it.next()
 		sz := x.Len()
 		if sz >= quicklistLarge {
 			if open {

@@ -333,7 +333,7 @@ func (r *rdbReader) loadList(typ byte) (rdbValue, error) {
 	if err != nil {
 		return rdbValue{}, err
 	}
-	l := &List{}
+	l := &listRing{}
 	for ; n > 0; n-- {
 		if typ == rdbTypeList {
 			b, _, err := r.str()
@@ -375,7 +375,8 @@ func (r *rdbReader) loadList(typ byte) (rdbValue, error) {
 	if l.n == 0 {
 		return rdbValue{}, errEmptyKey
 	}
-	return rdbValue{kind: KindList, p: unsafe.Pointer(l)}, nil
+	v := listOfRing(l)
+	return rdbValue{kind: KindList, p: v.p, n: v.n}, nil
 }
 
 var errDupMember = errors.New("duplicate set members detected")
@@ -450,7 +451,7 @@ func (r *rdbReader) loadSet(typ byte, o *loadOpts) (rdbValue, error) {
 var errDupZset = errors.New("duplicate zset fields detected")
 
 func (r *rdbReader) loadZset(typ byte, o *loadOpts) (rdbValue, error) {
-	z := newZset()
+	z := newZskip()
 	add := func(m string, score float64) error {
 		if math.IsNaN(score) {
 			return errors.New("zset with NAN score detected")
@@ -501,7 +502,7 @@ func (r *rdbReader) loadZset(typ byte, o *loadOpts) (rdbValue, error) {
 		if !o.strict && int64(z.len()) > o.lim.ZsetMaxListpackEntries {
 			z.setBig()
 		}
-		return rdbValue{kind: KindZSet, p: unsafe.Pointer(z)}, nil
+		return zsetValue(z), nil
 	}
 	n, err := r.length()
 	if err != nil {
@@ -535,13 +536,9 @@ func (r *rdbReader) loadZset(typ byte, o *loadOpts) (rdbValue, error) {
 		}
 	}
 	if !o.strict && int64(z.len()) <= o.lim.ZsetMaxListpackEntries && int64(maxLen) <= o.lim.ZsetMaxListpackValue {
-		small := newZset()
-		for x := z.zsl.header.lv(0).forward; x != nil; x = x.lv(0).forward {
-			small.insert(small.norm(x.score), x.member)
-		}
-		z = small
+		z.big = false // zsetOf makes it a listpack (-0 becomes 0)
 	}
-	return rdbValue{kind: KindZSet, p: unsafe.Pointer(z)}, nil
+	return zsetValue(z), nil
 }
 
 // oldDouble is rdbLoadDoubleValue (RDB_TYPE_ZSET): a length byte (253
@@ -572,8 +569,20 @@ func (r *rdbReader) oldDouble() (float64, error) {
 
 var errDupHash = errors.New("duplicate hash fields detected")
 
+// zsetValue is the loaded value of sk.
+func zsetValue(sk *zskip) rdbValue {
+	z := zsetOf(sk)
+	return rdbValue{kind: KindZSet, p: z.p, n: z.n}
+}
+
+// hashValue is the loaded value of t.
+func hashValue(t *hashTable) rdbValue {
+	h := hashOf(t)
+	return rdbValue{kind: KindHash, p: h.p, n: h.n}
+}
+
 func (r *rdbReader) loadHash(typ byte, o *loadOpts) (rdbValue, error) {
-	h := &Hash{}
+	h := &hashTable{}
 	add := func(f string, v lelem) error {
 		if h.find(f) >= 0 {
 			return errDupHash
@@ -618,7 +627,7 @@ func (r *rdbReader) loadHash(typ byte, o *loadOpts) (rdbValue, error) {
 			return rdbValue{}, errEmptyKey
 		}
 		h.ht = !o.strict && int64(len(h.kv)) > o.lim.HashMaxListpackEntries
-		return rdbValue{kind: KindHash, p: unsafe.Pointer(h)}, nil
+		return hashValue(h), nil
 	}
 	n, err := r.length()
 	if err != nil {
@@ -645,7 +654,7 @@ func (r *rdbReader) loadHash(typ byte, o *loadOpts) (rdbValue, error) {
 		}
 	}
 	h.ht = ht
-	return rdbValue{kind: KindHash, p: unsafe.Pointer(h)}, nil
+	return hashValue(h), nil
 }
 
 // --- DUMP payloads ------------------------------------------------------------

@@ -903,7 +903,7 @@ func (e *entry) collEncoding() (enc string, ok bool) {
 	case KindList:
 		return "quicklist", true
 	case KindHash:
-		if e.hash().ht {
+		if e.hash().ht() {
 			return "hashtable", true
 		}
 		return "listpack", true
@@ -913,7 +913,7 @@ func (e *entry) collEncoding() (enc string, ok bool) {
 		}
 		return "intset", true
 	case KindZSet:
-		if (*zset)(e.p).big {
+		if e.zset().big() {
 			return "skiplist", true
 		}
 		return "listpack", true

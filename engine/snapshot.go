@@ -357,8 +357,18 @@ func (e *Engine) Reset(r io.Reader) error {
 // flush does. Keys past their deadline are kept (reads treat them as
 // absent and expiry reclaims them), so a follower's state equals its
 // leader's.
-func (e *Engine) LoadSnapshot(src io.Reader) error {
-	l := rdbLoader{e: e, r: newRDBStream(src), lim: e.Enc, clock: e.ClockMs, rand: e.Rand.State(), noVerify: e.RDBNoChecksum}
+func (e *Engine) LoadSnapshot(src io.Reader) error { return e.loadSnapshot(src, false) }
+
+// ReloadSnapshot is LoadSnapshot for DEBUG RELOAD: the values of a
+// limitdb snapshot get the encodings Redis's load would give them (a
+// sorted set or hash that shrank below the listpack limits is a listpack
+// again, a small all-integer set an intset, a short APPEND result
+// embstr), as Redis's DEBUG RELOAD converts them; everything else is
+// restored exactly.
+func (e *Engine) ReloadSnapshot(src io.Reader) error { return e.loadSnapshot(src, true) }
+
+func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
+	l := rdbLoader{e: e, r: newRDBStream(src), lim: e.Enc, clock: e.ClockMs, rand: e.Rand.State(), noVerify: e.RDBNoChecksum, reencode: reencode}
 	if err := l.load(); err != nil {
 		return err
 	}
@@ -428,6 +438,8 @@ type rdbLoader struct {
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
+	// reencode: a limitdb snapshot's values are not strict (ReloadSnapshot)
+	reencode bool
 }
 
 func (l *rdbLoader) load() error {
@@ -580,7 +592,7 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 			return fmt.Errorf("the snapshot's limitdb format version %d is newer than this binary supports (%d)", n, SnapshotVersion)
 		}
 		l.strict = true
-		o.strict = true
+		o.strict = !l.reencode
 		return nil
 	}
 	if !l.strict {
@@ -617,7 +629,9 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 		if v != "raw" && v != "embstr" {
 			return bad()
 		}
-		o.keyEnc = v
+		if !l.reencode {
+			o.keyEnc = v
+		}
 	case k == auxACL:
 		l.acl = v
 	case k == auxNotify:

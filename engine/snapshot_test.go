@@ -35,7 +35,7 @@ func strictState(e *Engine) string {
 			fmt.Fprintf(&b, "  %q %s %s exp=%d %s", en.keyStr(), en.kind, en.encoding(), en.exp, d.Hex())
 			switch en.kind {
 			case KindHash:
-				for _, p := range en.hash().kv {
+				for _, p := range en.hash().pairs(&hashView{}) {
 					fmt.Fprintf(&b, " %q=%q", p.f, p.v.String())
 				}
 			case KindSet:
@@ -309,10 +309,14 @@ func TestCaptureConcurrentWrites(t *testing.T) {
 func TestCaptureCopiesOnce(t *testing.T) {
 	c := newTestCtx()
 	fillEveryEncoding(t, c)
-	keys := []string{"list", "bighash", "strset", "zset", "sl"}
+	// "hash" and "zset" are listpacks held in their entries' words: the
+	// copy repoints the entry (ZADD of an existing member, HINCRBY 42 →
+	// 43: same size, so only a copy moves them)
+	keys := []string{"list", "bighash", "hash", "strset", "zset", "sl"}
 	cmds := map[string][]string{
-		"list": {"RPUSH", "list", "x"}, "bighash": {"HSET", "bighash", "f", "v"}, "strset": {"SADD", "strset", "q"},
-		"zset": {"ZADD", "zset", "5", "q"}, "sl": {"RL.ALLOW", "sl", "3", "1000", "ALGO", "sliding-log"},
+		"list": {"RPUSH", "list", "x"}, "bighash": {"HSET", "bighash", "f", "v"}, "hash": {"HINCRBY", "hash", "n", "1"},
+		"strset": {"SADD", "strset", "q"}, "zset": {"ZADD", "zset", "5", "b"},
+		"sl": {"RL.ALLOW", "sl", "3", "1000", "ALGO", "sliding-log"},
 	}
 	ptr := func(k string) any { return c.DB.dict.find(k).p }
 	for _, k := range keys {
@@ -415,5 +419,28 @@ func TestCaptureSpare(t *testing.T) {
 	c.E.AgeCaptureSpare()
 	if c.E.cow.spare.Load() != nil {
 		t.Fatal("kept after two calls")
+	}
+}
+
+// TestCaptureSkipsNewValues: a listpack value created while a capture is
+// active is not the capture's, so writing it again copies nothing.
+func TestCaptureSkipsNewValues(t *testing.T) {
+	c := newTestCtx()
+	s := c.E.Capture()
+	defer s.Release()
+	for _, cmds := range [][][]string{
+		{{"ZADD", "z", "1", "a", "2", "b"}, {"PEXPIRE", "z", "100000"}, {"ZADD", "z", "3", "b"}},
+		{{"HSET", "h", "tokens", "9", "ts", "1700000000123"}, {"PEXPIRE", "h", "100000"}, {"HINCRBY", "h", "tokens", "-1"}},
+		{{"RPUSH", "l", "1", "2"}, {"PEXPIRE", "l", "100000"}, {"LSET", "l", "0", "3"}},
+	} {
+		run(c, cmds[0]...)
+		en := c.DB.dict.find(cmds[0][1])
+		p0 := en.p
+		for _, cmd := range cmds[1:] {
+			run(c, cmd...)
+			if en.p != p0 {
+				t.Fatalf("%v copied a value created under the capture", cmd)
+			}
+		}
 	}
 }

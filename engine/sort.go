@@ -232,7 +232,7 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 	if dontsort && kind == KindSet && (hasStore || c.InScript) {
 		dontsort, alpha, hasBy = false, true, false
 	}
-	var z *zset
+	var z *zskip
 	if kind == KindZSet {
 		z = c.sortZset(e)
 	}
@@ -279,16 +279,20 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 			if desc {
 				i, step = int64(l.Len())-start-1, -1
 			}
-			for ; int64(len(items)) < vlen && i >= 0 && i < int64(l.Len()); i += step {
-				items = append(items, sortItem{obj: l.at(int(i))})
+			if i >= 0 && i < int64(l.Len()) {
+				it := l.iter(int(i), desc)
+				for ; int64(len(items)) < vlen && i >= 0 && i < int64(l.Len()); i += step {
+					items = append(items, sortItem{obj: it.next()})
+				}
 			}
 			end -= start
 			start = 0
 		}
 	case kind == KindList:
 		l := e.list()
+		it := l.iter(0, false)
 		for i := 0; i < l.Len(); i++ {
-			items = append(items, sortItem{obj: l.at(i)})
+			items = append(items, sortItem{obj: it.next()})
 		}
 	case kind == KindSet:
 		st := e.set()
@@ -407,14 +411,14 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 // sortZset returns the sorted set of e after Redis's "destructive"
 // conversion: SORT turns a listpack sorted set into a skiplist (OBJECT
 // ENCODING shows it), even SORT_RO, which replicas never see.
-func (c *Ctx) sortZset(e *entry) *zset {
-	if z := (*zset)(e.p); !z.big {
+func (c *Ctx) sortZset(e *entry) *zskip {
+	if !e.zset().big() {
 		if c.E.cow.active.Load() != 0 {
 			c.E.cowEntry(e) // a capture may share it
 		}
-		(*zset)(e.p).setBig()
+		e.zset().setBig()
 	}
-	return (*zset)(e.p)
+	return e.zset().sk()
 }
 
 // sortStore makes the result (the elements, or their GET values with ""
@@ -431,15 +435,13 @@ func (c *Ctx) sortStore(dst []byte, items []sortItem, gets [][]byte, n int) {
 		c.W.Int(0)
 		return
 	}
-	l := &List{buf: make([]lelem, 0, n)}
+	l := &listRing{buf: make([]lelem, 0, n)}
 	add := func(v lelem) {
 		if v.p != nil {
-			// The bytes are shared, not copied: they belong to a list
-			// element, set or sorted-set member, hash value or string
-			// value, none of which is ever changed in place (APPEND only
-			// writes past a value's length). elemOfString makes an
-			// integer inline, as every list element holding one must be.
-			v = elemOfString(unsafe.String((*byte)(v.p), int(v.n)))
+			// The bytes are copied: a hash value may be a listpack's,
+			// which changes in place. elemOfString makes an integer
+			// inline, as every list element holding one must be.
+			v = elemOfString(strings.Clone(unsafe.String((*byte)(v.p), int(v.n))))
 		}
 		l.buf = append(l.buf, v)
 	}
@@ -457,7 +459,7 @@ func (c *Ctx) sortStore(dst []byte, items []sortItem, gets [][]byte, n int) {
 	}
 	l.n = len(l.buf)
 	e := c.overwrite(c.lookupWrite(dst), dst) // Redis's setKey: "new" only for a new key
-	e.setObj(KindList, unsafe.Pointer(l))
+	e.setList(listOfRing(l))
 	c.touched(dst)
 	c.E.Stats.Dirty += int64(n) - 1 // Redis counts one change per element
 	c.notify(NotifyList, "sortstore", dst)

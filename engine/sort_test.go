@@ -69,13 +69,13 @@ func TestSortAllocs(t *testing.T) {
 func TestSortZsetUnderCapture(t *testing.T) {
 	c := newTestCtx()
 	run(c, "ZADD", "z", "1", "a", "2", "b")
-	p0 := c.DB.dict.find("z").p
+	e0 := *c.DB.dict.find("z")
 	s := c.E.Capture()
 	defer s.Release()
 	if out := run(c, "SORT_RO", "z", "BY", "nosort"); out != "*2\r\n$1\r\na\r\n$1\r\nb\r\n" {
 		t.Fatalf("SORT_RO: %q", out)
 	}
-	if p1 := c.DB.dict.find("z").p; p1 == p0 || (*zset)(p0).big || !(*zset)(p1).big {
+	if e1 := c.DB.dict.find("z"); e1.p == e0.p || e0.zset().big() || !e0.zset().isLP() || !e1.zset().big() {
 		t.Fatalf("the shared set was converted in place")
 	}
 	if out := run(c, "OBJECT", "ENCODING", "z"); out != "$8\r\nskiplist\r\n" {

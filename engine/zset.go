@@ -4,10 +4,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unsafe"
 )
 
-// Sorted sets: a member→node map for O(1) ZSCORE plus a skiplist with spans
+// Sorted sets: small ones as one listpack (zset_listpack.go), larger ones
+// a member→node map for O(1) ZSCORE plus a skiplist with spans
 // (zskiplist.go) ordered by (score, member bytes) for ranges and ranks.
 // Nothing here reads the clock or iterates the map where order matters.
 
@@ -42,47 +42,56 @@ func init() {
 	reg("zscan", -3, "readonly", "2.8.0", "Iterates over members and scores of a sorted set.", cmdZScan)
 }
 
-// Redis's listpack limits (zset-max-listpack-entries/-value, in
-// Engine.Enc): a set within them is "small" in Redis, which changes what
-// ZSCAN returns and how lex ranges walk an unsorted set.
-
-// zset is a sorted set value.
-type zset struct {
+// zskip is a sorted set in the skiplist encoding (and a listpack set's
+// read view, zset_listpack.go).
+type zskip struct {
 	dict zdict
 	zsl  zskiplist
 	// big: Redis would hold this set as a skiplist rather than a listpack
 	// (it went over 128 members or got a member over 64 bytes; Redis
-	// never converts back).
+	// never converts back). A set only over zsetLPMax is a skiplist here
+	// but not big.
 	big bool
-	// compact: the small encoding of zsmall.go holds the members (lp,
-	// lph) and dict is empty.
-	compact bool
-	gen     uint32 // copy-on-write generation (cow.go)
-	lp      []zslNode1
-	lph     []uint32
+	// view: a listpack set's members decoded into slots (dict is empty)
+	view  bool
+	gen   uint32 // copy-on-write generation (cow.go)
+	slots []zslNode1
+	txt   []byte // a view's integer members as text
 }
 
-func newZset() *zset {
-	z := &zset{compact: !zsetForceSkiplist}
+func newZskip() *zskip {
+	z := &zskip{}
 	z.zsl.init()
 	return z
 }
 
-func (z *zset) len() int { return z.zsl.length }
+func (z *zskip) len() int { return z.zsl.length }
 
 // add inserts member (absent) with score; member is copied. Past the
 // limits lim the set becomes big (a skiplist in Redis).
-func (z *zset) add(score float64, member []byte, lim *EncodingLimits) {
+func (z *zskip) add(score float64, member []byte, lim *EncodingLimits) {
 	m := string(member)
 	if int64(len(m)) > lim.ZsetMaxListpackValue || int64(z.zsl.length) >= lim.ZsetMaxListpackEntries {
-		z.setBig()
+		z.big = true
 	}
 	z.insert(z.norm(score), m)
 }
 
+// insert adds member m (absent, already copied) with score, without
+// touching the encoding limits (callers set big themselves).
+func (z *zskip) insert(score float64, m string) {
+	z.dict.insert(z.zsl.insert(score, m))
+}
+
+// updateScore gives n (a node of z) the score s.
+func (z *zskip) updateScore(n *zslNode, s float64) { z.zsl.updateScore(n, s) }
+
+// setBig marks the set as one Redis would hold as a skiplist.
+func (z *zskip) setBig() { z.big = true }
+
 // norm turns -0 into 0 for a small set: Redis's listpack stores the score
 // "-0" as the integer 0, so only a skiplist-encoded set keeps -0.
-func (z *zset) norm(score float64) float64 {
+func (z *zskip) norm(score float64) float64 {
 	if score == 0 && !z.big {
 		return 0
 	}
@@ -90,15 +99,7 @@ func (z *zset) norm(score float64) float64 {
 }
 
 // remove deletes member and reports whether it was there.
-func (z *zset) remove(member string) bool {
-	if z.compact {
-		i := z.smallFind(member)
-		if i < 0 {
-			return false
-		}
-		z.smallDelete(i, i+1)
-		return true
-	}
+func (z *zskip) remove(member string) bool {
 	n := z.dict.remove(member)
 	if n == nil {
 		return false
@@ -107,24 +108,7 @@ func (z *zset) remove(member string) bool {
 	return true
 }
 
-func (z *zset) delNode(n *zslNode) { z.dict.remove(n.member) }
-
-func cloneZset(p unsafe.Pointer, n int64) (unsafe.Pointer, int64) {
-	src := (*zset)(p)
-	dst := newZset()
-	dst.big = src.big
-	if src.compact {
-		dst.lp = append([]zslNode1(nil), src.lp...)
-		dst.lph = append([]uint32(nil), src.lph...)
-		dst.link(0, len(dst.lp)-1)
-		return unsafe.Pointer(dst), n
-	}
-	dst.compact = false
-	for x := src.zsl.first(); x != nil; x = x.lv(0).forward {
-		dst.dict.insert(dst.zsl.insert(x.score, x.member))
-	}
-	return unsafe.Pointer(dst), n
-}
+func (z *zskip) delNode(n *zslNode) { z.dict.remove(n.member) }
 
 // lookupZset returns the live sorted set at key (nil when missing); ok is
 // false after WRONGTYPE was written.
@@ -133,14 +117,22 @@ func (c *Ctx) lookupZset(key []byte, read bool) (*entry, *zset, bool) {
 	if !ok || e == nil {
 		return nil, nil, ok
 	}
-	return e, (*zset)(e.p), true
+	return e, e.zset(), true
 }
 
-// zsetDeleteIfEmpty removes key when its set became empty.
-func (c *Ctx) zsetDeleteIfEmpty(e *entry, z *zset) {
+// zview is z as a skiplist for one reader: a listpack set is decoded into
+// the engine's scratch view.
+func (c *Ctx) zview(z *zset) *zskip { return z.view(&c.E.zv) }
+
+// zsetDeleteIfEmpty removes key when its set became empty and reports
+// whether it did. (z is overlaid on e's words, which the removal zeroes:
+// its length then reads 0.)
+func (c *Ctx) zsetDeleteIfEmpty(e *entry, z *zset) bool {
 	if z.len() == 0 {
 		c.DB.removeEntry(e)
+		return true
 	}
+	return false
 }
 
 // --- parsing ---------------------------------------------------------------------
@@ -315,9 +307,9 @@ done:
 		return
 	}
 	// every score is checked before anything changes
-	var one [1]float64
-	scores := one[:0]
-	if elems > 1 {
+	var few [16]float64
+	scores := few[:0]
+	if elems > len(few) {
 		scores = make([]float64, 0, elems)
 	}
 	for j := 0; j < elems; j++ {
@@ -342,23 +334,25 @@ done:
 			}
 			return
 		}
-		z = newZset()
+		e = c.create(key)
+		e.setZset(zset{c.newLP()})
+		z = e.zset()
 		if int64(elems) > c.E.Enc.ZsetMaxListpackEntries {
 			z.setBig()
 		}
-		e = c.create(key)
-		e.setObj(KindZSet, unsafe.Pointer(z))
+	}
+	if elems > 1 && !xx && z.isLP() {
+		z.reserveFor(argv[i:], scores, &c.E.Enc)
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64
 	for j := 0; j < elems; j++ {
 		s := scores[j]
 		member := argv[i+2*j+1]
-		if n := z.find(bstr(member)); n != nil {
+		if cur, found := z.score(bstr(member)); found {
 			if nx {
 				continue
 			}
-			cur := n.score
 			if incr {
 				s += cur
 				if math.IsNaN(s) {
@@ -372,7 +366,7 @@ done:
 			score = s
 			processed++
 			if s != cur {
-				z.updateScore(n, z.norm(s))
+				z.setScore(bstr(member), s)
 				updated++
 			}
 		} else {
@@ -482,23 +476,13 @@ func cmdZCount(c *Ctx, argv [][]byte) {
 		c.W.Int(0)
 		return
 	}
-	zsl := &z.zsl
-	count := 0
-	if n := zsl.firstInRange(&r); n != nil {
-		rank := z.rankOf(n)
-		count = zsl.length - (rank - 1)
-		if n = zsl.lastInRange(&r); n != nil {
-			rank = z.rankOf(n)
-			count -= zsl.length - rank
-		}
-	}
-	c.W.Int(int64(count))
+	c.W.Int(int64(z.countInRange(&r)))
 }
 
 // first/last in a lex range: listpack-sized sets walk linearly as Redis's
 // listpack code does (the results only differ from the skiplist descent
 // when members are not sorted, i.e. scores differ).
-func (z *zset) firstInLex(r *lexRange) *zslNode {
+func (z *zskip) firstInLex(r *lexRange) *zslNode {
 	if z.big {
 		return z.zsl.firstInLexRange(r)
 	}
@@ -516,7 +500,7 @@ func (z *zset) firstInLex(r *lexRange) *zslNode {
 	return nil
 }
 
-func (z *zset) lastInLex(r *lexRange) *zslNode {
+func (z *zskip) lastInLex(r *lexRange) *zslNode {
 	if z.big {
 		return z.zsl.lastInLexRange(r)
 	}
@@ -542,14 +526,15 @@ func cmdZLexCount(c *Ctx, argv [][]byte) {
 		c.W.Error(ErrMinMaxNotString)
 		return
 	}
-	_, z, ok := c.lookupZset(argv[1], true)
+	_, zs, ok := c.lookupZset(argv[1], true)
 	if !ok {
 		return
 	}
-	if z == nil {
+	if zs == nil {
 		c.W.Int(0)
 		return
 	}
+	z := c.zview(zs)
 	count := 0
 	if !z.big {
 		for x := z.firstInLex(&r); x != nil && r.lteMax(x.member); x = x.lv(0).forward {
@@ -574,8 +559,8 @@ func cmdZScore(c *Ctx, argv [][]byte) {
 		return
 	}
 	if z != nil {
-		if n := z.find(bstr(argv[2])); n != nil {
-			c.W.Double(n.score)
+		if s, ok := z.score(bstr(argv[2])); ok {
+			c.W.Double(s)
 			return
 		}
 	}
@@ -592,8 +577,8 @@ func cmdZMScore(c *Ctx, argv [][]byte) {
 	c.W.Array(len(argv) - 2)
 	for _, m := range argv[2:] {
 		if z != nil {
-			if n := z.find(bstr(m)); n != nil {
-				c.W.Double(n.score)
+			if s, ok := z.score(bstr(m)); ok {
+				c.W.Double(s)
 				continue
 			}
 		}
@@ -607,12 +592,11 @@ func zrankGeneric(c *Ctx, argv [][]byte, rev bool) {
 		return
 	}
 	if z != nil {
-		if n := z.find(bstr(argv[2])); n != nil {
-			r := z.rankOf(n)
+		if r, ok := z.rank(bstr(argv[2])); ok {
 			if rev {
-				c.W.Int(int64(z.len() - r))
+				c.W.Int(int64(z.len() - 1 - r))
 			} else {
-				c.W.Int(int64(r - 1))
+				c.W.Int(int64(r))
 			}
 			return
 		}
@@ -742,7 +726,7 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool, dst []byte) {
 			return
 		}
 	}
-	_, z, ok := c.lookupZset(argv[1], true)
+	_, zs, ok := c.lookupZset(argv[1], true)
 	if !ok {
 		return
 	}
@@ -751,9 +735,9 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool, dst []byte) {
 			emitRange(c, x, n, rev, withScores)
 			return
 		}
-		res := newZset()
+		res := newZskip()
 		for ; n > 0 && x != nil; n-- {
-			res.add(x.score, unsafe.Slice(unsafe.StringData(x.member), len(x.member)), &c.E.Enc)
+			res.add(x.score, memberBytes(x.member), &c.E.Enc)
 			if rev {
 				x = x.backward
 			} else {
@@ -762,10 +746,11 @@ func zrangeGeneric(c *Ctx, argv [][]byte, kind int, rev bool, dst []byte) {
 		}
 		c.storeZset(dst, res)
 	}
-	if z == nil {
+	if zs == nil {
 		out(nil, 0)
 		return
 	}
+	z := c.zview(zs)
 	zsl := &z.zsl
 	length := int64(zsl.length)
 	if kind == rangeRank {
@@ -947,28 +932,7 @@ func cmdZRemRangeByLex(c *Ctx, argv [][]byte) {
 		c.W.Int(0)
 		return
 	}
-	var n int
-	if z.big {
-		n = z.zsl.deleteRangeByLex(&r, z.delNode)
-	} else if z.compact {
-		if x := z.firstInLex(&r); x != nil {
-			lo := z.slotOf(x)
-			hi := lo
-			for hi < len(z.lp) && r.lteMax(z.lp[hi].n.member) {
-				hi++
-			}
-			z.smallDelete(lo, hi)
-			n = hi - lo
-		}
-	} else {
-		for x := z.firstInLex(&r); x != nil && r.lteMax(x.member); {
-			next := x.lv(0).forward
-			z.remove(x.member)
-			n++
-			x = next
-		}
-	}
-	c.zremDone(argv[1], e, z, n)
+	c.zremDone(argv[1], e, z, z.deleteRangeByLex(&r))
 }
 
 // --- ZPOPMIN / ZPOPMAX ------------------------------------------------------------------------
@@ -1003,28 +967,34 @@ func zpopGeneric(c *Ctx, argv [][]byte, max bool) {
 	} else {
 		c.W.Array(2 * n)
 	}
+	c.zpop(argv[1], z, n, max, nested)
+	c.touched(argv[1])
+	if c.zsetDeleteIfEmpty(e, z) {
+		c.notify(NotifyGeneric, "del", argv[1])
+	}
+}
+
+// zpop raises zpopmin / zpopmax on key (after the reply's array header,
+// before its first element, as Redis does) and pops n members (zpopReply).
+func (c *Ctx) zpop(key []byte, z *zset, n int, max, nested bool) {
+	if n > 0 {
+		c.notify(NotifyZSet, zpopEvent(max), key)
+	}
+	c.zpopReply(z, n, max, nested)
+}
+
+// zpopReply replies and removes the n first (max: last) members of z,
+// each pair in an array of its own when nested.
+func (c *Ctx) zpopReply(z *zset, n int, max, nested bool) {
+	var tmp [24]byte
 	for i := 0; i < n; i++ {
-		var x *zslNode
-		if max {
-			x = z.zsl.tail
-		} else {
-			x = z.zsl.first()
-		}
-		if i == 0 {
-			// after the array's header, before its first element
-			c.notify(NotifyZSet, zpopEvent(max), argv[1])
-		}
+		m, s := z.edge(max, tmp[:])
 		if nested {
 			c.W.Array(2)
 		}
-		c.W.BulkString(x.member)
-		c.W.Double(x.score)
-		z.remove(x.member)
-	}
-	c.touched(argv[1])
-	c.zsetDeleteIfEmpty(e, z)
-	if z.len() == 0 {
-		c.notify(NotifyGeneric, "del", argv[1])
+		c.W.BulkString(m)
+		c.W.Double(s)
+		z.popEdge(max)
 	}
 }
 
@@ -1065,21 +1035,10 @@ func (c *Ctx) zpopFrom(e *entry, z *zset, key string, min bool, count int64, rec
 		c.W.Array(3)
 		c.W.BulkString(key)
 	}
-	for i := 0; i < n; i++ {
-		x := z.zsl.first()
-		if !min {
-			x = z.zsl.tail
-		}
-		if i == 0 {
-			c.notifyKey(c.DB, NotifyZSet, zpopEvent(!min), key)
-		}
-		if nested {
-			c.W.Array(2)
-		}
-		c.W.BulkString(x.member)
-		c.W.Double(x.score)
-		z.remove(x.member)
+	if n > 0 {
+		c.notifyKey(c.DB, NotifyZSet, zpopEvent(!min), key)
 	}
+	c.zpopReply(z, n, !min, nested)
 	c.signal(c.DB, key)
 	c.E.Stats.Dirty += int64(n) - 1
 	if nested {
@@ -1140,16 +1099,17 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 		c.W.Error(ErrInvalidCursor)
 		return
 	}
-	_, z, ok := c.lookupZset(argv[1], true)
+	_, zs, ok := c.lookupZset(argv[1], true)
 	if !ok {
 		return
 	}
-	if z == nil {
+	if zs == nil {
 		c.W.Array(2)
 		c.W.BulkString("0")
 		c.W.EmptyArray()
 		return
 	}
+	z := c.zview(zs)
 	o, ok := c.parseScanOpts(argv, 3, false)
 	if !ok {
 		return
@@ -1185,7 +1145,7 @@ func cmdZScan(c *Ctx, argv [][]byte) {
 // zscanBig is ZSCAN of a set Redis would hold as a skiplist: the member
 // table's buckets from cursor on, as Redis's dictScan, until count
 // members were collected (at most 10*count buckets).
-func zscanBig(c *Ctx, z *zset, cursor uint64, count int64, pat string, usePat bool) {
+func zscanBig(c *Ctx, z *zskip, cursor uint64, count int64, pat string, usePat bool) {
 	var found []*zslNode
 	maxIter := count * 10
 	for {

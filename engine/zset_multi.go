@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"strings"
 	"unsafe"
 )
 
@@ -50,7 +51,7 @@ const (
 // zsrc is one input of a set operation: a sorted set, a plain set
 // (members with score 1) or nothing (missing key).
 type zsrc struct {
-	z      *zset
+	z      *zskip // a listpack set's own view
 	set    *Set
 	p      unsafe.Pointer // identity, to spot a key given twice
 	weight float64
@@ -138,7 +139,7 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 		if e != nil {
 			switch {
 			case e.kind == KindZSet:
-				src[i].z = (*zset)(e.p)
+				src[i].z = e.zset().view(new(zskip))
 			case e.kind == KindSet:
 				src[i].set = e.set()
 			default:
@@ -204,10 +205,10 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 			}
 		}
 	}
-	res := newZset()
+	res := newZskip()
 	maxLen := 0
 	add := func(m string, s float64) {
-		res.insert(s, m)
+		res.insert(s, strings.Clone(m)) // m may alias a listpack
 		maxLen = max(maxLen, len(m))
 	}
 	count := int64(0)
@@ -291,7 +292,7 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, numkeysIdx int, dst []byte, op int, ca
 // storeZset replaces key with z (deleting it when z is empty), signals it,
 // and replies z's length. A small result gets Redis's listpack score
 // normalisation (-0 becomes 0).
-func (c *Ctx) storeZset(key []byte, z *zset) {
+func (c *Ctx) storeZset(key []byte, z *zskip) {
 	old := c.lookupWrite(key)
 	if z.len() == 0 {
 		c.W.Int(0)
@@ -302,15 +303,8 @@ func (c *Ctx) storeZset(key []byte, z *zset) {
 		}
 		return
 	}
-	if !z.big {
-		for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
-			if x.score == 0 {
-				x.score = 0
-			}
-		}
-	}
 	e := c.overwrite(old, key)
-	e.setObj(KindZSet, unsafe.Pointer(z))
+	e.setZset(zsetOf(z))
 	c.touched(key)
 	c.W.Int(int64(z.len()))
 	c.notify(NotifyZSet, c.Cmd.Name, key) // zunionstore, zinterstore, zdiffstore, zrangestore
@@ -385,14 +379,15 @@ func cmdZMPop(c *Ctx, argv [][]byte) {
 // "value is out of range" (WITHSCORES with |count| > LLONG_MAX/2).
 func cmdZRandMember(c *Ctx, argv [][]byte) {
 	if len(argv) == 2 {
-		_, z, ok := c.lookupZset(argv[1], true)
+		_, zs, ok := c.lookupZset(argv[1], true)
 		if !ok {
 			return
 		}
-		if z == nil {
+		if zs == nil {
 			c.W.Null()
 			return
 		}
+		z := c.zview(zs)
 		x := z.byRank(1 + c.rng().Intn(z.len()))
 		c.W.BulkString(x.member)
 		return
@@ -417,14 +412,15 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 			return
 		}
 	}
-	_, z, ok := c.lookupZset(argv[1], true)
+	_, zs, ok := c.lookupZset(argv[1], true)
 	if !ok {
 		return
 	}
-	if z == nil || l == 0 {
+	if zs == nil || l == 0 {
 		c.W.EmptyArray()
 		return
 	}
+	z := c.zview(zs)
 	size := z.len()
 	emit := func(x *zslNode) {
 		if withScores && c.W.Proto > 2 {

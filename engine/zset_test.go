@@ -5,7 +5,6 @@ import (
 	"math/rand"
 	"sort"
 	"testing"
-	"unsafe"
 )
 
 type naiveElem struct {
@@ -30,9 +29,10 @@ func (n naiveZset) find(m string) int {
 }
 
 // check compares every structural view of z with the naive model.
-func checkZset(t *testing.T, z *zset, model naiveZset, step int) {
+func checkZset(t *testing.T, zs *zset, model naiveZset, step int) {
 	t.Helper()
-	if z.len() != len(model) || (!z.compact && z.dict.count != len(model)) || (z.compact && (len(z.lp) != len(model) || len(z.lph) != len(model))) {
+	z := zs.view(new(zskip))
+	if zs.len() != len(model) || z.len() != len(model) || (!z.view && z.dict.count != len(model)) {
 		t.Fatalf("step %d: len %d dict %d model %d", step, z.len(), z.dict.count, len(model))
 	}
 	i := 0
@@ -56,6 +56,12 @@ func checkZset(t *testing.T, z *zset, model naiveZset, step int) {
 		if z.find(x.member) != x {
 			t.Fatalf("step %d: dict lookup of %q wrong", step, x.member)
 		}
+		if s, ok := zs.score(x.member); !ok || s != x.score {
+			t.Fatalf("step %d: score of %q wrong", step, x.member)
+		}
+		if r, ok := zs.rank(x.member); !ok || r != i {
+			t.Fatalf("step %d: rank of %q = %d want %d", step, x.member, r, i)
+		}
 		prev = x
 		i++
 	}
@@ -67,9 +73,9 @@ func checkZset(t *testing.T, z *zset, model naiveZset, step int) {
 func TestZsetProperty(t *testing.T) {
 	for seed := int64(1); seed <= 40; seed++ {
 		r := rand.New(rand.NewSource(seed))
-		z := newZset()
+		z := &zset{}
 		if seed%2 == 0 {
-			z.toSkiplist() // even seeds: skiplist from the start
+			z.toSkip(false) // even seeds: skiplist from the start
 		}
 		var model naiveZset
 		nmembers := 20 + r.Intn(400)
@@ -79,12 +85,13 @@ func TestZsetProperty(t *testing.T) {
 			switch op := r.Intn(10); op {
 			case 0, 1, 2, 3: // add or update
 				m, s := member(), score()
-				if n := z.find(m); n != nil {
-					z.updateScore(n, s)
+				if _, ok := z.score(m); ok {
+					z.setScore(m, s)
 					model[model.find(m)].score = s
 				} else {
 					z.add(s, []byte(m), &defaultLimits)
-					model = append(model, naiveElem{z.find(m).score, m})
+					ns, _ := z.score(m)
+					model = append(model, naiveElem{ns, m})
 				}
 				model.sorted()
 			case 4, 5: // remove
@@ -105,7 +112,11 @@ func TestZsetProperty(t *testing.T) {
 						in = append(in, e)
 					}
 				}
-				f, l := z.zsl.firstInRange(&rg), z.zsl.lastInRange(&rg)
+				v := z.view(new(zskip))
+				f, l := v.zsl.firstInRange(&rg), v.zsl.lastInRange(&rg)
+				if got := z.countInRange(&rg); got != len(in) {
+					t.Fatalf("seed %d step %d: count %d want %d", seed, step, got, len(in))
+				}
 				if len(in) == 0 {
 					if f != nil || l != nil {
 						t.Fatalf("seed %d step %d: range %+v should be empty", seed, step, rg)
@@ -141,13 +152,14 @@ func TestZsetProperty(t *testing.T) {
 				seen := map[string]bool{}
 				cur := uint64(0)
 				for {
-					if z.compact {
-						for x := z.zsl.first(); x != nil; x = x.lv(0).forward {
+					if z.isLP() {
+						v := z.view(new(zskip))
+						for x := v.zsl.first(); x != nil; x = x.lv(0).forward {
 							seen[x.member] = true
 						}
 						break
 					}
-					cur = z.dict.scan(cur, func(n *zslNode) { seen[n.member] = true })
+					cur = z.sk().dict.scan(cur, func(n *zslNode) { seen[n.member] = true })
 					if cur == 0 {
 						break
 					}
@@ -156,8 +168,8 @@ func TestZsetProperty(t *testing.T) {
 					t.Fatalf("scan saw %d of %d", len(seen), len(model))
 				}
 			case 9: // clone
-				cp := (*zset)(func() *zset { p, _ := cloneZset(ptrOf(z), 0); return (*zset)(p) }())
-				checkZset(t, cp, model, step)
+				cp := z.clone(0)
+				checkZset(t, &cp, model, step)
 			}
 			checkZset(t, z, model, step)
 		}
@@ -169,7 +181,7 @@ func TestZsetProperty(t *testing.T) {
 func TestZsetLex(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	for round := 0; round < 200; round++ {
-		z := newZset()
+		z := newZskip()
 		var members []string
 		n := r.Intn(300)
 		for i := 0; i < n; i++ {
@@ -208,8 +220,6 @@ func TestZsetLex(t *testing.T) {
 		}
 	}
 }
-
-func ptrOf(z *zset) unsafe.Pointer { return unsafe.Pointer(z) }
 
 // TestZskiplistTallNodes inserts nodes of every level (header growth, the
 // 8- and 32-level node types) and checks order, ranks and deletion.

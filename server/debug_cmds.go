@@ -181,8 +181,9 @@ const (
 
 // debugReload: DEBUG RELOAD — Redis saves dump.rdb, empties the dataset
 // and loads the file back; limitdb does the same through a snapshot in
-// memory (engine.WriteSnapshot, LoadSnapshot), with the engine lock held
-// throughout, and replies +OK. WATCHes on existing keys are dirtied, as
+// memory (engine.WriteSnapshot, ReloadSnapshot: values get the encodings
+// Redis's load gives them), with the engine lock held throughout, and
+// replies +OK. WATCHes on existing keys are dirtied, as
 // Redis's emptyData does. The options, which only make sense with a file,
 // are refused.
 func (s *Server) debugReload(cl *client, opts [][]byte) {
@@ -203,7 +204,7 @@ func (s *Server) debugReload(cl *client, opts [][]byte) {
 		cl.w.Error("ERR " + err.Error())
 		return
 	}
-	if err := s.eng.LoadSnapshot(&buf); err != nil {
+	if err := s.eng.ReloadSnapshot(&buf); err != nil {
 		s.log.Warn("DEBUG RELOAD failed", "err", err)
 		cl.w.Error(errReloadLoad)
 		return

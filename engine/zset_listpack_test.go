@@ -12,8 +12,8 @@ import (
 )
 
 // TestZsetSmallVsSkiplist runs the same random sorted-set commands on an
-// engine whose small sets use the compact encoding and on one where every
-// set is a skiplist, and requires byte-identical replies (RESP2 and RESP3).
+// engine whose small sets are listpacks and on one where every set is a
+// skiplist, and requires byte-identical replies (RESP2 and RESP3).
 func TestZsetSmallVsSkiplist(t *testing.T) {
 	defer func() { zsetForceSkiplist = false }()
 	for seed := int64(1); seed <= 30; seed++ {
@@ -33,7 +33,7 @@ func TestZsetSmallVsSkiplist(t *testing.T) {
 			}
 		}
 		if seed%5 == 0 {
-			// limits above zsmallCap: the compact encoding gives way to the
+			// limits above zsetLPMax: the listpack gives way to the
 			// skiplist while Redis would still use a listpack
 			nmem = 300 + r.Intn(200)
 			for _, c := range ctx {
@@ -164,8 +164,8 @@ func TestZsetSmallVsSkiplist(t *testing.T) {
 					c.Exec(toArgv([]string{"zrange", k, "0", "-1", "withscores"}))
 					st[i] = string(c.W.B)
 					if e := c.DB.dict.find(k); e != nil {
-						z := (*zset)(e.p)
-						st[i] += fmt.Sprint(z.big, z.len())
+						z := e.zset()
+						st[i] += fmt.Sprint(z.big(), z.len())
 					}
 				}
 				if st[0] != st[1] {
@@ -178,7 +178,7 @@ func TestZsetSmallVsSkiplist(t *testing.T) {
 				out[0], out[1] = sortScanPairs(out[0]), sortScanPairs(out[1])
 			}
 			if !bytes.Equal(out[0], out[1]) {
-				t.Fatalf("seed %d step %d %q:\ncompact:  %q\nskiplist: %q", seed, step, cmd, out[0], out[1])
+				t.Fatalf("seed %d step %d %q:\nlistpack: %q\nskiplist: %q", seed, step, cmd, out[0], out[1])
 			}
 		}
 	}

@@ -70,7 +70,8 @@ type client struct {
 	onLoop    bool
 	hand      handState
 	handFlush bool
-	calm      int // batches in a row whose replies waited for no commit
+	offArgv   [][]byte // a script to run once off the loop (runsOffLoop)
+	calm      int      // batches in a row whose replies waited for no commit
 }
 
 func (s *Server) newClient(nc net.Conn) *client {
@@ -250,7 +251,7 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 					return turnYield
 				}
 				if errors.Is(err, resp.ErrQueryBufferLimit) {
-					s.log.Warn("closing client that reached max query buffer length", "client", cl.id)
+					s.logQueryBufferClose(cl)
 				}
 				return turnEnd
 			}
@@ -259,7 +260,13 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 		for {
 			// unauthenticated connections get Redis's small request limits
 			cl.rd.Unauth = !cl.authed && s.auth.needAuth.Load()
-			argv, err := cl.rd.Next()
+			var argv [][]byte
+			var err error
+			if cl.offArgv != nil { // a script left the loop before it ran
+				argv, cl.offArgv = cl.offArgv, nil
+			} else {
+				argv, err = cl.rd.Next()
+			}
 			if err != nil {
 				var pe *resp.ProtocolError
 				if errors.As(err, &pe) {
@@ -299,6 +306,10 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 			}
 			if st != nil {
 				b.pend = append(b.pend, st)
+			}
+			if cl.offArgv != nil {
+				release()
+				return turnHandoff
 			}
 			if s.eng.BlockPending() && s.afterUnit(cl, argv) {
 				// the command blocked the client (blocked.go)
@@ -347,6 +358,10 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 			return turnEnd
 		}
 		if cl.onLoop {
+			if cl.rd.Full() { // what Fill would find before its next read
+				s.logQueryBufferClose(cl)
+				return turnEnd
+			}
 			// one read per turn, as Redis reads each ready client once
 			// per iteration of its loop
 			if cl.loopable() {
@@ -363,6 +378,12 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 		// there keeps its P while the others wait (low p50, long p99).
 		runtime.Gosched()
 	}
+}
+
+// logQueryBufferClose is Redis's line for a client closed at
+// client-query-buffer-limit.
+func (s *Server) logQueryBufferClose(cl *client) {
+	s.log.Warn("closing client that reached max query buffer length", "client", cl.id)
 }
 
 // flushTurn writes the batch's replies: flush in a goroutine, flushLoop
@@ -453,6 +474,10 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		}
 		cl.execArityAbort(argv)
 		s.countRejected(argv)
+		return nil
+	}
+	if cl.onLoop && runsOffLoop(cl, cmd) {
+		cl.offArgv = argv
 		return nil
 	}
 	// Redis's processCommand order: the protected check, authentication,

@@ -7,10 +7,13 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"limitdb/engine"
 )
 
 // Event loops (io-model loop): plain-TCP connections are served by a few
@@ -45,6 +48,8 @@ type loopConn struct {
 	raw    syscall.RawConn
 	rdl    time.Time // read deadline set while fd was the socket
 	closed bool
+	killed atomic.Bool // closed (the loop's lock-free view of closed)
+	lfd    int32       // fd as the loop's map knows it (loop goroutine only)
 }
 
 // newLoopConn takes the socket of tc: a duplicate of its descriptor
@@ -131,6 +136,7 @@ func (lc *loopConn) Close() error {
 		return nil
 	}
 	lc.closed = true
+	lc.killed.Store(true)
 	nc := lc.nc
 	lc.mu.Unlock()
 	if nc != nil {
@@ -288,7 +294,8 @@ type evLoop struct {
 	mu      sync.Mutex
 	adopts  []*client
 	kills   []*client
-	stopped bool
+	stopped bool // the server closed
+	exited  bool // run returned: the descriptors are closed
 }
 
 // loopFor returns the loop a new connection joins (round robin), starting
@@ -335,8 +342,8 @@ func newEvLoop(s *Server) (*evLoop, error) {
 		<-s.stop
 		lp.mu.Lock()
 		lp.stopped = true
-		lp.mu.Unlock()
 		lp.wake()
+		lp.mu.Unlock()
 	}()
 	return lp, nil
 }
@@ -377,17 +384,19 @@ func (lp *evLoop) adopt(cl *client) {
 		return
 	}
 	lp.adopts = append(lp.adopts, cl)
-	lp.mu.Unlock()
 	lp.wake()
+	lp.mu.Unlock()
 }
 
 // kill asks the loop to drop cl (its connection was closed by another
 // goroutine).
 func (lp *evLoop) kill(cl *client) {
 	lp.mu.Lock()
-	lp.kills = append(lp.kills, cl)
+	if !lp.exited { // else it was dropped before the loop ended
+		lp.kills = append(lp.kills, cl)
+		lp.wake()
+	}
 	lp.mu.Unlock()
-	lp.wake()
 }
 
 // dropLoopClient ends a connection admitted through a loop.
@@ -430,12 +439,8 @@ func (lp *evLoop) service() bool {
 	var buf [8]byte
 	unix.Read(lp.efd, buf[:])
 	lp.mu.Lock()
-	adopts, kills, stopped := lp.adopts, lp.kills, lp.stopped
+	adopts, kills := lp.adopts, lp.kills
 	lp.adopts, lp.kills = nil, nil
-	if stopped && len(lp.conns) == 0 && len(adopts) == 0 {
-		lp.mu.Unlock()
-		return true
-	}
 	lp.mu.Unlock()
 	for _, cl := range adopts {
 		lc := cl.lc
@@ -446,7 +451,8 @@ func (lp *evLoop) service() bool {
 			lp.s.dropLoopClient(cl)
 			continue
 		}
-		lp.conns[int32(lc.fd)] = cl
+		lc.lfd = int32(lc.fd)
+		lp.conns[lc.lfd] = cl
 		if cl.rd.Buffered() != 0 {
 			// requests already read (a parked batch's pipeline): the
 			// socket may never be readable again for them
@@ -455,19 +461,31 @@ func (lp *evLoop) service() bool {
 		}
 	}
 	for _, cl := range kills {
-		if fd := cl.lc.fd; fd >= 0 && lp.conns[int32(fd)] == cl {
-			delete(lp.conns, int32(fd))
+		if fd := cl.lc.lfd; lp.conns[fd] == cl {
+			delete(lp.conns, fd)
 			lp.s.dropLoopClient(cl)
 		}
 	}
-	return false
+	// the server closed: once no connection is left (a connection off the
+	// loop that comes back finds it stopped: adopt drops it)
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	lp.exited = lp.stopped && len(lp.conns) == 0 && len(lp.adopts) == 0
+	return lp.exited
 }
 
 // serve gives cl its turn: one read, the complete requests run, their
 // replies written (serveLoop in loop mode).
 func (lp *evLoop) serve(cl *client) {
 	s := lp.s
-	fd := int32(cl.lc.fd)
+	fd := cl.lc.lfd
+	if cl.lc.killed.Load() {
+		// closed by another goroutine (CLIENT KILL, timeout): its kill
+		// may wait behind this turn's events; nothing more runs
+		delete(lp.conns, fd)
+		s.dropLoopClient(cl)
+		return
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			// a panic outside a command (one inside is contained by
@@ -531,6 +549,28 @@ func (s *Server) continueOff(cl *client) {
 		return
 	}
 	s.serveClient(cl, &h)
+}
+
+// runsOffLoop says whether cmd, about to run on a loop, is a script (or
+// an EXEC whose queue holds one): a script runs in the connection's own
+// goroutine, so that the loop keeps serving its other clients, which may
+// have to SCRIPT KILL or SHUTDOWN NOSAVE it. On the loop a never-ending
+// script stopped every client of the loop, the killer included.
+func runsOffLoop(cl *client, cmd *engine.Command) bool {
+	if cl.tx.Active {
+		return false // queued, not run
+	}
+	if cmd.Has(engine.FlagScript) {
+		return true
+	}
+	if cmd.Name == "exec" {
+		for _, q := range cl.tx.Queue {
+			if c := engine.Lookup(q[0]); c != nil && c.Has(engine.FlagScript) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // calmBatches: batches in a row without a commit wait before a

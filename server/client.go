@@ -107,12 +107,7 @@ func (s *Server) serveClient(cl *client, h *handState) {
 			return
 		}
 		if r := recover(); r != nil {
-			if cl.locked {
-				s.door.Unwind(0)
-				s.door.Unlock()
-				cl.locked = false
-			}
-			s.log.Error("connection panic contained", "client", cl.id, "panic", r)
+			s.connPanic(cl, r)
 		}
 		if cl.lc != nil {
 			s.dropLoopClient(cl)
@@ -135,6 +130,18 @@ func (s *Server) serveClient(cl *client, h *handState) {
 		}
 		return
 	}
+}
+
+// connPanic contains a panic outside a command (one inside is contained
+// by serveLoop, panic.go): the engine lock is given back and the panic
+// logged; only this connection ends.
+func (s *Server) connPanic(cl *client, r any) {
+	if cl.locked {
+		s.door.Unwind(0)
+		s.door.Unlock()
+		cl.locked = false
+	}
+	s.log.Error("connection panic contained", "client", cl.id, "panic", r)
 }
 
 // resumeOff does, in the connection's goroutine, what serveLoop would have
@@ -344,30 +351,29 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 			// was not written yet is not (a killed script's reply)
 			return turnEnd
 		}
-		if t, done := cl.flushTurn(); done {
-			return t
+		if cl.onLoop {
+			if cl.rd.Full() { // what Fill would find before its next read
+				cl.flushLoop()
+				s.logQueryBufferClose(cl)
+				return turnEnd
+			}
+			if cl.closeNow || !cl.loopable() {
+				return turnHandoff // resumeOff writes the replies (and drains)
+			}
+			// one read per turn, as Redis reads each ready client once
+			// per iteration of its loop; the loop writes the replies
+			// once every ready connection has had its turn (writeAll)
+			return turnYield
+		}
+		if !cl.flush() {
+			return turnEnd
 		}
 		if cl.closeNow {
-			if cl.onLoop {
-				return turnHandoff // resumeOff drains
-			}
 			if cl.ps != nil {
 				cl.waitPushed(10 * time.Second)
 			}
 			cl.drain(10 * time.Second)
 			return turnEnd
-		}
-		if cl.onLoop {
-			if cl.rd.Full() { // what Fill would find before its next read
-				s.logQueryBufferClose(cl)
-				return turnEnd
-			}
-			// one read per turn, as Redis reads each ready client once
-			// per iteration of its loop
-			if cl.loopable() {
-				return turnYield
-			}
-			return turnHandoff
 		}
 		if cl.lc != nil && cl.calm >= calmBatches && cl.loopable() {
 			return turnYield

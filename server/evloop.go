@@ -290,6 +290,9 @@ type evLoop struct {
 	ep    int
 	efd   int
 	conns map[int32]*client // loop goroutine only
+	// writes: connections whose replies wait for the turn's end (loop
+	// goroutine only)
+	writes []*client
 
 	mu      sync.Mutex
 	adopts  []*client
@@ -425,6 +428,7 @@ func (lp *evLoop) run() {
 				lp.serve(cl)
 			}
 		}
+		lp.writeAll()
 		if woken && lp.service() {
 			unix.Close(lp.ep)
 			unix.Close(lp.efd)
@@ -460,6 +464,7 @@ func (lp *evLoop) service() bool {
 			lp.serve(cl)
 		}
 	}
+	lp.writeAll()
 	for _, cl := range kills {
 		if fd := cl.lc.lfd; lp.conns[fd] == cl {
 			delete(lp.conns, fd)
@@ -488,14 +493,7 @@ func (lp *evLoop) serve(cl *client) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			// a panic outside a command (one inside is contained by
-			// serveLoop): only this connection ends, as in serveClient
-			if cl.locked {
-				s.door.Unwind(0)
-				s.door.Unlock()
-				cl.locked = false
-			}
-			s.log.Error("connection panic contained", "client", cl.id, "panic", r)
+			s.connPanic(cl, r)
 			delete(lp.conns, fd)
 			s.dropLoopClient(cl)
 		}
@@ -510,17 +508,50 @@ func (lp *evLoop) serve(cl *client) {
 	}
 	switch t {
 	case turnYield:
-		return
+		if len(cl.w.B) != 0 {
+			lp.writes = append(lp.writes, cl)
+		}
 	case turnEnd:
 		cl.onLoop = false
 		delete(lp.conns, fd)
 		s.dropLoopClient(cl)
 	case turnHandoff:
-		cl.onLoop = false
-		delete(lp.conns, fd)
-		unix.EpollCtl(lp.ep, unix.EPOLL_CTL_DEL, int(fd), nil)
-		go s.continueOff(cl)
+		lp.handoff(cl)
 	}
+}
+
+// writeAll writes the replies of the turn's connections, one write(2)
+// each, after every ready connection has run its requests, as Redis's
+// beforeSleep writes its clients' replies (handleClientsWithPendingWrites).
+// Against writing each connection's replies right after its batch (A/B
+// in one interleaved loadgen run, 50 connections): PING P=1 1.05 × the
+// throughput, 0.89 × the p99 and 0.94 × the CPU per command; GET P=1
+// 1.04, 0.94, 0.96; P=16 even. A connection whose replies the kernel did not take whole leaves
+// the loop (its goroutine queues the rest).
+func (lp *evLoop) writeAll() {
+	for i, cl := range lp.writes {
+		lp.writes[i] = nil
+		ok := cl.flushLoop()
+		switch {
+		case !ok:
+			delete(lp.conns, cl.lc.lfd)
+			cl.onLoop = false
+			lp.s.dropLoopClient(cl)
+		case cl.handFlush:
+			cl.handFlush = false
+			lp.handoff(cl)
+		}
+	}
+	lp.writes = lp.writes[:0]
+}
+
+// handoff sends cl off the loop: continueOff goes on in a goroutine.
+func (lp *evLoop) handoff(cl *client) {
+	cl.onLoop = false
+	fd := cl.lc.lfd
+	delete(lp.conns, fd)
+	unix.EpollCtl(lp.ep, unix.EPOLL_CTL_DEL, int(fd), nil)
+	go lp.s.continueOff(cl)
 }
 
 // handState is what a loop connection's batch left to do when it left
@@ -594,21 +625,10 @@ func (cl *client) flushLoop() bool {
 	if len(b) == 0 {
 		return true
 	}
-	n, err := cl.tryWrite(b)
-	cl.s.stats.netOutput.Add(int64(n))
-	if err != nil {
-		return false
+	n, ok := cl.writeNow()
+	if ok && n < len(b) {
+		cl.w.B = b[:copy(b, b[n:])]
+		cl.handFlush = true
 	}
-	if n == len(b) {
-		if cap(b) > 1<<20 {
-			cl.w.B = nil
-		} else {
-			cl.w.B = b[:0]
-		}
-		cl.out.softSince = 0
-		return true
-	}
-	cl.w.B = b[:copy(b, b[n:])]
-	cl.handFlush = true
-	return true
+	return ok
 }

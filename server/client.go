@@ -144,6 +144,15 @@ func (s *Server) connPanic(cl *client, r any) {
 	s.log.Error("connection panic contained", "client", cl.id, "panic", r)
 }
 
+// drainClosing gives a client closed after its replies (QUIT, a
+// protocol error) up to 10 s to take them and its pushes.
+func (cl *client) drainClosing() {
+	if cl.ps != nil {
+		cl.waitPushed(10 * time.Second)
+	}
+	cl.drain(10 * time.Second)
+}
+
 // resumeOff does, in the connection's goroutine, what serveLoop would have
 // done after its batch had it not run on a loop; false when the
 // connection is to end.
@@ -155,10 +164,7 @@ func (s *Server) resumeOff(cl *client, h *handState) bool {
 		return false
 	}
 	if cl.closeNow {
-		if cl.ps != nil {
-			cl.waitPushed(10 * time.Second)
-		}
-		cl.drain(10 * time.Second)
+		cl.drainClosing()
 		return false
 	}
 	cl.bs.resume = true // go on with the requests already read
@@ -369,10 +375,7 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 			return turnEnd
 		}
 		if cl.closeNow {
-			if cl.ps != nil {
-				cl.waitPushed(10 * time.Second)
-			}
-			cl.drain(10 * time.Second)
+			cl.drainClosing()
 			return turnEnd
 		}
 		if cl.lc != nil && cl.calm >= calmBatches && cl.loopable() {

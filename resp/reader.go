@@ -102,6 +102,12 @@ func NewReader(rd io.Reader) *Reader {
 // Buffered reports how many bytes are waiting to be parsed.
 func (r *Reader) Buffered() int { return r.w - r.r }
 
+// Full says whether the unparsed input has reached the query-buffer
+// limit: the next Fill fails. A caller that reads only when the socket is
+// readable (an event loop) checks it after each read, since the input
+// that filled the buffer may be the last to come.
+func (r *Reader) Full() bool { return int64(r.w-r.r) >= r.Limits.maxQuery() }
+
 // Fill reads more input from the stream, growing the buffer only as data
 // arrives. It invalidates earlier arguments.
 func (r *Reader) Fill() error {
@@ -111,7 +117,7 @@ func (r *Reader) Fill() error {
 	} else {
 		r.compact(r.r)
 	}
-	if int64(r.w-r.r) >= r.Limits.maxQuery() {
+	if r.Full() {
 		return ErrQueryBufferLimit
 	}
 	if r.w == len(r.buf) {

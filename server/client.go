@@ -61,6 +61,17 @@ type client struct {
 	cur       *engine.Command // the command running (containPanic), else nil
 	curBefore int             // len(w.B) when it started
 	ps        *clientPS       // Pub/Sub: subscriptions, push buffer, CLIENT REPLY (pubsub.go); nil until used
+
+	bs batchState // serveLoop's state between its calls
+	// event loops (evloop.go): lc is the socket of a connection admitted
+	// through a loop (nil otherwise); onLoop while its loop runs it; hand
+	// and handFlush what a batch left to do when it left the loop
+	lc        *loopConn
+	onLoop    bool
+	hand      handState
+	handFlush bool
+	offArgv   [][]byte // a script to run once off the loop (runsOffLoop)
+	calm      int      // batches in a row whose replies waited for no commit
 }
 
 func (s *Server) newClient(nc net.Conn) *client {
@@ -87,21 +98,113 @@ const flushAt = 256 * 1024
 
 // serveClient reads requests and answers them until the connection ends.
 // All requests that arrived together (a pipeline) run under one acquisition
-// of the engine lock, and their replies leave in one write.
-func (s *Server) serveClient(cl *client) {
+// of the engine lock, and their replies leave in one write. h, when not
+// nil, is what a batch run by an event loop left to do (continueOff).
+func (s *Server) serveClient(cl *client, h *handState) {
+	backToLoop := false
 	defer func() {
-		if r := recover(); r != nil {
-			if cl.locked {
-				s.door.Unwind(0)
-				s.door.Unlock()
-				cl.locked = false
-			}
-			s.log.Error("connection panic contained", "client", cl.id, "panic", r)
+		if backToLoop {
+			return
 		}
-		s.dropClient(cl)
+		if r := recover(); r != nil {
+			s.connPanic(cl, r)
+		}
+		if cl.lc != nil {
+			s.dropLoopClient(cl)
+		} else {
+			s.dropClient(cl)
+		}
 	}()
-	var b batchState
-	for s.serveLoop(cl, &b) {
+	if h != nil && !s.resumeOff(cl, h) {
+		return
+	}
+	for {
+		switch s.serveLoop(cl, &cl.bs) {
+		case turnAgain:
+			continue
+		case turnYield: // idle and simple again: back to its loop
+			if cl.lc.toLoop() {
+				backToLoop = true
+				cl.lc.lp.adopt(cl)
+			}
+		}
+		return
+	}
+}
+
+// connPanic contains a panic outside a command (one inside is contained
+// by serveLoop, panic.go): the engine lock is given back and the panic
+// logged; only this connection ends.
+func (s *Server) connPanic(cl *client, r any) {
+	if cl.locked {
+		s.door.Unwind(0)
+		s.door.Unlock()
+		cl.locked = false
+	}
+	s.log.Error("connection panic contained", "client", cl.id, "panic", r)
+}
+
+// drainClosing gives a client closed after its replies (QUIT, a
+// protocol error) up to 10 s to take them and its pushes.
+func (cl *client) drainClosing() {
+	if cl.ps != nil {
+		cl.waitPushed(10 * time.Second)
+	}
+	cl.drain(10 * time.Second)
+}
+
+// resumeOff does, in the connection's goroutine, what serveLoop would have
+// done after its batch had it not run on a loop; false when the
+// connection is to end.
+func (s *Server) resumeOff(cl *client, h *handState) bool {
+	if s.down.Load() || !cl.flush() {
+		return false
+	}
+	if h.blk != nil && !s.waitBlocked(cl, h.blk) {
+		return false
+	}
+	if cl.closeNow {
+		cl.drainClosing()
+		return false
+	}
+	cl.bs.resume = true // go on with the requests already read
+	return true
+}
+
+// turn is how serveLoop's call ended.
+type turn int
+
+const (
+	turnEnd     turn = iota // close the connection
+	turnAgain               // a command's panic was contained: call again
+	turnYield               // loop: wait for input; goroutine: go back to the loop
+	turnHandoff             // loop: the connection must wait: continueOff
+)
+
+// finishRelease is the end of a batch after the engine lock is released:
+// the replies wait for the batch's commit (a lost ticket turns them into
+// -UNCERTAIN), then the Pub/Sub and blocked clients' follow-ups.
+func (s *Server) finishRelease(cl *client, moved bool) {
+	ticket := cl.ticket
+	var err error
+	cl.calm++
+	if ticket != 0 {
+		if !s.node.Committed(ticket) {
+			cl.calm = 0
+		}
+		// nothing this batch read or wrote may be revealed before
+		// it is committed
+		if err = s.node.Wait(ticket); err != nil && !moved {
+			cl.replaceBatch(err.Error())
+		}
+		cl.ticket = 0
+	}
+	if cl.ps != nil {
+		s.batchDone(cl, ticket, err)
+	}
+	cl.batchStart, cl.batchN = len(cl.w.B), 0
+	if len(cl.directs) != 0 {
+		s.sendDirects(cl)
 	}
 }
 
@@ -115,18 +218,26 @@ type batchState struct {
 	resume bool // a command panicked: go on with the requests already read
 }
 
-// serveLoop is serveClient's loop. It returns false when the connection
-// is to end, and true after containing a panic in a command (panic.go);
-// serveClient then calls it again, which goes on with the requests
-// already buffered, under the same lock acquisition.
-func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
+// serveLoop is serveClient's loop. It returns turnEnd when the connection
+// is to end, and turnAgain after containing a panic in a command
+// (panic.go); serveClient then calls it again, which goes on with the
+// requests already buffered, under the same lock acquisition. On an event
+// loop (cl.onLoop) it serves one read's requests and returns turnYield,
+// or turnHandoff where it would wait (cl.hand says what is left).
+func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 	defer func() {
 		if cl.cur != nil { // a command was running: contain its panic
-			again = s.containPanic(cl, recover(), 0)
-			b.resume = again
+			if s.containPanic(cl, recover(), 0) {
+				t, b.resume = turnAgain, true
+			} else {
+				t, b.resume = turnEnd, false
+			}
 		}
 	}()
-	release := func() {
+	// release ends the batch's hold of the engine lock. On a loop, a
+	// batch whose commit has not arrived is parked: true, and the caller
+	// hands the connection off (continueOff waits for the commit).
+	release := func() (parked bool) {
 		s.chargeBatch(b.pend, b.t0)
 		b.pend = b.pend[:0]
 		moved := false
@@ -136,23 +247,12 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 		s.door.Unlock()
 		cl.locked = false
 		cl.barrier = false
-		ticket := cl.ticket
-		var err error
-		if ticket != 0 {
-			// nothing this batch read or wrote may be revealed before
-			// it is committed
-			if err = s.node.Wait(ticket); err != nil && !moved {
-				cl.replaceBatch(err.Error())
-			}
-			cl.ticket = 0
+		if cl.onLoop && cl.ticket != 0 && !s.node.Committed(cl.ticket) {
+			cl.hand.parked, cl.hand.moved = true, moved
+			return true
 		}
-		if cl.ps != nil {
-			s.batchDone(cl, ticket, err)
-		}
-		cl.batchStart, cl.batchN = len(cl.w.B), 0
-		if len(cl.directs) != 0 {
-			s.sendDirects(cl)
-		}
+		s.finishRelease(cl, moved)
+		return false
 	}
 	for {
 		if !b.resume {
@@ -160,17 +260,26 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			err := cl.rd.Fill()
 			s.stats.netInput.Add(int64(cl.rd.Buffered() - inBefore))
 			if err != nil {
-				if errors.Is(err, resp.ErrQueryBufferLimit) {
-					s.log.Warn("closing client that reached max query buffer length", "client", cl.id)
+				if err == errWouldBlock {
+					return turnYield
 				}
-				return false
+				if errors.Is(err, resp.ErrQueryBufferLimit) {
+					s.logQueryBufferClose(cl)
+				}
+				return turnEnd
 			}
 		}
 		b.resume = false
 		for {
 			// unauthenticated connections get Redis's small request limits
 			cl.rd.Unauth = !cl.authed && s.auth.needAuth.Load()
-			argv, err := cl.rd.Next()
+			var argv [][]byte
+			var err error
+			if cl.offArgv != nil { // a script left the loop before it ran
+				argv, cl.offArgv = cl.offArgv, nil
+			} else {
+				argv, err = cl.rd.Next()
+			}
 			if err != nil {
 				var pe *resp.ProtocolError
 				if errors.As(err, &pe) {
@@ -192,7 +301,7 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 				if s.down.Load() {
 					// a SHUTDOWN has saved: nothing may run after its save
 					s.door.Unlock()
-					return false
+					return turnEnd
 				}
 				cl.locked = true
 				cl.batchStart, cl.batchN = len(cl.w.B), 0
@@ -211,12 +320,20 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 			if st != nil {
 				b.pend = append(b.pend, st)
 			}
+			if cl.offArgv != nil {
+				release()
+				return turnHandoff
+			}
 			if s.eng.BlockPending() && s.afterUnit(cl, argv) {
 				// the command blocked the client (blocked.go)
 				bs := cl.blk
 				release()
+				if cl.onLoop {
+					cl.hand.blk = bs
+					return turnHandoff
+				}
 				if !cl.flush() || !s.waitBlocked(cl, bs) {
-					return false
+					return turnEnd
 				}
 				continue
 			}
@@ -224,29 +341,45 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 				break
 			}
 			if len(cl.w.B) >= flushAt {
-				release()
-				if !cl.flush() {
-					return false
+				if release() {
+					return turnHandoff
+				}
+				if t, done := cl.flushTurn(); done {
+					return t
 				}
 			}
 		}
-		if cl.locked {
-			release()
+		if cl.locked && release() {
+			return turnHandoff
 		}
 		if s.down.Load() {
 			// the server is going away (SHUTDOWN): as Redis's exit, what
 			// was not written yet is not (a killed script's reply)
-			return false
+			return turnEnd
+		}
+		if cl.onLoop {
+			if cl.rd.Full() { // what Fill would find before its next read
+				cl.flushLoop()
+				s.logQueryBufferClose(cl)
+				return turnEnd
+			}
+			if cl.closeNow || !cl.loopable() {
+				return turnHandoff // resumeOff writes the replies (and drains)
+			}
+			// one read per turn, as Redis reads each ready client once
+			// per iteration of its loop; the loop writes the replies
+			// once every ready connection has had its turn (writeAll)
+			return turnYield
 		}
 		if !cl.flush() {
-			return false
+			return turnEnd
 		}
 		if cl.closeNow {
-			if cl.ps != nil {
-				cl.waitPushed(10 * time.Second)
-			}
-			cl.drain(10 * time.Second)
-			return false
+			cl.drainClosing()
+			return turnEnd
+		}
+		if cl.lc != nil && cl.calm >= calmBatches && cl.loopable() {
+			return turnYield
 		}
 		// Let every other ready connection have its turn before reading
 		// again, as Redis's event loop serves each readable client once per
@@ -254,6 +387,29 @@ func (s *Server) serveLoop(cl *client, b *batchState) (again bool) {
 		// there keeps its P while the others wait (low p50, long p99).
 		runtime.Gosched()
 	}
+}
+
+// logQueryBufferClose is Redis's line for a client closed at
+// client-query-buffer-limit.
+func (s *Server) logQueryBufferClose(cl *client) {
+	s.log.Warn("closing client that reached max query buffer length", "client", cl.id)
+}
+
+// flushTurn writes the batch's replies: flush in a goroutine, flushLoop
+// on a loop. done says serveLoop must return t (the connection ends, or
+// leaves its loop because the kernel did not take everything).
+func (cl *client) flushTurn() (t turn, done bool) {
+	if !cl.onLoop {
+		return turnEnd, !cl.flush()
+	}
+	if !cl.flushLoop() {
+		return turnEnd, true
+	}
+	if cl.handFlush {
+		cl.handFlush = false
+		return turnHandoff, true
+	}
+	return 0, false
 }
 
 func (s *Server) dropClient(cl *client) {
@@ -327,6 +483,10 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		}
 		cl.execArityAbort(argv)
 		s.countRejected(argv)
+		return nil
+	}
+	if cl.onLoop && runsOffLoop(cl, cmd) {
+		cl.offArgv = argv
 		return nil
 	}
 	// Redis's processCommand order: the protected check, authentication,

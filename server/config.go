@@ -88,6 +88,10 @@ var params = []*param{
 	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "tcp-keepalive", kind: pInt, def: "300", min: 0, max: 2147483647},
 	{name: "protected-mode", kind: pBool, def: "yes"},
+	// limitdb's: how plain-TCP connections are served, a goroutine each
+	// or event loops (evloop.go); applies to connections accepted after
+	// it is set
+	{name: "io-model", kind: pEnum, def: "goroutine", enum: []string{"goroutine", "loop"}},
 	{name: "unixsocket", kind: pString, def: "", immutable: true},
 	{name: "unixsocketperm", kind: pOctal, def: "0", min: 0, max: 0o777, immutable: true},
 	{name: "tls-port", kind: pInt, def: "0", min: 0, max: 65535},

@@ -61,7 +61,7 @@ func FuzzConnection(f *testing.F) {
 		nc := &streamConn{in: bytes.NewReader(in)}
 		cl := s.newClient(nc)
 		var b batchState
-		for s.serveLoop(cl, &b) {
+		for s.serveLoop(cl, &b) == turnAgain {
 			t.Fatalf("a panic was contained for %q", in)
 		}
 		deadline := time.Now().Add(5 * time.Second)

@@ -1,14 +1,13 @@
 package server
 
 import (
-	"net"
 	"syscall"
 	"testing"
 	"time"
 )
 
 // serverSideConn returns the server's end of the newest connection.
-func serverSideConn(t *testing.T, s *Server) *net.TCPConn {
+func serverSideConn(t *testing.T, s *Server) syscall.Conn {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
@@ -21,7 +20,7 @@ func serverSideConn(t *testing.T, s *Server) *net.TCPConn {
 		}
 		s.mu.Unlock()
 		if newest != nil {
-			return newest.nc.(*net.TCPConn)
+			return newest.nc.(syscall.Conn) // a *net.TCPConn, or a *loopConn (io-model loop)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -29,7 +28,7 @@ func serverSideConn(t *testing.T, s *Server) *net.TCPConn {
 	return nil
 }
 
-func sockopt(t *testing.T, tc *net.TCPConn, level, opt int) int {
+func sockopt(t *testing.T, tc syscall.Conn, level, opt int) int {
 	t.Helper()
 	rc, err := tc.SyscallConn()
 	if err != nil {

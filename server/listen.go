@@ -26,6 +26,7 @@ type netState struct {
 	tlsConf   atomic.Pointer[tls.Config] // nil until TLS is configured
 	protected atomic.Bool                // protected-mode
 	keepalive atomic.Int64               // tcp-keepalive, seconds
+	ioLoop    atomic.Bool                // io-model loop: new plain-TCP connections join an event loop
 	pending   atomic.Int64               // accepted, not yet clients (TLS handshake)
 	level     slog.LevelVar              // loglevel
 }
@@ -313,10 +314,17 @@ func (s *Server) admit(nc net.Conn) {
 	if s.log.Enabled(context.Background(), levelVerbose) {
 		s.log.Log(context.Background(), levelVerbose, acceptedLine(nc))
 	}
+	if s.net.ioLoop.Load() {
+		if _, ok := s.admitLoop(nc); ok {
+			s.net.pending.Add(-1)
+			registered = true
+			return
+		}
+	}
 	cl := s.newClient(nc)
 	s.net.pending.Add(-1)
 	registered = true
-	s.serveClient(cl)
+	s.serveClient(cl, nil)
 }
 
 // setKeepalive applies tcp-keepalive to an accepted connection as Redis's
@@ -366,6 +374,7 @@ func (s *Server) applyNet() {
 		s.net.keepalive.Store(n)
 	}
 	s.net.level.Set(logLevels[s.conf.params["loglevel"]])
+	s.net.ioLoop.Store(s.conf.params["io-model"] == "loop")
 }
 
 // rawConn is the socket under a connection (TCP, TLS or unix), for its

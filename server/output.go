@@ -191,19 +191,9 @@ func (cl *client) flush() bool {
 	}
 	b := cl.w.B
 	if cl.out.raw != nil && cl.out.pending.Load() == 0 {
-		n, err := cl.tryWrite(b)
-		cl.s.stats.netOutput.Add(int64(n))
-		if err != nil {
-			return false
-		}
-		if n == len(b) {
-			if cap(b) > 1<<20 {
-				cl.w.B = nil
-			} else {
-				cl.w.B = b[:0]
-			}
-			cl.out.softSince = 0
-			return true
+		n, ok := cl.writeNow()
+		if !ok || n == len(b) {
+			return ok
 		}
 		b = b[n:]
 	}
@@ -211,6 +201,27 @@ func (cl *client) flush() bool {
 	cl.w.B = nil
 	cl.enqueue(b)
 	return cl.checkOutput()
+}
+
+// writeNow is one non-blocking write of the replies in cl.w.B. It returns
+// what the kernel took, and false when the connection is gone; when it
+// took everything the buffer is kept for the next replies.
+func (cl *client) writeNow() (int, bool) {
+	b := cl.w.B
+	n, err := cl.tryWrite(b)
+	cl.s.stats.netOutput.Add(int64(n))
+	if err != nil {
+		return n, false
+	}
+	if n == len(b) {
+		if cap(b) > 1<<20 {
+			cl.w.B = nil
+		} else {
+			cl.w.B = b[:0]
+		}
+		cl.out.softSince = 0
+	}
+	return n, true
 }
 
 func (cl *client) enqueue(b []byte) {

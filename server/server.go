@@ -69,8 +69,13 @@ type Server struct {
 	mu      sync.Mutex
 	clients map[int64]*client
 	nextID  atomic.Int64
-	closing atomic.Bool
-	wg      sync.WaitGroup
+	// event loops (evloop.go), started on the first connection that
+	// joins one
+	loopsOnce sync.Once
+	loops     []*evLoop
+	loopNext  atomic.Uint64
+	closing   atomic.Bool
+	wg        sync.WaitGroup
 
 	started time.Time
 	stats   serverStats

@@ -96,6 +96,7 @@ func (c *testCluster) start(i int) {
 	args := []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(nd.port), "--dir", nd.dir,
 		"--node-id", nd.id, "--raft-addr", nd.raftAddr, "--raft-advertise", nd.proxyAddr,
 		"--enable-debug-command", "yes", "--loglevel", "notice"}
+	args = append(args, ioModelArgs()...)
 	if i > 0 {
 		args = append(args, "--join", c.addr(0))
 	}

@@ -259,3 +259,52 @@ func effectUnixSocketPerm(t *testing.T, c *Conn, addr, name string) {
 		}
 	}
 }
+
+// effectIOModel: an unknown model is refused; connections accepted under
+// io-model loop are served by an event loop with the same behaviour: a
+// pipeline, a blocking pop answered by another client (the blocked client
+// leaves the loop and comes back), Pub/Sub, MULTI, CLIENT KILL; a
+// connection accepted after goroutine is set again is served too.
+func effectIOModel(t *testing.T, _ *Conn, _, name string) {
+	addr, c := ownLimitdb(t)
+	r := mustDo(t, c, "CONFIG", "SET", name, "epoll")
+	if !strings.HasPrefix(string(r), "-ERR CONFIG SET failed (possibly related to argument 'io-model')") {
+		t.Fatalf("%s epoll: %q", name, r)
+	}
+	configSet(t, c, name, "loop")
+	x, y, z := dialT(t, addr), dialT(t, addr), dialT(t, addr)
+	if err := x.Send([]byte("*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"+PONG\r\n", "+OK\r\n", "$1\r\nv\r\n"} {
+		if got, err := x.ReadReply(); err != nil || string(got) != want {
+			t.Fatalf("%s loop: pipeline reply %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if err := y.Send([]byte("*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n5\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	expectDo(t, x, ":1\r\n", "LPUSH", "q", "a")
+	if got, err := y.ReadReply(); err != nil || string(got) != "*2\r\n$1\r\nq\r\n$1\r\na\r\n" {
+		t.Fatalf("%s loop: BLPOP got %q, %v", name, got, err)
+	}
+	expectDo(t, y, "+PONG\r\n", "PING")
+	expectDo(t, z, "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n", "SUBSCRIBE", "ch")
+	expectDo(t, x, ":1\r\n", "PUBLISH", "ch", "hi")
+	if got, err := z.ReadReply(); err != nil || string(got) != "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n" {
+		t.Fatalf("%s loop: message %q, %v", name, got, err)
+	}
+	expectDo(t, y, "+OK\r\n", "MULTI")
+	expectDo(t, y, "+QUEUED\r\n", "INCR", "n")
+	expectDo(t, y, "*1\r\n:1\r\n", "EXEC")
+	id := strings.TrimSpace(strings.TrimPrefix(string(mustDo(t, x, "CLIENT", "ID")), ":"))
+	expectDo(t, c, ":1\r\n", "CLIENT", "KILL", "ID", id)
+	x.nc.SetReadDeadline(time.Now().Add(4 * time.Second))
+	if _, err := readUntilEOF(x.nc, 0, -1); err != nil {
+		t.Fatalf("%s loop: killed client not closed: %v", name, err)
+	}
+	configSet(t, c, name, "goroutine")
+	expectDo(t, dialT(t, addr), "$1\r\nv\r\n", "GET", "k")
+	expectDo(t, y, "$1\r\nv\r\n", "GET", "k") // still served by the loop
+}

@@ -87,6 +87,7 @@ var configEffects = map[string]effectTest{
 	"lua-time-limit":              effectBusyThreshold,
 	"lua-memory-limit":            effectLuaMemoryLimit,
 	"enable-debug-command":        effectEnableDebug,
+	"io-model":                    effectIOModel,
 }
 
 // TestConfigEffects walks CONFIG GET * and runs each parameter's effect

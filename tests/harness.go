@@ -107,7 +107,8 @@ func startLimitdbProcess(t *testing.T, opts ...string) (addr string, pid int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--loglevel", "warning", "--dir", t.TempDir()}, opts...)
+	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--loglevel", "warning", "--dir", t.TempDir()}, ioModelArgs()...)
+	args = append(args, opts...)
 	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -139,7 +140,28 @@ func StartLimitdb() (*server.Server, error) {
 		return nil, err
 	}
 	go srv.Serve()
+	if v := os.Getenv("LIMITDB_IO_MODEL"); v != "" {
+		// for the connections the test opens from here on
+		c, err := Dial(srv.Addr().String())
+		if err != nil {
+			return nil, err
+		}
+		_, err = c.Do("CONFIG", "SET", "io-model", v)
+		c.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
 	return srv, nil
+}
+
+// ioModelArgs: LIMITDB_IO_MODEL=loop runs the suite's servers with event
+// loops (io-model), so that the same tests check both I/O models.
+func ioModelArgs() []string {
+	if v := os.Getenv("LIMITDB_IO_MODEL"); v != "" {
+		return []string{"--io-model", v}
+	}
+	return nil
 }
 
 func freePort() (int, error) {

@@ -599,10 +599,31 @@ func TestClusterLogWriteFailure(t *testing.T) {
 	if err := p.cli.Set(ctx, "before", "1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// a client blocked in BLPOP, served by a push whose entry cannot be
+	// stored: it gets the push's error, never the uncommitted element
+	waiter := redis.NewClient(&redis.Options{Addr: p.addr(), MaxRetries: -1, ReadTimeout: 10 * time.Second, PoolSize: 1})
+	defer waiter.Close()
+	got := make(chan error, 1)
+	go func() {
+		v, err := waiter.BLPop(ctx, 5*time.Second, "jobs").Result()
+		if err == nil {
+			err = fmt.Errorf("served %q", v)
+		}
+		got <- err
+	}()
+	if !eventually(3*time.Second, func() bool {
+		return strings.Contains(p.cli.Info(ctx, "clients").Val(), "blocked_clients:1\r\n")
+	}) {
+		t.Fatal("the waiter did not block")
+	}
 	if err := p.cli.Do(ctx, "DEBUG", "RAFT-FAIL-WRITES", "1").Err(); err != nil {
 		t.Fatal(err)
 	}
-	p.cli.Set(ctx, "during", "1", 0) // fails: its entry cannot be stored
+	pushErr := p.cli.LPush(ctx, "jobs", "j1").Err() // fails: its entry cannot be stored
+	if err := <-got; pushErr == nil || err == nil || err.Error() != pushErr.Error() {
+		t.Fatalf("a push that is not stored: the push %v, its blocked client %v", pushErr, err)
+	}
+	p.cli.Set(ctx, "during", "1", 0)
 	var err error
 	if !eventually(3*time.Second, func() bool {
 		err = p.cli.Set(ctx, "during", "1", 0).Err()

@@ -268,7 +268,7 @@ func (s *Server) endBlock(rc *client, bs *blockState) {
 		heap.Remove(&s.blocking.timeouts, bs.hidx)
 	}
 	rc.blk = nil
-	if a := s.blocking.answerer; a != nil && !bs.reroute && s.canAnswerDirect(rc, bs, !a.onLoop) {
+	if a := s.blocking.answerer; a != nil && !bs.reroute && s.canAnswerDirect(rc, bs) {
 		a.directs = append(a.directs, bs) // written after a's unlock (sendDirects)
 		return
 	}
@@ -287,7 +287,7 @@ func (s *Server) endBlock(rc *client, bs *blockState) {
 // nothing of the client's output is pending, and its goroutine has sent
 // the batch's earlier replies (parked). The lock is held.
 func (s *Server) answerDirect(rc *client, bs *blockState) bool {
-	if !s.canAnswerDirect(rc, bs, false) {
+	if !s.canAnswerDirect(rc, bs) {
 		return false
 	}
 	s.writeDirect(rc, bs)
@@ -295,14 +295,8 @@ func (s *Server) answerDirect(rc *client, bs *blockState) bool {
 }
 
 // canAnswerDirect claims the writing of bs's answer (see answerDirect).
-// afterCommit: the answer may wait for its commit in the writer, the
-// answering client's goroutine (sendDirects), which waits for its own
-// batch's commit anyway; waking the blocked goroutine through its read
-// deadline to wait for the same commit put two more hand-offs into every
-// served pop of a durable node (a BLPOP/LPUSH ping-pong: see
-// bench/RESULTS.md). Not from an event loop, which must not wait.
-func (s *Server) canAnswerDirect(rc *client, bs *blockState, afterCommit bool) bool {
-	return (bs.ticket == 0 || afterCommit) && len(bs.out.B) != 0 && rc.out.raw != nil && rc.out.pending.Load() == 0 && bs.parked.CompareAndSwap(1, 2)
+func (s *Server) canAnswerDirect(rc *client, bs *blockState) bool {
+	return bs.ticket == 0 && len(bs.out.B) != 0 && rc.out.raw != nil && rc.out.pending.Load() == 0 && bs.parked.CompareAndSwap(1, 2)
 }
 
 // sendDirects writes the answers cl's goroutine claimed while it held the
@@ -310,15 +304,6 @@ func (s *Server) canAnswerDirect(rc *client, bs *blockState, afterCommit bool) b
 // never woken, and done is set only now.
 func (s *Server) sendDirects(cl *client) {
 	for i, bs := range cl.directs {
-		if bs.ticket != 0 {
-			// a served pop is revealed only once committed; a lost
-			// ticket answers what the blocked client's goroutine would
-			// (sendBlockedReply)
-			if err := s.node.Wait(bs.ticket); err != nil {
-				bs.out.B = bs.out.B[:0]
-				bs.out.Error(err.Error())
-			}
-		}
 		s.writeDirect(bs.cl, bs)
 		bs.done.Store(true)
 		bs.setWoke()

@@ -52,7 +52,7 @@ func TestBusyThresholdConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, err := ctl.Do("PING")
-			for err == nil && string(r) == "+PONG\r\n" && time.Since(start) < c.min {
+			for err == nil && string(r) == "+PONG\r\n" && time.Since(start) < c.max {
 				time.Sleep(5 * time.Millisecond)
 				r, err = ctl.Do("PING")
 			}

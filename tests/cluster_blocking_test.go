@@ -106,6 +106,7 @@ func TestClusterBlocking(t *testing.T) {
 	read(g, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
 	send(g, "BLPOP", "u", "0")
 	waitBlocked(l, 1)
+	waitBlocked(f1, 1) // the leader's word that it blocked reached f1
 	do(f1, ":1\r\n", "CLIENT", "UNBLOCK", id)
 	read(g, "*-1\r\n")
 	waitBlocked(l, 0)

@@ -588,6 +588,21 @@ func TimeoutArg(cmd *Command, argv [][]byte) int {
 // (Redis's CLIENT_DENY_BLOCKING); it answers as on a timeout.
 func (c *Ctx) denyBlocking() bool { return c.InMulti || c.InScript }
 
+// blockOn makes the running command wait on keys (none held anything to
+// pop): op with its end (front), count (-1: a single pop) and timeout in
+// ms. Inside MULTI or a script it cannot block and answers the null
+// array, as Redis's blocking pops do.
+func (c *Ctx) blockOn(keys [][]byte, op BlockOp, front bool, count, timeout int64) {
+	if c.denyBlocking() {
+		c.W.NullArray()
+		return
+	}
+	w := c.E.newWaiter()
+	w.Op, w.Front, w.Count, w.TimeoutMs = op, front, count, timeout
+	w.Keys = distinctKeys(w.Keys, keys)
+	c.block(w)
+}
+
 // block asks the connection layer to block the client on w (the command
 // writes no reply).
 func (c *Ctx) block(w *Waiter) {
@@ -654,14 +669,7 @@ func (c *Ctx) bpop(argv [][]byte, front bool) {
 		}
 		return
 	}
-	if c.denyBlocking() {
-		c.W.NullArray()
-		return
-	}
-	w := c.E.newWaiter()
-	w.Op, w.Front, w.Count, w.TimeoutMs = OpPop, front, -1, timeout
-	w.Keys = distinctKeys(w.Keys, keys)
-	c.block(w)
+	c.blockOn(keys, OpPop, front, -1, timeout)
 }
 
 // cmdBLMove: BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout —
@@ -737,14 +745,7 @@ func cmdBLMPop(c *Ctx, argv [][]byte) {
 	if !ok || c.lmpopFirst(keys, front, count) {
 		return
 	}
-	if c.denyBlocking() {
-		c.W.NullArray()
-		return
-	}
-	w := c.E.newWaiter()
-	w.Op, w.Front, w.Count, w.TimeoutMs = OpMPop, front, count, timeout
-	w.Keys = distinctKeys(w.Keys, keys)
-	c.block(w)
+	c.blockOn(keys, OpMPop, front, count, timeout)
 }
 
 // cmdBZPopMin: BZPOPMIN key [key …] timeout — ZPOPMIN of the first
@@ -765,14 +766,7 @@ func (c *Ctx) bzpop(argv [][]byte, min bool) {
 	if c.zpopFirst(keys, min, -1) {
 		return
 	}
-	if c.denyBlocking() {
-		c.W.NullArray()
-		return
-	}
-	w := c.E.newWaiter()
-	w.Op, w.Front, w.Count, w.TimeoutMs = OpZPop, min, -1, timeout
-	w.Keys = distinctKeys(w.Keys, keys)
-	c.block(w)
+	c.blockOn(keys, OpZPop, min, -1, timeout)
 }
 
 // cmdBZMPop: BZMPOP timeout numkeys key [key …] MIN|MAX [COUNT count] —
@@ -791,12 +785,5 @@ func cmdBZMPop(c *Ctx, argv [][]byte) {
 	if c.zpopFirst(keys, min, count) {
 		return
 	}
-	if c.denyBlocking() {
-		c.W.NullArray()
-		return
-	}
-	w := c.E.newWaiter()
-	w.Op, w.Front, w.Count, w.TimeoutMs = OpZMPop, min, count, timeout
-	w.Keys = distinctKeys(w.Keys, keys)
-	c.block(w)
+	c.blockOn(keys, OpZMPop, min, count, timeout)
 }

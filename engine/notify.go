@@ -267,25 +267,25 @@ func (c *Ctx) notifyIn(db *DB, class int, event, key string) {
 	}
 	b := c.E.notifyBuf[:0]
 	if c.E.Notify&NotifyKeyspace != 0 {
-		b = append(b, "__keyspace@"...)
-		b = strconv.AppendInt(b, int64(db.ID), 10)
-		b = append(b, "__:"...)
-		b = append(b, key...)
-		n := len(b)
-		b = append(b, event...)
-		c.Pub.Publish(b[:n], b[n:], PubEvent)
-		b = b[:0]
+		b = c.publishEvent(b, "__keyspace@", db, key, event)
 	}
 	if c.E.Notify&NotifyKeyevent != 0 {
-		b = append(b, "__keyevent@"...)
-		b = strconv.AppendInt(b, int64(db.ID), 10)
-		b = append(b, "__:"...)
-		b = append(b, event...)
-		n := len(b)
-		b = append(b, key...)
-		c.Pub.Publish(b[:n], b[n:], PubEvent)
+		b = c.publishEvent(b, "__keyevent@", db, event, key)
 	}
 	if cap(b) <= 4096 {
 		c.E.notifyBuf = b[:0]
 	}
+}
+
+// publishEvent publishes message on the channel <prefix><db>__:<name>,
+// both built in b (the engine's notifyBuf, reused), which it returns.
+func (c *Ctx) publishEvent(b []byte, prefix string, db *DB, name, message string) []byte {
+	b = append(b[:0], prefix...)
+	b = strconv.AppendInt(b, int64(db.ID), 10)
+	b = append(b, "__:"...)
+	b = append(b, name...)
+	n := len(b)
+	b = append(b, message...)
+	c.Pub.Publish(b[:n], b[n:], PubEvent)
+	return b
 }

@@ -222,29 +222,10 @@ func (n *Node) CancelForward(client, seq uint64, mode CancelMode) {
 // callBlocking sends a unit that may block: no timeout applies; blocked
 // is called when the leader's interim frame arrives.
 func (f *forwarder) callBlocking(body []byte, blocked func(rank uint64)) (answer, error) {
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return answer{}, errConnLost
-	}
-	if err := f.connect(); err != nil {
-		f.mu.Unlock()
+	_, ch, err := f.request(frameUnit, body, 2) // the interim frame, then the answer
+	if err != nil {
 		return answer{}, err
 	}
-	f.nextID++
-	id := f.nextID
-	ch := make(chan answer, 2) // the interim frame, then the answer
-	f.pending[id] = ch
-	err := writeFrame(f.w, frameUnit, id, body)
-	if err == nil {
-		err = f.w.Flush()
-	}
-	if err != nil {
-		f.dropLocked(err)
-		f.mu.Unlock()
-		return answer{}, errConnLost
-	}
-	f.mu.Unlock()
 	for {
 		select {
 		case a, ok := <-ch:

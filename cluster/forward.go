@@ -345,20 +345,20 @@ func (f *forwarder) readLoop(c net.Conn, r *bufio.Reader) {
 	}
 }
 
-// call sends a request to the leader and waits for its answer.
-func (f *forwarder) call(typ byte, body []byte, timeout time.Duration) (answer, error) {
+// request sends a request frame to the leader and registers the channel
+// its answers arrive on (room: how many frames it may get).
+func (f *forwarder) request(typ byte, body []byte, room int) (uint64, chan answer, error) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.closed {
-		f.mu.Unlock()
-		return answer{}, errConnLost
+		return 0, nil, errConnLost
 	}
 	if err := f.connect(); err != nil {
-		f.mu.Unlock()
-		return answer{}, err
+		return 0, nil, err
 	}
 	f.nextID++
 	id := f.nextID
-	ch := make(chan answer, 1)
+	ch := make(chan answer, room)
 	f.pending[id] = ch
 	err := writeFrame(f.w, typ, id, body)
 	if err == nil {
@@ -366,10 +366,17 @@ func (f *forwarder) call(typ byte, body []byte, timeout time.Duration) (answer, 
 	}
 	if err != nil {
 		f.dropLocked(err)
-		f.mu.Unlock()
-		return answer{}, errConnLost
+		return 0, nil, errConnLost
 	}
-	f.mu.Unlock()
+	return id, ch, nil
+}
+
+// call sends a request to the leader and waits for its answer.
+func (f *forwarder) call(typ byte, body []byte, timeout time.Duration) (answer, error) {
+	id, ch, err := f.request(typ, body, 1)
+	if err != nil {
+		return answer{}, err
+	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {

@@ -32,7 +32,14 @@ for r in $RUNS; do
 	rl) lg -workloads rl-tb,rl-fw ;;
 	pubsub) lg -workloads publish ;;
 	sort) lg -workloads sort,sort-alpha ;;
-	memory) lg -mode memory ;;
+	memory)
+		# each part on fresh servers: run in sequence on one pair, the
+		# sliding logs' garbage was reused by the next part and the rows
+		# depended on their order (sliding log 488 B/key after the
+		# limiter part, 280 alone)
+		for part in incr gcra zset hash; do
+			lg -mode memory -mem-skip "$(echo incr,gcra,zset,hash | sed "s/$part//")"
+		done ;;
 	*) echo "unknown run $r" >&2; exit 2 ;;
 	esac
 done

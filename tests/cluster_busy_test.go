@@ -47,7 +47,8 @@ func testClusterBusyLeader(t *testing.T, burners int) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	defer func() { close(stop); wg.Wait() }()
-	for i := 0; i < burners; i++ {
+	// loop runs step until the test ends, for 40 s at most
+	loop := func(step func()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -57,40 +58,36 @@ func testClusterBusyLeader(t *testing.T, burners int) {
 					return
 				default:
 				}
-				for j := 0; j < 1e6; j++ {
-					_ = j * j
-				}
-				runtime.Gosched()
+				step()
 			}
 		}()
+	}
+	for i := 0; i < burners; i++ {
+		loop(func() {
+			for j := 0; j < 1e6; j++ {
+				_ = j * j
+			}
+			runtime.Gosched()
+		})
 	}
 	// writers on every node (a follower's are forwarded to the leader)
 	var writes, unknown atomic.Int64
 	var firstUnknown atomic.Value
 	for w := 0; w < 4*len(c.nodes); w++ {
 		i := w % len(c.nodes)
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			for deadline := time.Now().Add(40 * time.Second); time.Now().Before(deadline); {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				err := c.cli(i).Incr(ctx, "load:"+strconv.Itoa(i)).Err()
-				switch {
-				case err == nil:
-					writes.Add(1)
-				case strings.HasPrefix(err.Error(), "BUSY"):
-					time.Sleep(10 * time.Millisecond)
-				default:
-					unknown.Add(1)
-					firstUnknown.CompareAndSwap(nil, fmt.Sprintf("%s: %v", c.nodes[i].id, err))
-					time.Sleep(10 * time.Millisecond)
-				}
+		loop(func() {
+			err := c.cli(i).Incr(ctx, "load:"+strconv.Itoa(i)).Err()
+			switch {
+			case err == nil:
+				writes.Add(1)
+			case strings.HasPrefix(err.Error(), "BUSY"):
+				time.Sleep(10 * time.Millisecond)
+			default:
+				unknown.Add(1)
+				firstUnknown.CompareAndSwap(nil, fmt.Sprintf("%s: %v", c.nodes[i].id, err))
+				time.Sleep(10 * time.Millisecond)
 			}
-		}(i)
+		})
 	}
 	// followers' view of the term and the leader while the leader is busy
 	// (the leader's own RAFT INFO waits for the script, or gets BUSY)

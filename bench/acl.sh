@@ -7,12 +7,14 @@
 #   WORKLOADS=incr,rl-native bench/acl.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REF_PORT=${REF_PORT:-7702}
-CAND_PORT=${CAND_PORT:-7802}
 WORKLOADS=${WORKLOADS:-ping,get,set,incr,rl-native}
 tmp=$(mktemp -d)
 go build -o "$tmp/limitdb" ./cmd/limitdb
 go build -o "$tmp/loadgen" ./bench/loadgen
+# free loopback ports unless given (fixed ones collided between runs)
+REF_PORT=${REF_PORT:-$("$tmp/loadgen" -free-port)}
+CAND_PORT=${CAND_PORT:-$("$tmp/loadgen" -free-port)}
+while [ "$CAND_PORT" = "$REF_PORT" ]; do CAND_PORT=$("$tmp/loadgen" -free-port); done
 
 pids=()
 cleanup() {

@@ -15,14 +15,14 @@ OUT=${OUT:-/tmp/limitdb-bgsave-$$}
 mkdir -p "$OUT"
 go build -o "$OUT/limitdb" ./cmd/limitdb
 go build -o "$OUT/loadgen" ./bench/loadgen
-RP=${REDIS_PORT:-7701}
-LP=${LIMITDB_PORT:-7801}
+# ports: free loopback ones picked by the load generator, unless given
+PORTS="${REDIS_PORT:+-redis-port $REDIS_PORT} ${LIMITDB_PORT:+-limitdb-port $LIMITDB_PORT}"
 PRELOAD=${PRELOAD:-1000000}
 EVERY=${BGSAVE_EVERY:-3s}
 WORKLOADS=${WORKLOADS:-ping,get,set,incr,rl-tb}
 lg() {
 	timeout 180 "$OUT/loadgen" -limitdb-bin "$OUT/limitdb" -limitdb-args "${LIMITDB_ARGS:-}" \
-		-redis-port "$RP" -limitdb-port "$LP" -max-time 60s -preload "$PRELOAD" -workloads "$WORKLOADS" "$@"
+		$PORTS -max-time 60s -preload "$PRELOAD" -workloads "$WORKLOADS" "$@"
 }
 echo "=== no BGSAVE"
 lg -bgsave-loop none

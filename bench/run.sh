@@ -7,20 +7,20 @@
 #   RUNS="core" bench/run.sh     # only the core set (parts: core, lists, blocking, scripts, rl,
 #                                # pubsub, sort, memory; sort is not in the default set)
 #
-# Ports: REDIS_PORT (default 7701) and LIMITDB_PORT (default 7801).
+# Ports: REDIS_PORT and LIMITDB_PORT (default: free loopback ports).
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/limitdb-bench-$$}
 mkdir -p "$OUT"
 go build -o "$OUT/limitdb" ./cmd/limitdb
 go build -o "$OUT/loadgen" ./bench/loadgen
-RP=${REDIS_PORT:-7701}
-LP=${LIMITDB_PORT:-7801}
+# ports: free loopback ones picked by the load generator, unless given
+PORTS="${REDIS_PORT:+-redis-port $REDIS_PORT} ${LIMITDB_PORT:+-limitdb-port $LIMITDB_PORT}"
 PROCS=${GOMAXPROCS_LIMITDB:-0}
 RUNS=${RUNS:-"core lists blocking scripts rl pubsub memory"}
 lg() {
 	timeout 90 "$OUT/loadgen" -limitdb-bin "$OUT/limitdb" -gomaxprocs "$PROCS" \
-		-redis-port "$RP" -limitdb-port "$LP" -max-time 60s "$@"
+		$PORTS -max-time 60s "$@"
 }
 for r in $RUNS; do
 	echo "=== $r"

@@ -740,6 +740,9 @@ func cmdHRandField(c *Ctx, argv [][]byte) {
 	}
 	switch {
 	case count < 0:
+		if c.randCountTooLarge(count) {
+			return
+		}
 		start := len(c.W.B)
 		header(int(-count))
 		for k := int64(0); k < -count; k++ {

@@ -486,6 +486,9 @@ func cmdSRandMember(c *Ctx, argv [][]byte) {
 	s := e.set()
 	n := s.Len()
 	if count < 0 {
+		if c.randCountTooLarge(count) {
+			return
+		}
 		start := len(c.W.B)
 		c.W.Array(int(-count))
 		for k := int64(0); k < -count; k++ {

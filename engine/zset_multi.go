@@ -436,6 +436,9 @@ func cmdZRandMember(c *Ctx, argv [][]byte) {
 		per = 2
 	}
 	if l < 0 { // with repetitions
+		if c.randCountTooLarge(l) {
+			return
+		}
 		n := -l
 		start := len(c.W.B)
 		c.W.Array(int(n) * per)

@@ -36,7 +36,10 @@ if [ -n "$unformatted" ]; then
   echo "$unformatted" >&2
   exit 1
 fi
-go test -count=1 -timeout 20m ./... "$@"
+# a failing go test does not skip the fuzz targets: one failure must not
+# hide another, so both stages run and the script fails if either did
+status=0
+go test -count=1 -timeout 20m ./... "$@" || { status=$?; echo "go test failed (exit $status); running the fuzz targets anyway" >&2; }
 
 # fuzz targets: each runs briefly (the seed corpus and the crashers kept
 # under <package>/testdata/fuzz/<Target>/ also run in the plain go test).
@@ -45,7 +48,12 @@ go test -count=1 -timeout 20m ./... "$@"
 # deadline and fails with a bare "context deadline exceeded" and no crasher
 # under CPU contention (golang/go#75804, unfixed in go1.26); a count has no
 # deadline to race. -timeout still bounds a worker that hangs.
-fuzz() { go test -run '^$' -timeout 5m -fuzz "^$2\$" -fuzztime "$3" "./$1"; }
+fuzz() {
+  go test -run '^$' -timeout 5m -fuzz "^$2\$" -fuzztime "$3" "./$1" || {
+    echo "fuzz target $1 $2 failed" >&2
+    status=1
+  }
+}
 fuzz server FuzzCommandArgs 20000x
 fuzz server FuzzConnection 30000x
 fuzz resp FuzzReader 150000x
@@ -61,3 +69,4 @@ fuzz cluster FuzzDecodeEntry 50000x
 # acl: rule parsing (SETUSER round trip) and aclfile loading
 fuzz acl FuzzSetUser 100000x
 fuzz acl FuzzLoad 100000x
+exit $status

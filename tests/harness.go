@@ -194,6 +194,8 @@ func waitPing(addr string) error {
 type Conn struct {
 	nc net.Conn
 	br *bufio.Reader
+	// ReplyTimeout bounds the wait for one reply (0: 10 s)
+	ReplyTimeout time.Duration
 }
 
 // Dial connects to addr.
@@ -234,7 +236,11 @@ func (c *Conn) Send(b []byte) error {
 
 // ReadReply reads one complete reply and returns its raw bytes.
 func (c *Conn) ReadReply() ([]byte, error) {
-	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	d := c.ReplyTimeout
+	if d == 0 {
+		d = 10 * time.Second
+	}
+	c.nc.SetReadDeadline(time.Now().Add(d))
 	var out bytes.Buffer
 	err := readValue(c.br, &out)
 	return out.Bytes(), err

@@ -28,11 +28,11 @@ import (
 
 var (
 	fRedis     = flag.String("redis", "", "address of a running redis-server (empty: start one on -redis-port)")
-	fRedisPort = flag.Int("redis-port", 7701, "port for the started redis-server")
+	fRedisPort = flag.Int("redis-port", 0, "port for the started redis-server (0: a free loopback port)")
 	fRedisPid  = flag.Int("redis-pid", 0, "pid of the running -redis server (for the CPU ns/op columns)")
 	fRedisBin  = flag.String("redis-bin", "redis-server", "redis-server binary")
 	fLimit     = flag.String("limitdb", "", "address of a running limitdb (empty: start -limitdb-bin on -limitdb-port)")
-	fLimitPort = flag.Int("limitdb-port", 7801, "port for the started limitdb")
+	fLimitPort = flag.Int("limitdb-port", 0, "port for the started limitdb (0: a free loopback port)")
 	fLimitBin  = flag.String("limitdb-bin", "", "limitdb binary to start (build it with go build -o … ./cmd/limitdb)")
 	fLimitPid  = flag.Int("limitdb-pid", 0, "pid of a running limitdb (memory mode with -limitdb)")
 	fProcs     = flag.Int("gomaxprocs", 0, "GOMAXPROCS for the started limitdb (0: Go's default, the CPU count)")
@@ -55,6 +55,7 @@ var (
 	fPreload   = flag.Int("preload", 0, "bench mode: load this many keys (INCR pre:i + EXPIRE) into both servers before the cases")
 	fBgsave    = flag.String("bgsave-loop", "none", "bench mode: keep a BGSAVE running during the cases on none, limitdb or both")
 	fBgEvery   = flag.Duration("bgsave-every", 0, "with -bgsave-loop: start a BGSAVE at most this often (0: back to back)")
+	fFreePort  = flag.Bool("free-port", false, "print a free loopback port and exit (for scripts that start servers themselves)")
 )
 
 // workDir holds the started servers' dirs (their dump.rdb, limitdb's Raft
@@ -105,6 +106,28 @@ func fatalf(format string, a ...any) {
 	os.Exit(1)
 }
 
+// freePort returns a loopback port nobody listens on now: the kernel picks
+// it for a listener that is closed at once. Fixed defaults (7701, 7801)
+// collided when two runs shared a machine; a port taken again between
+// this and the server's start makes startServer fail rather than measure
+// another server (INFO's process_id must be the started one's).
+func freePort() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fatalf("a free loopback port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// portOr is port, or a free one when it is 0.
+func portOr(port int) int {
+	if port == 0 {
+		return freePort()
+	}
+	return port
+}
+
 func startServer(name string, args []string, env []string, port int) (string, int) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
@@ -119,7 +142,17 @@ func startServer(name string, args []string, env []string, port int) (string, in
 		c, err := dial(addr, "", 1)
 		if err == nil {
 			r, err := c.do("PING")
+			info := ""
+			if err == nil && strings.HasPrefix(r, "+PONG") {
+				info, _ = c.do("INFO", "server")
+			}
 			c.nc.Close()
+			// another server on the port (taken again since freePort)
+			if i := strings.Index(info, "process_id:"); i >= 0 {
+				if pid, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(info[i+len("process_id:"):], "\r\n", 2)[0])); pid != cmd.Process.Pid {
+					fatalf("%s: port %d answers for process %d, not the one started (%d)", name, port, pid, cmd.Process.Pid)
+				}
+			}
 			// -NOAUTH: up, with a password (-limitdb-args --requirepass …)
 			if err == nil && (strings.HasPrefix(r, "+PONG") || strings.HasPrefix(r, "-NOAUTH")) {
 				return addr, cmd.Process.Pid
@@ -133,6 +166,10 @@ func startServer(name string, args []string, env []string, port int) (string, in
 
 func main() {
 	flag.Parse()
+	if *fFreePort {
+		fmt.Println(freePort())
+		return
+	}
 	keySpace = *fKeys
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -149,8 +186,9 @@ func main() {
 		ref.addr = *fRedis
 		ref.pid = *fRedisPid
 	} else {
-		ref.addr, ref.pid = startServer("redis-server", []string{*fRedisBin, "--port", strconv.Itoa(*fRedisPort),
-			"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", serverDir("redis")}, nil, *fRedisPort)
+		port := portOr(*fRedisPort)
+		ref.addr, ref.pid = startServer("redis-server", []string{*fRedisBin, "--port", strconv.Itoa(port),
+			"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", serverDir("redis")}, nil, port)
 	}
 	procs := "unknown (external)"
 	if *fLimit != "" {
@@ -169,9 +207,10 @@ func main() {
 			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
 			procs = strconv.Itoa(*fProcs)
 		}
-		args := append([]string{*fLimitBin, "--port", strconv.Itoa(*fLimitPort), "--bind", "127.0.0.1", "--loglevel", "warn",
+		port := portOr(*fLimitPort)
+		args := append([]string{*fLimitBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--loglevel", "warn",
 			"--dir", serverDir("limitdb")}, strings.Fields(*fLimitArgs)...)
-		cand.addr, cand.pid = startServer("limitdb", args, env, *fLimitPort)
+		cand.addr, cand.pid = startServer("limitdb", args, env, port)
 	}
 	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
 		ref.addr, cand.addr, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU(), runtime.GOMAXPROCS(0))

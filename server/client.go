@@ -70,10 +70,11 @@ type client struct {
 	onLoop    bool
 	hand      handState
 	handFlush bool
-	offArgv   [][]byte // a script to run once off the loop (runsOffLoop)
-	parked    bool     // on its loop, its batch's replies wait for cl.ticket (park)
-	disarmed  bool     // parked, and its socket out of the loop's read interest
-	calm      int      // batches in a row that did not need to leave the loop (calmBatches)
+	offArgv   [][]byte    // a script to run once off the loop (runsOffLoop)
+	parked    bool        // on its loop, its batch's replies wait for cl.ticket (park)
+	disarmed  bool        // parked, and its socket out of the loop's read interest
+	loopBlk   *blockState // blocked while its loop keeps it (evLoop.block)
+	calm      int         // batches in a row that did not need to leave the loop (calmBatches)
 }
 
 func (s *Server) newClient(nc net.Conn) *client {
@@ -182,6 +183,7 @@ const (
 	turnYield               // loop: wait for input; goroutine: go back to the loop
 	turnHandoff             // loop: the connection must wait: continueOff
 	turnPark                // loop: the batch's replies wait for cl.ticket (parked)
+	turnBlock               // loop: blocked (cl.loopBlk), the loop keeps it
 )
 
 // finishRelease is the end of a batch after the engine lock is released:
@@ -338,6 +340,10 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 				cl.calm = 0 // the goroutine waits for it: not back to the loop yet
 				release()
 				if cl.onLoop {
+					if bs.onLoop {
+						cl.loopBlk = bs
+						return turnBlock
+					}
 					cl.hand.blk = bs
 					return turnHandoff
 				}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"limitdb/engine"
+	"limitdb/resp"
 )
 
 // Event loops (io-model loop): plain-TCP connections are served by a few
@@ -301,6 +302,10 @@ type evLoop struct {
 	parked  []*client
 	settled []*client
 	parkedN atomic.Int32
+	// answers: blocked connections of this loop whose answer is in their
+	// blockState (endBlock): local when the answerer ran on this loop,
+	// else handed in under mu (mu.answers) with a wake-up
+	answers []*client
 	// polled: this turn's poll of the parked connections has begun;
 	// repoll: one parked after it, whose commit may have landed before
 	// parkedN counted it (the commit side did not wake the loop), so the
@@ -310,8 +315,9 @@ type evLoop struct {
 	mu      sync.Mutex
 	adopts  []*client
 	kills   []*client
-	stopped bool // the server closed
-	exited  bool // run returned: the descriptors are closed
+	handed  []*client // answered blocked connections (answered)
+	stopped bool      // the server closed
+	exited  bool      // run returned: the descriptors are closed
 }
 
 // loopFor returns the loop a new connection joins (round robin), starting
@@ -454,8 +460,14 @@ func (lp *evLoop) run() {
 			unix.Close(lp.efd)
 			return
 		}
+		if len(lp.answers) != 0 {
+			lp.takeAnswers()
+		}
 		if len(lp.parked) != 0 {
 			lp.unparkSettled()
+			if len(lp.answers) != 0 {
+				lp.takeAnswers() // of connections unparked just now
+			}
 		}
 		lp.writeAll()
 	}
@@ -469,6 +481,9 @@ func (lp *evLoop) service() bool {
 	lp.mu.Lock()
 	adopts, kills := lp.adopts, lp.kills
 	lp.adopts, lp.kills = nil, nil
+	lp.answers = append(lp.answers, lp.handed...)
+	clear(lp.handed)
+	lp.handed = lp.handed[:0]
 	lp.mu.Unlock()
 	for _, cl := range adopts {
 		lc := cl.lc
@@ -533,6 +548,10 @@ func (lp *evLoop) serve(cl *client) {
 		}
 		return
 	}
+	if cl.loopBlk != nil {
+		lp.readBlocked(cl)
+		return
+	}
 	cl.onLoop = true
 	t := turnAgain
 	if s.node != nil && !s.node.Serving() {
@@ -554,7 +573,105 @@ func (lp *evLoop) serve(cl *client) {
 		lp.handoff(cl)
 	case turnPark:
 		lp.park(cl)
+	case turnBlock:
+		cl.onLoop = false
+		if cl.hand.parked {
+			lp.park(cl) // the replies before the blocking command
+		} else if len(cl.w.B) != 0 {
+			lp.writes = append(lp.writes, cl)
+		}
 	}
+}
+
+// readBlocked reads the input of a client blocked on the loop: kept in
+// its query buffer and run after the answer, as Redis does; a read error
+// means the client went away (its waiter is dropped: dropClient).
+func (lp *evLoop) readBlocked(cl *client) {
+	s := lp.s
+	inBefore := cl.rd.Buffered()
+	err := cl.rd.Fill()
+	s.stats.netInput.Add(int64(cl.rd.Buffered() - inBefore))
+	if err == nil || err == errWouldBlock {
+		return
+	}
+	if errors.Is(err, resp.ErrQueryBufferLimit) {
+		s.logQueryBufferClose(cl)
+	}
+	delete(lp.conns, cl.lc.lfd)
+	s.dropLoopClient(cl)
+}
+
+// unloopBlocked makes a client blocked on its loop one that its
+// goroutine waits for (waitBlocked), before it leaves the loop: an answer
+// given meanwhile stays in the blockState (done), where waitBlocked finds
+// it, and takeAnswers skips the client.
+func (s *Server) unloopBlocked(cl *client) {
+	s.door.Lock()
+	bs := cl.loopBlk
+	bs.onLoop = false
+	s.door.Unlock()
+	cl.loopBlk, cl.hand.blk = nil, bs
+}
+
+// answered hands the loop a client blocked on it whose answer is ready
+// (endBlock, the engine lock held). a is the client whose command
+// answered it: when it runs on this loop, so does this call, and the
+// loop takes the answer at its turn's end without a wake-up.
+func (lp *evLoop) answered(rc, a *client) {
+	if a != nil && a.onLoop && a.lc.lp == lp {
+		lp.answers = append(lp.answers, rc)
+		return
+	}
+	lp.mu.Lock()
+	if !lp.exited {
+		lp.handed = append(lp.handed, rc)
+		lp.wake()
+	}
+	lp.mu.Unlock()
+}
+
+// takeAnswers gives the answered blocked clients their answer: it joins
+// their replies and waits for its commit (parked) like a batch's, then
+// the requests read while they were blocked run. A client whose earlier
+// replies are still parked keeps its answer until they are sent; one to
+// run its command again elsewhere (reroute: this node stopped leading)
+// goes to a goroutine. Loop goroutine only.
+func (lp *evLoop) takeAnswers() {
+	s := lp.s
+	keep := 0
+	for i := 0; i < len(lp.answers); i++ { // serve may answer more
+		rc := lp.answers[i]
+		lp.answers[i] = nil
+		if lp.conns[rc.lc.lfd] != rc || rc.loopBlk == nil {
+			continue // dropped meanwhile
+		}
+		if rc.parked {
+			lp.answers[keep] = rc
+			keep++
+			continue
+		}
+		bs := rc.loopBlk
+		rc.loopBlk = nil
+		if bs.reroute || s.node != nil && !s.node.Serving() {
+			rc.hand.blk = bs
+			lp.handoff(rc) // waitBlocked finds it answered
+			continue
+		}
+		start := len(rc.w.B)
+		rc.w.B = append(rc.w.B, bs.out.B...)
+		rc.ticket = bs.ticket
+		rc.batchStart, rc.batchN = start, 1
+		freeBlockState(bs)
+		if rc.ticket != 0 {
+			rc.hand.parked = true
+			lp.park(rc) // unparkSettled polls it in this turn
+			continue
+		}
+		s.settleBatch(rc, false, nil)
+		rc.bs.resume = true
+		lp.serve(rc)
+	}
+	lp.answers = lp.answers[:keep]
 }
 
 // parkTurn is serveLoop's turn for a loop batch whose commit has not
@@ -629,6 +746,17 @@ func (lp *evLoop) unparkSettled() {
 			fd := cl.lc.lfd
 			unix.EpollCtl(lp.ep, unix.EPOLL_CTL_MOD, int(fd), &unix.EpollEvent{Events: unix.EPOLLIN, Fd: fd})
 		}
+		if cl.closeNow {
+			lp.handoff(cl) // QUIT, a protocol error: nothing after it runs (resumeOff drains)
+			continue
+		}
+		if cl.loopBlk != nil {
+			// blocked after the batch: nothing more runs until its answer
+			if len(cl.w.B) != 0 {
+				lp.writes = append(lp.writes, cl)
+			}
+			continue
+		}
 		// what serveLoop does after a batch: the requests already read
 		// run (a batch cut at flushAt), the replies join the turn's
 		// writes, or the connection leaves (closing, no longer loopable)
@@ -657,6 +785,9 @@ func (lp *evLoop) writeAll() {
 			lp.s.dropLoopClient(cl)
 		case cl.handFlush:
 			cl.handFlush = false
+			if cl.loopBlk != nil {
+				lp.s.unloopBlocked(cl)
+			}
 			lp.handoff(cl)
 		}
 	}

@@ -58,6 +58,13 @@ type proposer struct {
 
 	stopCh   chan struct{} // closed by stop
 	progress atomic.Int64  // unix ns of the last proposal or acknowledgement
+
+	// settledHook, when set (Node.OnSettled), is called once each time
+	// outcomes become known — done advanced, an epoch's records were
+	// lost, the proposer stopped — after mu is released: the server's
+	// event loops wake up then and write the replies that waited for
+	// them (one call per advance, not per waiting client)
+	settledHook atomic.Pointer[func()]
 }
 
 type seqRange struct{ from, to uint64 }
@@ -169,6 +176,32 @@ func (p *proposer) Wait(ticket uint64, timeout time.Duration) error {
 	}
 	waiterPool.Put(w)
 	return err
+}
+
+// poll is Wait without waiting: the ticket's outcome, and whether it is
+// known yet. An unsettled ticket above every lost one costs two atomic
+// loads (the event loops poll their parked clients on every settle).
+func (p *proposer) poll(ticket uint64) (error, bool) {
+	if ticket > p.lostMax.Load() {
+		if ticket <= p.done.Load() {
+			return nil, true
+		}
+		select {
+		case <-p.stopCh:
+		default:
+			return nil, false
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.settled(ticket)
+}
+
+// notifySettled calls the settled hook (mu not held).
+func (p *proposer) notifySettled() {
+	if f := p.settledHook.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // giveUp takes w out of the heap (ErrUnknown), unless it was answered
@@ -297,6 +330,7 @@ func (p *proposer) abort() {
 	p.cutSeq = p.seq.Load()
 	p.wake()
 	p.mu.Unlock()
+	p.notifySettled()
 }
 
 // run is the submitter: it cuts and proposes entries in execution order.
@@ -376,6 +410,7 @@ func (p *proposer) applied(lastSeq, index uint64) {
 	p.wake()
 	p.mu.Unlock()
 	p.cutCond.Signal()
+	p.notifySettled()
 }
 
 // stalled reports whether an entry has been in flight without progress
@@ -396,4 +431,5 @@ func (p *proposer) stop() {
 	p.wake()
 	p.mu.Unlock()
 	p.cutCond.Broadcast()
+	p.notifySettled()
 }

@@ -29,6 +29,22 @@ func (n *Node) Wait(ticket uint64) error {
 	return err
 }
 
+// Settled is Wait without waiting: ticket's outcome (nil: committed;
+// ErrUnknown: lost with its epoch) and whether it is known yet.
+func (n *Node) Settled(ticket uint64) (error, bool) {
+	err, ok := n.prop.poll(ticket)
+	if err != nil {
+		n.stats.Unknown.Add(1)
+	}
+	return err, ok
+}
+
+// OnSettled registers f, called (in the goroutine that learnt it) each
+// time outcomes of tickets become known: once per advance of the
+// committed sequence, and when an epoch's records are lost or the node
+// stops. f must not block; the server's event loops use it to wake up.
+func (n *Node) OnSettled(f func()) { n.prop.settledHook.Store(&f) }
+
 // ErrLocal tells the server to execute the unit itself: this node became
 // the leader while it was waiting to forward.
 var ErrLocal = errors.New("cluster: execute locally")

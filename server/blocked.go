@@ -39,7 +39,9 @@ import (
 // the socket itself when it can (answerDirect), else it sets done and
 // moves the read deadline to the past, which ends the read; the goroutine
 // then waits for its reply's commit (a served pop is a write) and goes on
-// with the requests that arrived meanwhile. Timeouts are one heap and one
+// with the requests that arrived meanwhile. A client blocked on an event
+// loop stays there: the loop reads it, and its answer is handed to the
+// loop (evLoop.answered, takeAnswers). Timeouts are one heap and one
 // timer for all blocked clients (Redis's timeout table): a read deadline
 // per client cost a runtime timer per block, 7% of a ping-pong's CPU in
 // the scheduler's timer checks. No goroutine and no timer per blocked
@@ -110,6 +112,10 @@ type blockState struct {
 	// nothing was popped, and the command is to run again where it now
 	// runs (the leader)
 	reroute bool
+	// onLoop: the client stays on its event loop while blocked; its
+	// answer is handed to the loop (evLoop.answered). Set under the lock
+	// when it blocks.
+	onLoop bool
 	// a follower's unit (blocked_cluster.go): its client and sequence
 	fwdKey fwdKey
 	fwdSeq uint64
@@ -182,6 +188,7 @@ func (s *Server) block(cl *client, w *engine.Waiter, argv [][]byte) {
 	}
 	w.Owner = cl
 	bs.rank = w.Rank
+	bs.onLoop = cl.onLoop && cl.ps == nil
 	s.eng.Block(w)
 	cl.blk = bs
 	if cl.connless() {
@@ -268,6 +275,12 @@ func (s *Server) endBlock(rc *client, bs *blockState) {
 		heap.Remove(&s.blocking.timeouts, bs.hidx)
 	}
 	rc.blk = nil
+	if bs.onLoop {
+		bs.done.Store(true)
+		bs.setWoke()
+		rc.lc.lp.answered(rc, s.blocking.answerer)
+		return
+	}
 	if a := s.blocking.answerer; a != nil && !bs.reroute && s.canAnswerDirect(rc, bs) {
 		a.directs = append(a.directs, bs) // written after a's unlock (sendDirects)
 		return
@@ -421,7 +434,7 @@ func freeBlockState(bs *blockState) {
 		out = nil
 	}
 	bs.cl, bs.w, bs.cmd, bs.argv, bs.wake = nil, nil, nil, nil, nil
-	bs.rank, bs.deadline, bs.reroute, bs.sent, bs.ticket = 0, time.Time{}, false, false, 0
+	bs.rank, bs.deadline, bs.reroute, bs.sent, bs.ticket, bs.onLoop = 0, time.Time{}, false, false, 0, false
 	bs.fwdKey, bs.fwdSeq = fwdKey{}, 0
 	bs.done.Store(false)
 	bs.woke.Store(0)

@@ -70,8 +70,11 @@ type client struct {
 	onLoop    bool
 	hand      handState
 	handFlush bool
-	offArgv   [][]byte // a script to run once off the loop (runsOffLoop)
-	calm      int      // batches in a row whose replies waited for no commit
+	offArgv   [][]byte    // a script to run once off the loop (runsOffLoop)
+	parked    bool        // on its loop, its batch's replies wait for cl.ticket (park)
+	disarmed  bool        // parked, and its socket out of the loop's read interest
+	loopBlk   *blockState // blocked while its loop keeps it (evLoop.block)
+	calm      int         // batches in a row that did not need to leave the loop (calmBatches)
 }
 
 func (s *Server) newClient(nc net.Conn) *client {
@@ -179,26 +182,35 @@ const (
 	turnAgain               // a command's panic was contained: call again
 	turnYield               // loop: wait for input; goroutine: go back to the loop
 	turnHandoff             // loop: the connection must wait: continueOff
+	turnPark                // loop: the batch's replies wait for cl.ticket (parked)
+	turnBlock               // loop: blocked (cl.loopBlk), the loop keeps it
 )
 
 // finishRelease is the end of a batch after the engine lock is released:
-// the replies wait for the batch's commit (a lost ticket turns them into
-// -UNCERTAIN), then the Pub/Sub and blocked clients' follow-ups.
+// the replies wait for the batch's commit (nothing this batch read or
+// wrote may be revealed before it is committed), then settleBatch.
 func (s *Server) finishRelease(cl *client, moved bool) {
-	ticket := cl.ticket
 	var err error
-	cl.calm++
-	if ticket != 0 {
-		if !s.node.Committed(ticket) {
-			cl.calm = 0
+	if cl.ticket != 0 {
+		if cl.lc != nil && cl.batchN >= deepBatch && !s.node.Committed(cl.ticket) {
+			cl.calm = 0 // a deep pipeline waits for its commits here (deepBatch)
 		}
-		// nothing this batch read or wrote may be revealed before
-		// it is committed
-		if err = s.node.Wait(ticket); err != nil && !moved {
-			cl.replaceBatch(err.Error())
-		}
-		cl.ticket = 0
+		err = s.node.Wait(cl.ticket)
 	}
+	s.settleBatch(cl, moved, err)
+}
+
+// settleBatch ends a batch whose ticket's outcome is known (err: lost,
+// and its replies become -UNCERTAIN), then the Pub/Sub and blocked
+// clients' follow-ups, in that order. finishRelease waits for the
+// outcome; an event loop learns it without waiting (unparkSettled).
+func (s *Server) settleBatch(cl *client, moved bool, err error) {
+	ticket := cl.ticket
+	if err != nil && !moved {
+		cl.replaceBatch(err.Error())
+	}
+	cl.ticket = 0
+	cl.calm++
 	if cl.ps != nil {
 		s.batchDone(cl, ticket, err)
 	}
@@ -236,7 +248,8 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 	}()
 	// release ends the batch's hold of the engine lock. On a loop, a
 	// batch whose commit has not arrived is parked: true, and the caller
-	// hands the connection off (continueOff waits for the commit).
+	// returns parkTurn (the loop keeps it, or continueOff waits for the
+	// commit).
 	release := func() (parked bool) {
 		s.chargeBatch(b.pend, b.t0)
 		b.pend = b.pend[:0]
@@ -327,8 +340,13 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 			if s.eng.BlockPending() && s.afterUnit(cl, argv) {
 				// the command blocked the client (blocked.go)
 				bs := cl.blk
+				cl.calm = 0 // the goroutine waits for it: not back to the loop yet
 				release()
 				if cl.onLoop {
+					if bs.onLoop {
+						cl.loopBlk = bs
+						return turnBlock
+					}
 					cl.hand.blk = bs
 					return turnHandoff
 				}
@@ -342,7 +360,7 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 			}
 			if len(cl.w.B) >= flushAt {
 				if release() {
-					return turnHandoff
+					return cl.parkTurn()
 				}
 				if t, done := cl.flushTurn(); done {
 					return t
@@ -350,7 +368,7 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 			}
 		}
 		if cl.locked && release() {
-			return turnHandoff
+			return cl.parkTurn()
 		}
 		if s.down.Load() {
 			// the server is going away (SHUTDOWN): as Redis's exit, what
@@ -485,9 +503,12 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		s.countRejected(argv)
 		return nil
 	}
-	if cl.onLoop && runsOffLoop(cl, cmd) {
-		cl.offArgv = argv
-		return nil
+	if cl.lc != nil && runsOffLoop(cl, cmd) {
+		if cl.onLoop {
+			cl.offArgv = argv
+			return nil
+		}
+		cl.calm = 0 // a script client stays in its goroutine (calmBatches)
 	}
 	// Redis's processCommand order: the protected check, authentication,
 	// ACL, then memory

@@ -14,18 +14,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"limitdb/engine"
+	"limitdb/resp"
 )
 
 // Event loops (io-model loop): plain-TCP connections are served by a few
 // goroutines each waiting on its own epoll set, as Redis's event loop
 // serves its clients: every turn reads each ready socket once, runs the
 // complete requests it holds and writes their replies with one write(2).
-// A connection leaves its loop for a goroutine of its own whenever it
-// must wait (see DESIGN.md, "Event loops"): its batch's commit (parked:
-// a goroutine waits for the ticket, writes the replies and gives the
-// connection back), a blocking command, Pub/Sub, output the kernel did
-// not take, a close after the replies, a follower's forwarding. Such a
-// connection goes back to its loop when it is simple again.
+// A batch whose commit has not arrived is parked on the loop: its
+// replies wait, unsent, and the node's settled hook wakes the loop, which
+// writes them in its write pass (park, unparkSettled). A connection
+// leaves its loop for a goroutine of its own whenever it must wait
+// otherwise (see DESIGN.md, "Event loops"): a blocking command, Pub/Sub,
+// a script, output the kernel did not take, a close after the replies, a
+// follower's forwarding. Such a connection goes back to its loop when it
+// is simple again.
 
 // errWouldBlock: a loop connection's socket has no input now.
 var errWouldBlock = errors.New("would block")
@@ -293,12 +296,28 @@ type evLoop struct {
 	// writes: connections whose replies wait for the turn's end (loop
 	// goroutine only)
 	writes []*client
+	// parked: connections whose batch's replies wait for its commit
+	// (loop goroutine only); parkedN their count, read by the commit
+	// side (settled) to know whether to wake the loop
+	parked  []*client
+	settled []*client
+	parkedN atomic.Int32
+	// answers: blocked connections of this loop whose answer is in their
+	// blockState (endBlock): local when the answerer ran on this loop,
+	// else handed in under mu (mu.answers) with a wake-up
+	answers []*client
+	// polled: this turn's poll of the parked connections has begun;
+	// repoll: one parked after it, whose commit may have landed before
+	// parkedN counted it (the commit side did not wake the loop), so the
+	// next wait does not sleep
+	polled, repoll bool
 
 	mu      sync.Mutex
 	adopts  []*client
 	kills   []*client
-	stopped bool // the server closed
-	exited  bool // run returned: the descriptors are closed
+	handed  []*client // answered blocked connections (answered)
+	stopped bool      // the server closed
+	exited  bool      // run returned: the descriptors are closed
 }
 
 // loopFor returns the loop a new connection joins (round robin), starting
@@ -316,6 +335,9 @@ func (s *Server) loopFor() *evLoop {
 				break
 			}
 			s.loops = append(s.loops, lp)
+		}
+		if s.node != nil && len(s.loops) != 0 {
+			s.node.OnSettled(s.settled)
 		}
 	})
 	if len(s.loops) == 0 {
@@ -412,7 +434,12 @@ func (s *Server) dropLoopClient(cl *client) {
 func (lp *evLoop) run() {
 	events := make([]unix.EpollEvent, 256)
 	for {
-		n, err := unix.EpollWait(lp.ep, events, -1)
+		wait := -1
+		if lp.repoll {
+			wait = 0 // a connection parked after the turn's poll
+		}
+		lp.repoll, lp.polled = false, false
+		n, err := unix.EpollWait(lp.ep, events, wait)
 		if err != nil && err != unix.EINTR {
 			lp.s.log.Warn("io-model loop: epoll_wait: " + err.Error())
 			time.Sleep(time.Millisecond)
@@ -428,12 +455,21 @@ func (lp *evLoop) run() {
 				lp.serve(cl)
 			}
 		}
-		lp.writeAll()
 		if woken && lp.service() {
 			unix.Close(lp.ep)
 			unix.Close(lp.efd)
 			return
 		}
+		if len(lp.answers) != 0 {
+			lp.takeAnswers()
+		}
+		if len(lp.parked) != 0 {
+			lp.unparkSettled()
+			if len(lp.answers) != 0 {
+				lp.takeAnswers() // of connections unparked just now
+			}
+		}
+		lp.writeAll()
 	}
 }
 
@@ -445,6 +481,9 @@ func (lp *evLoop) service() bool {
 	lp.mu.Lock()
 	adopts, kills := lp.adopts, lp.kills
 	lp.adopts, lp.kills = nil, nil
+	lp.answers = append(lp.answers, lp.handed...)
+	clear(lp.handed)
+	lp.handed = lp.handed[:0]
 	lp.mu.Unlock()
 	for _, cl := range adopts {
 		lc := cl.lc
@@ -498,6 +537,21 @@ func (lp *evLoop) serve(cl *client) {
 			s.dropLoopClient(cl)
 		}
 	}()
+	if cl.parked {
+		// input while its replies wait for their commit: not read until
+		// they are sent (Redis's order: replies in request order, and a
+		// client that pipelines past them is not served ahead of them);
+		// the socket leaves the epoll set's interest until then
+		if !cl.disarmed {
+			cl.disarmed = true
+			unix.EpollCtl(lp.ep, unix.EPOLL_CTL_MOD, int(fd), &unix.EpollEvent{Fd: fd})
+		}
+		return
+	}
+	if cl.loopBlk != nil {
+		lp.readBlocked(cl)
+		return
+	}
 	cl.onLoop = true
 	t := turnAgain
 	if s.node != nil && !s.node.Serving() {
@@ -517,7 +571,207 @@ func (lp *evLoop) serve(cl *client) {
 		s.dropLoopClient(cl)
 	case turnHandoff:
 		lp.handoff(cl)
+	case turnPark:
+		lp.park(cl)
+	case turnBlock:
+		cl.onLoop = false
+		if cl.hand.parked {
+			lp.park(cl) // the replies before the blocking command
+		} else if len(cl.w.B) != 0 {
+			lp.writes = append(lp.writes, cl)
+		}
 	}
+}
+
+// readBlocked reads the input of a client blocked on the loop: kept in
+// its query buffer and run after the answer, as Redis does; a read error
+// means the client went away (its waiter is dropped: dropClient).
+func (lp *evLoop) readBlocked(cl *client) {
+	s := lp.s
+	inBefore := cl.rd.Buffered()
+	err := cl.rd.Fill()
+	s.stats.netInput.Add(int64(cl.rd.Buffered() - inBefore))
+	if err == nil || err == errWouldBlock {
+		return
+	}
+	if errors.Is(err, resp.ErrQueryBufferLimit) {
+		s.logQueryBufferClose(cl)
+	}
+	delete(lp.conns, cl.lc.lfd)
+	s.dropLoopClient(cl)
+}
+
+// unloopBlocked makes a client blocked on its loop one that its
+// goroutine waits for (waitBlocked), before it leaves the loop: an answer
+// given meanwhile stays in the blockState (done), where waitBlocked finds
+// it, and takeAnswers skips the client.
+func (s *Server) unloopBlocked(cl *client) {
+	s.door.Lock()
+	bs := cl.loopBlk
+	bs.onLoop = false
+	s.door.Unlock()
+	cl.loopBlk, cl.hand.blk = nil, bs
+}
+
+// answered hands the loop a client blocked on it whose answer is ready
+// (endBlock, the engine lock held). a is the client whose command
+// answered it: when it runs on this loop, so does this call, and the
+// loop takes the answer at its turn's end without a wake-up.
+func (lp *evLoop) answered(rc, a *client) {
+	if a != nil && a.onLoop && a.lc.lp == lp {
+		lp.answers = append(lp.answers, rc)
+		return
+	}
+	lp.mu.Lock()
+	if !lp.exited {
+		lp.handed = append(lp.handed, rc)
+		lp.wake()
+	}
+	lp.mu.Unlock()
+}
+
+// takeAnswers gives the answered blocked clients their answer: it joins
+// their replies and waits for its commit (parked) like a batch's, then
+// the requests read while they were blocked run. A client whose earlier
+// replies are still parked keeps its answer until they are sent; one to
+// run its command again elsewhere (reroute: this node stopped leading)
+// goes to a goroutine. Loop goroutine only.
+func (lp *evLoop) takeAnswers() {
+	s := lp.s
+	keep := 0
+	for i := 0; i < len(lp.answers); i++ { // serve may answer more
+		rc := lp.answers[i]
+		lp.answers[i] = nil
+		if lp.conns[rc.lc.lfd] != rc || rc.loopBlk == nil {
+			continue // dropped meanwhile
+		}
+		if rc.parked {
+			lp.answers[keep] = rc
+			keep++
+			continue
+		}
+		bs := rc.loopBlk
+		rc.loopBlk = nil
+		if bs.reroute || s.node != nil && !s.node.Serving() {
+			rc.hand.blk = bs
+			lp.handoff(rc) // waitBlocked finds it answered
+			continue
+		}
+		start := len(rc.w.B)
+		rc.w.B = append(rc.w.B, bs.out.B...)
+		rc.ticket = bs.ticket
+		rc.batchStart, rc.batchN = start, 1
+		freeBlockState(bs)
+		if rc.ticket != 0 {
+			rc.hand.parked = true
+			lp.park(rc) // unparkSettled polls it in this turn
+			continue
+		}
+		s.settleBatch(rc, false, nil)
+		rc.bs.resume = true
+		lp.serve(rc)
+	}
+	lp.answers = lp.answers[:keep]
+}
+
+// parkTurn is serveLoop's turn for a loop batch whose commit has not
+// arrived (release parked it): the loop keeps the connection, its
+// replies unsent (turnPark), unless its Pub/Sub follow-ups (batchDone
+// writes its and its receivers' pushes) need a goroutine.
+func (cl *client) parkTurn() turn {
+	if cl.ps != nil || cl.batchN >= deepBatch {
+		return turnHandoff
+	}
+	return turnPark
+}
+
+// deepBatch: a parked batch of at least this many commands (a deep
+// pipeline) waits for its commit in a goroutine, and the connection stays
+// there while such batches wait (calmBatches): with P=16 writes on the
+// loop, its one thread reading, running and writing every connection's
+// batch, SET/INCR/LPUSH/ZADD/MULTI ran at 0.69–0.81 of Redis's
+// throughput, against 0.77–0.93 in goroutines; at P=1 the loop wins.
+const deepBatch = 8
+
+// park keeps cl on the loop while its batch's replies wait for
+// cl.ticket: the commit side wakes the loop (settled), which sends them
+// in its write pass (unparkSettled). Against handing the connection to
+// a goroutine that waited for the commit (and the hysteresis that kept
+// write-heavy connections there), see DESIGN.md, "Event loops".
+func (lp *evLoop) park(cl *client) {
+	cl.onLoop = false
+	cl.parked = true
+	lp.parked = append(lp.parked, cl)
+	// before polling the ticket again: a commit that lands after the
+	// poll below sees parkedN and wakes the loop
+	lp.parkedN.Add(1)
+	lp.repoll = lp.repoll || lp.polled
+}
+
+// settled is the node's settled hook: it wakes the loops that have
+// parked connections (once per advance of the committed sequence).
+func (s *Server) settled() {
+	for _, lp := range s.loops {
+		if lp.parkedN.Load() != 0 {
+			lp.wake()
+		}
+	}
+}
+
+// unparkSettled ends the parked batches whose ticket's outcome is known:
+// their replies (or -UNCERTAIN for a lost ticket, settleBatch) join the
+// turn's writes, and what was read after them runs. Loop goroutine only.
+func (lp *evLoop) unparkSettled() {
+	s := lp.s
+	lp.polled = true
+	keep := lp.parked[:0]
+	for _, cl := range lp.parked {
+		if lp.conns[cl.lc.lfd] != cl { // dropped meanwhile
+			lp.parkedN.Add(-1)
+			continue
+		}
+		err, ok := s.node.Settled(cl.ticket)
+		if !ok {
+			keep = append(keep, cl)
+			continue
+		}
+		lp.parkedN.Add(-1)
+		cl.parked = false
+		if err != nil {
+			cl.hand.err = err
+		}
+		lp.settled = append(lp.settled, cl)
+	}
+	clear(lp.parked[len(keep):])
+	lp.parked = keep
+	for i, cl := range lp.settled {
+		lp.settled[i] = nil
+		h := cl.hand
+		cl.hand = handState{}
+		s.settleBatch(cl, h.moved, h.err)
+		if cl.disarmed {
+			cl.disarmed = false
+			fd := cl.lc.lfd
+			unix.EpollCtl(lp.ep, unix.EPOLL_CTL_MOD, int(fd), &unix.EpollEvent{Events: unix.EPOLLIN, Fd: fd})
+		}
+		if cl.closeNow {
+			lp.handoff(cl) // QUIT, a protocol error: nothing after it runs (resumeOff drains)
+			continue
+		}
+		if cl.loopBlk != nil {
+			// blocked after the batch: nothing more runs until its answer
+			if len(cl.w.B) != 0 {
+				lp.writes = append(lp.writes, cl)
+			}
+			continue
+		}
+		// what serveLoop does after a batch: the requests already read
+		// run (a batch cut at flushAt), the replies join the turn's
+		// writes, or the connection leaves (closing, no longer loopable)
+		cl.bs.resume = true
+		lp.serve(cl)
+	}
+	lp.settled = lp.settled[:0]
 }
 
 // writeAll writes the replies of the turn's connections, one write(2)
@@ -539,6 +793,9 @@ func (lp *evLoop) writeAll() {
 			lp.s.dropLoopClient(cl)
 		case cl.handFlush:
 			cl.handFlush = false
+			if cl.loopBlk != nil {
+				lp.s.unloopBlocked(cl)
+			}
 			lp.handoff(cl)
 		}
 	}
@@ -559,16 +816,15 @@ func (lp *evLoop) handoff(cl *client) {
 type handState struct {
 	parked bool        // its replies wait for cl.ticket (release)
 	moved  bool        // batchEnd moved them to the push buffer
+	err    error       // the parked ticket was lost (unparkSettled)
 	blk    *blockState // it blocked: waitBlocked follows the flush
 }
 
 // continueOff finishes, in a goroutine, what a loop connection could not
-// do on the loop (a parked batch's commit wait, a blocked command, …)
-// and goes on serving the connection (serveClient) until it is simple
-// again: loopable, and calmBatches batches in a row without a commit
-// wait. Giving a parked connection back to the loop after each commit
-// (epoll_ctl twice, a wake-up of the loop) ran SET and INCR at P=1 at
-// 0.77–0.80 of the goroutine model's throughput with 1.3 × its CPU.
+// do on the loop (the commit wait of a Pub/Sub client's batch, a blocked
+// command, …) and goes on serving the connection (serveClient) until it
+// is simple again: loopable, and calmBatches batches in a row that did
+// not need to leave the loop.
 func (s *Server) continueOff(cl *client) {
 	h := cl.hand
 	cl.hand = handState{}
@@ -604,8 +860,10 @@ func runsOffLoop(cl *client, cmd *engine.Command) bool {
 	return false
 }
 
-// calmBatches: batches in a row without a commit wait before a
-// connection served by a goroutine goes back to its loop.
+// calmBatches: batches in a row that did not need to leave the loop (no
+// script, no blocking command, no deep batch waiting for its commit) before a connection served by a goroutine
+// goes back to its loop: sending a script's client back after each batch
+// costs a dup, two epoll_ctl and a wake-up of the loop each way.
 const calmBatches = 16
 
 // loopable: nothing of the connection waits or is written by anyone

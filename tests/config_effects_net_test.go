@@ -263,7 +263,7 @@ func effectUnixSocketPerm(t *testing.T, c *Conn, addr, name string) {
 // effectIOModel: an unknown model is refused; connections accepted under
 // io-model loop are served by an event loop with the same behaviour: a
 // pipeline, a blocking pop answered by another client (the blocked client
-// leaves the loop and comes back), Pub/Sub, MULTI, CLIENT KILL; a
+// stays on the loop), Pub/Sub, MULTI, CLIENT KILL; a
 // connection accepted after goroutine is set again is served too.
 func effectIOModel(t *testing.T, _ *Conn, _, name string) {
 	addr, c := ownLimitdb(t)

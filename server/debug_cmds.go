@@ -119,6 +119,11 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 		cl.w.Status("OK")
 	case sub == "reload":
 		s.debugReload(cl, argv[2:])
+	case sub == "loadaof":
+		// limitdb's append-only file is its Raft log, whose replay gives
+		// back the state in memory: reloading that state is DEBUG RELOAD's
+		// in-memory reload
+		s.debugReload(cl, nil)
 	case sub == "set-active-expire" && len(argv) == 3:
 		s.activeExpireOff.Store(cAtoi(string(argv[2])) == 0)
 		cl.w.Status("OK")

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -260,36 +261,58 @@ func cAtoi(s string) int64 {
 
 const (
 	errReloadOption = "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
-	errReloadFile   = "ERR DEBUG RELOAD MERGE, NOFLUSH and NOSAVE need an RDB file; limitdb reloads in memory only"
 	errReloadLoad   = "ERR Error trying to load the RDB dump"
 )
 
-// debugReload: DEBUG RELOAD — Redis saves dump.rdb, empties the dataset
-// and loads the file back; limitdb does the same through a snapshot in
-// memory (engine.WriteSnapshot, ReloadSnapshot: values get the encodings
-// Redis's load gives them), with the engine lock held throughout, and
-// replies +OK. WATCHes on existing keys are dirtied, as
-// Redis's emptyData does. The options, which only make sense with a file,
-// are refused.
+// debugReload: DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] — Redis saves
+// dump.rdb, empties the dataset and loads the file back; limitdb does the
+// same through a snapshot in memory (engine.WriteSnapshot, ReloadSnapshot:
+// values get the encodings Redis's load gives them), kept as the
+// "saved" copy a later NOSAVE loads, with the engine lock held throughout,
+// and replies +OK. WATCHes on existing keys are dirtied, as Redis's
+// emptyData does. NOSAVE loads the copy the last DEBUG RELOAD kept (the
+// RDB file in dir when there is none); NOFLUSH adds the loaded keys and
+// function libraries to the current ones (engine.MergeSnapshot), where a
+// name on both sides fails the load unless MERGE.
 func (s *Server) debugReload(cl *client, opts [][]byte) {
+	var merge, noflush, nosave bool
 	for _, o := range opts {
 		switch strings.ToLower(string(o)) {
-		case "merge", "noflush", "nosave":
+		case "merge":
+			merge = true
+		case "noflush":
+			noflush = true
+		case "nosave":
+			nosave = true
 		default:
 			cl.w.Error(errReloadOption)
 			return
 		}
 	}
-	if len(opts) > 0 {
-		cl.w.Error(errReloadFile)
-		return
+	if !nosave {
+		var buf bytes.Buffer
+		if err := s.eng.WriteSnapshot(&buf); err != nil {
+			cl.w.Error("ERR " + err.Error())
+			return
+		}
+		s.reloadRDB = buf.Bytes()
 	}
-	var buf bytes.Buffer
-	if err := s.eng.WriteSnapshot(&buf); err != nil {
-		cl.w.Error("ERR " + err.Error())
-		return
+	src := s.reloadRDB
+	if src == nil {
+		var err error
+		if src, err = os.ReadFile(s.rdbPath()); err != nil {
+			s.log.Warn("DEBUG RELOAD NOSAVE: no saved data set", "err", err)
+			cl.w.Error(errReloadLoad)
+			return
+		}
 	}
-	if err := s.eng.ReloadSnapshot(&buf); err != nil {
+	var err error
+	if noflush {
+		err = s.eng.MergeSnapshot(bytes.NewReader(src), merge)
+	} else {
+		err = s.eng.ReloadSnapshot(bytes.NewReader(src))
+	}
+	if err != nil {
 		s.log.Warn("DEBUG RELOAD failed", "err", err)
 		cl.w.Error(errReloadLoad)
 		return

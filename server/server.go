@@ -55,6 +55,9 @@ type Server struct {
 	cfg  Config
 	eng  *engine.Engine
 	door *door.Door // the one way to the engine: its lock, its clock, every change
+	// reloadRDB is the data set the last DEBUG RELOAD saved (in memory),
+	// which DEBUG RELOAD NOSAVE loads; engine lock
+	reloadRDB []byte
 	node *cluster.Node
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock

@@ -117,11 +117,15 @@ var params = []*param{
 	// has no MODULE command whatever its value
 	{name: "enable-module-command", kind: pEnum, def: "no", enum: []string{"no", "yes", "local"}, immutable: true},
 	{name: "lua-memory-limit", kind: pMem, def: "268435456"}, // limitdb only: see commands.md
+	// the latency monitor's threshold (ms, 0: off) and the per-command
+	// histograms of LATENCY HISTOGRAM (latency.go)
+	{name: "latency-monitor-threshold", kind: pInt, def: "0", min: 0, max: 9223372036854775807},
+	{name: "latency-tracking", kind: pBool, def: "yes"},
 	// Redis 7.0 parameters limitdb accepts, checks and shows as Redis
 	// does but does not use (commands.md, "Inert parameters"): they tune
 	// replication, AOF rewriting, defragmentation, streams, client
-	// tracking or the latency monitor, which limitdb has not; clients and
-	// tools that set them keep working
+	// tracking or HyperLogLogs, which limitdb has not; clients and tools
+	// that set them keep working
 	{name: "repl-ping-replica-period", alias: "repl-ping-slave-period", kind: pInt, def: "10", min: 1, max: 2147483647},
 	{name: "repl-timeout", kind: pInt, def: "60", min: 1, max: 2147483647},
 	{name: "repl-backlog-size", kind: pMem, def: "1048576", min: 1, max: 9223372036854775807},
@@ -146,8 +150,6 @@ var params = []*param{
 	{name: "stream-node-max-bytes", kind: pMem, def: "4096", min: 0, max: 9223372036854775807},
 	{name: "hll-sparse-max-bytes", kind: pMem, def: "3000", min: 0, max: 9223372036854775807},
 	{name: "tracking-table-max-keys", kind: pInt, def: "1000000", min: 0, max: 9223372036854775807},
-	{name: "latency-monitor-threshold", kind: pInt, def: "0", min: 0, max: 9223372036854775807},
-	{name: "latency-tracking", kind: pBool, def: "yes"},
 	{name: "maxmemory-eviction-tenacity", kind: pInt, def: "10", min: 0, max: 100},
 	{name: "oom-score-adj", kind: pEnum, def: "no", enum: []string{"no", "yes", "relative", "absolute"}},
 	// limitdb's cluster (cluster/DESIGN.md), start-up settings

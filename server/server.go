@@ -58,7 +58,9 @@ type Server struct {
 	// reloadRDB is the data set the last DEBUG RELOAD saved (in memory),
 	// which DEBUG RELOAD NOSAVE loads; engine lock
 	reloadRDB []byte
-	node *cluster.Node
+	// latency is the latency monitor's events (latency.go); engine lock
+	latency map[string]*latencyEvent
+	node    *cluster.Node
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock
 	fwdClients map[fwdKey]*client
@@ -127,6 +129,10 @@ type serverStats struct {
 type cmdStat struct {
 	calls, usec, rejected, failed int64
 	ns                            int64 // time not yet counted in usec (< 1000)
+	fast                          bool  // the command is flagged fast (latency event name)
+	// hist counts the command's durations in power-of-two buckets from
+	// 1024 ns (LATENCY HISTOGRAM, latency.go)
+	hist [latencyBuckets]int64
 }
 
 // New returns a server over eng (a fresh engine when nil).
@@ -264,7 +270,9 @@ func (s *Server) cron() {
 			ctx := engine.Ctx{E: s.eng, Now: now, Pub: nodePub{s}}
 			found := 0
 			if !s.activeExpireOff.Load() && s.executes() {
+				t0 := door.Nanotime()
 				found = s.door.ActiveExpire(&ctx, 64)
+				s.latencySample("expire-cycle", (door.Nanotime()-t0)/1e6)
 			}
 			s.memCron(&ctx)
 			s.settleAsync() // expired and evicted keys' events

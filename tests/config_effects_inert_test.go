@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strings"
 	"testing"
 
 	"limitdb/server"
@@ -39,8 +40,6 @@ var inertParams = map[string][2]string{ // name: a value, the default
 	"stream-node-max-bytes":         {"100", "4096"},
 	"hll-sparse-max-bytes":          {"100", "3000"},
 	"tracking-table-max-keys":       {"10", "1000000"},
-	"latency-monitor-threshold":     {"200", "0"},
-	"latency-tracking":              {"no", "yes"},
 	"maxmemory-eviction-tenacity":   {"20", "10"},
 	"oom-score-adj":                 {"relative", "no"},
 }
@@ -55,6 +54,37 @@ func init() {
 	}
 	configEffects["enable-protected-configs"] = effectProtectedConfigs
 	configEffects["enable-module-command"] = effectInert
+	configEffects["latency-monitor-threshold"] = effectLatencyThreshold
+	configEffects["latency-tracking"] = effectLatencyTracking
+}
+
+// effectLatencyThreshold: a command slower than the threshold is a
+// "command" event of LATENCY LATEST; none without a threshold.
+func effectLatencyThreshold(t *testing.T, c *Conn, addr, name string) {
+	mustDo(t, c, "LATENCY", "RESET")
+	mustDo(t, c, "DEBUG", "SLEEP", "0.02")
+	expectDo(t, c, "*0\r\n", "LATENCY", "LATEST")
+	configSet(t, c, name, "10")
+	mustDo(t, c, "DEBUG", "SLEEP", "0.02")
+	if r := string(mustDo(t, c, "LATENCY", "LATEST")); !strings.HasPrefix(r, "*1\r\n*4\r\n$7\r\ncommand\r\n") {
+		t.Fatalf("LATENCY LATEST after a 20 ms command at threshold 10: %q", r)
+	}
+	configSet(t, c, name, "0")
+	mustDo(t, c, "LATENCY", "RESET")
+}
+
+// effectLatencyTracking: under no, commands add nothing to LATENCY
+// HISTOGRAM.
+func effectLatencyTracking(t *testing.T, c *Conn, addr, name string) {
+	configSet(t, c, name, "no")
+	mustDo(t, c, "CONFIG", "RESETSTAT")
+	mustDo(t, c, "PING")
+	expectDo(t, c, "*0\r\n", "LATENCY", "HISTOGRAM", "ping")
+	configSet(t, c, name, "yes")
+	mustDo(t, c, "PING")
+	if r := string(mustDo(t, c, "LATENCY", "HISTOGRAM", "ping")); !strings.HasPrefix(r, "*2\r\n$4\r\nping\r\n") {
+		t.Fatalf("LATENCY HISTOGRAM ping under yes: %q", r)
+	}
 }
 
 var inertAliases = map[string]string{

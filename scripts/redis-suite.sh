@@ -15,7 +15,7 @@
 #   OUT         where logs go (default: a new temp dir, printed)
 #   TAGS        --tags argument for runtest (default: none, every test the
 #               external mode allows)
-#   UNIT_TIMEOUT  seconds a unit file may run before it is stopped (600)
+#   UNIT_TIMEOUT  seconds a unit file may run before it is stopped (300)
 #   ONLY        redis | limitdb: run one side only
 #   LIMITDB_ARGS  extra limitdb arguments
 #
@@ -40,7 +40,7 @@ fi
 
 OUT=${OUT:-$(mktemp -d /tmp/redis-suite.XXXXXX)}
 mkdir -p "$OUT"
-UNIT_TIMEOUT=${UNIT_TIMEOUT:-600}
+UNIT_TIMEOUT=${UNIT_TIMEOUT:-300}
 TAGS=${TAGS:-}
 ONLY=${ONLY:-}
 
@@ -53,11 +53,13 @@ fi
 
 go build -o "$OUT/limitdb-server" ./cmd/limitdb || exit 1
 
-# free_port prints a loopback port nothing listens on
+# free_port LOW SPAN prints a loopback port in LOW..LOW+SPAN-1 nothing
+# listens on. The ranges stay below the kernel's ephemeral ports (32768
+# and up), which outgoing connections hold and a listener cannot bind.
 free_port() {
   local p
   while :; do
-    p=$((20000 + RANDOM % 30000))
+    p=$(($1 + RANDOM % $2))
     if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
       echo "$p"
       return
@@ -88,25 +90,33 @@ start_server() {
 run_unit() {
   local side=$1 unit=$2
   local log=$OUT/$side/${unit//\//_}.log
-  local dir port pid i flag=""
+  local dir port pid i try rc up="" flag=""
   dir=$(mktemp -d "$OUT/$side/srv.XXXXXX")
-  port=$(free_port)
-  pid=$(start_server "$side" "$port" "$dir")
-  for i in $(seq 100); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && break
-    sleep 0.1
+  for try in 1 2 3; do # another process may take the port first
+    port=$(free_port 10000 11000)
+    pid=$(start_server "$side" "$port" "$dir")
+    for i in $(seq 100); do
+      if redis-cli -p "$port" ping >/dev/null 2>&1; then
+        up=1
+        break
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    [ -n "$up" ] && break
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
   done
   # the runner's own listener takes a port below --baseport: another run
   # may have taken it meanwhile, then the unit is started again
-  local try rc
   for try in 1 2 3; do
     local args=(--host 127.0.0.1 --port "$port" --single "$unit" --clients 1
-      --timeout "$UNIT_TIMEOUT" --baseport "$(free_port)")
+      --timeout "$UNIT_TIMEOUT" --baseport "$(free_port 21100 11000)")
     [ -n "$TAGS" ] && args+=(--tags "$TAGS")
     (cd "$REDIS_SRC" && timeout -k 10 "$UNIT_TIMEOUT" tclsh8.6 tests/test_helper.tcl "${args[@]}") \
       >"$log" 2>&1
     rc=$?
-    grep -q "couldn't open socket" "$log" || break
+    grep -q "couldn't open socket: address already in use" "$log" || break
   done
   [ $rc -eq 124 ] && flag=T
   kill "$pid" 2>/dev/null

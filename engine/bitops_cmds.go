@@ -33,6 +33,21 @@ func strBytes(e *entry, tmp []byte) []byte {
 	return unsafe.Slice((*byte)(e.p), e.n)
 }
 
+// bitsOrZero is the string at key for a bit read (integers formatted
+// into tmp); a missing key replies :0 and WRONGTYPE its error, and both
+// return ok false.
+func (c *Ctx) bitsOrZero(key, tmp []byte) ([]byte, bool) {
+	e, ok := c.lookupString(key, true)
+	if !ok {
+		return nil, false
+	}
+	if e == nil {
+		c.W.Int(0)
+		return nil, false
+	}
+	return strBytes(e, tmp), true
+}
+
 // bitRange turns start/end (bytes or, with isBit, bits) into a byte range
 // of a string of n bytes and the masks of the edge bits outside a bit
 // range, as bitcountCommand and bitposCommand do.
@@ -82,16 +97,11 @@ func popcount(b []byte) (n int64) {
 // cmdBitCount: BITCOUNT key [start end [BYTE|BIT]] — the set bits in the
 // range; 0 for a missing key. Errors: ErrSyntax, ErrNotInt, WRONGTYPE.
 func cmdBitCount(c *Ctx, argv [][]byte) {
-	e, ok := c.lookupString(argv[1], true)
+	var tmp [24]byte
+	p, ok := c.bitsOrZero(argv[1], tmp[:])
 	if !ok {
 		return
 	}
-	if e == nil {
-		c.W.Int(0)
-		return
-	}
-	var tmp [24]byte
-	p := strBytes(e, tmp[:])
 	var start, end int64
 	var firstMask, lastMask byte
 	switch len(argv) {

@@ -75,7 +75,7 @@ func (r *syncReader) stream(rec []byte) ([]byte, bool) {
 	}
 	var out []byte
 	if h.DB != r.db {
-		out = appendCommand(out, []byte("SELECT"), strconv.AppendInt(nil, int64(h.DB), 10))
+		out = resp.AppendCommand(out, []byte("SELECT"), strconv.AppendInt(nil, int64(h.DB), 10))
 		r.db = h.DB
 	}
 	rd := resp.NewReader(bytes.NewReader(body))
@@ -94,24 +94,10 @@ func (r *syncReader) stream(rec []byte) ([]byte, bool) {
 					r.db = db
 				}
 			}
-			out = appendCommand(out, argv...)
+			out = resp.AppendCommand(out, argv...)
 		}
 	}
 	return out, true
-}
-
-func appendCommand(b []byte, argv ...[]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(argv)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range argv {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
 }
 
 // cmdSync: SYNC — the RDB payload as a bulk without its final CRLF, as

@@ -12,10 +12,7 @@ func (s *Server) chargeBatch(pend []*cmdStat, t0 int64) {
 		return
 	}
 	share := (door.Nanotime() - t0) / int64(len(pend))
-	// read once a batch: two map lookups and a parse per command showed
-	// in nothing, but the loop below is the hot path
-	tracking := s.conf.params["latency-tracking"] == "yes"
-	threshold := s.latencyThreshold()
+	tracking, threshold := s.latencyTracking, s.latencyMs
 	for _, st := range pend {
 		st.ns += share
 		if st.ns >= 1000 {

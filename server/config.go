@@ -411,6 +411,8 @@ func (s *Server) applyConfig() {
 	s.applyObuf(s.conf.params["client-output-buffer-limit"])
 	s.slow.slower, _ = strconv.ParseInt(s.conf.params["slowlog-log-slower-than"], 10, 64)
 	s.slow.maxLen, _ = strconv.ParseInt(s.conf.params["slowlog-max-len"], 10, 64)
+	s.latencyMs, _ = strconv.ParseInt(s.conf.params["latency-monitor-threshold"], 10, 64)
+	s.latencyTracking = s.conf.params["latency-tracking"] == "yes"
 	hz, _ := strconv.ParseInt(s.conf.params["hz"], 10, 64)
 	s.hz.Store(hz)
 	for _, p := range params {

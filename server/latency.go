@@ -61,16 +61,10 @@ func latencyBucket(d int64) int {
 	return min(bits.Len64(uint64(d-1)>>10), latencyBuckets-1)
 }
 
-// latencyThreshold is latency-monitor-threshold (ms; 0: off).
-func (s *Server) latencyThreshold() int64 {
-	th, _ := strconv.ParseInt(s.conf.params["latency-monitor-threshold"], 10, 64)
-	return th
-}
-
 // latencySample is latencyAddSampleIfNeeded: a sample of ms for event when
 // the threshold is set and reached. The engine lock is held.
 func (s *Server) latencySample(event string, ms int64) {
-	if th := s.latencyThreshold(); th > 0 && ms >= th {
+	if th := s.latencyMs; th > 0 && ms >= th {
 		s.latencyAdd(event, ms)
 	}
 }

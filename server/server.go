@@ -58,9 +58,13 @@ type Server struct {
 	// reloadRDB is the data set the last DEBUG RELOAD saved (in memory),
 	// which DEBUG RELOAD NOSAVE loads; engine lock
 	reloadRDB []byte
-	// latency is the latency monitor's events (latency.go); engine lock
-	latency map[string]*latencyEvent
-	node    *cluster.Node
+	// latency is the latency monitor's events (latency.go); latencyMs and
+	// latencyTracking are latency-monitor-threshold and latency-tracking
+	// (applyConfig); engine lock
+	latency         map[string]*latencyEvent
+	latencyMs       int64
+	latencyTracking bool
+	node            *cluster.Node
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock
 	fwdClients map[fwdKey]*client

@@ -63,6 +63,9 @@ func New(e *engine.Engine, log Log) *Door {
 // door not yet in use.
 func (d *Door) SetLog(log Log) { d.log = log }
 
+// Log returns the log (nil: none), for a caller that wraps it (SYNC).
+func (d *Door) Log() Log { return d.log }
+
 // Lock takes the engine lock. Everything that reads or changes the engine
 // holds it; only Door methods change it.
 func (d *Door) Lock() { d.sem <- struct{}{} }

@@ -83,20 +83,10 @@ func cmdGetBit(c *Ctx, argv [][]byte) {
 	if !ok {
 		return
 	}
-	e, ok := c.lookupString(argv[1], true)
+	var tmp [24]byte
+	s, ok := c.bitsOrZero(argv[1], tmp[:])
 	if !ok {
 		return
-	}
-	if e == nil {
-		c.W.Int(0)
-		return
-	}
-	var tmp [24]byte
-	var s []byte
-	if e.enc == encInt {
-		s = e.appendStr(tmp[:0])
-	} else {
-		s = unsafe.Slice((*byte)(e.p), e.n)
 	}
 	byteIdx := off >> 3
 	if byteIdx >= int64(len(s)) {

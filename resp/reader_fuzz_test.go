@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strconv"
 	"testing"
 )
 
@@ -53,17 +52,7 @@ func readAll(t testing.TB, data []byte, chunk int) ([][][]byte, error, int) {
 	}
 }
 
-func encode(req [][]byte) []byte {
-	b := []byte("*" + strconv.Itoa(len(req)) + "\r\n")
-	for _, a := range req {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
-}
+func encode(req [][]byte) []byte { return AppendCommand(nil, req...) }
 
 // FuzzReader: the reader never panics, never grows its buffer far beyond
 // the input it was given (a claimed length allocates nothing), splits at

@@ -221,3 +221,20 @@ func appendG(b []byte, f float64, prec int) []byte {
 	}
 	return strconv.AppendFloat(b, f, 'g', prec, 64)
 }
+
+// AppendCommand appends argv as a multibulk request (a RESP array of bulk
+// strings), the form commands take on the wire and in a replication
+// stream.
+func AppendCommand(b []byte, argv ...[]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(argv)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range argv {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}

@@ -8,10 +8,8 @@ import "strings"
 // Each parameter still accepts the value that describes what limitdb
 // does, which is also Redis's default.
 const (
-	errStartupOnly  = "limitdb sets it at start-up only (its Raft log and node are opened then)"
-	errNoLazyfree   = "limitdb does not free values lazily in Redis's sense (no lazyfreed_objects; Go's garbage collector frees them)"
-	errListNodes    = "limitdb lists are not made of listpack nodes"
-	errListCompress = "limitdb does not compress lists"
+	errStartupOnly = "limitdb sets it at start-up only (its Raft log and node are opened then)"
+	errNoLazyfree  = "limitdb does not free values lazily in Redis's sense (no lazyfreed_objects; Go's garbage collector frees them)"
 )
 
 // baseName is Redis's isValidDBfilename (dbfilename).

@@ -180,7 +180,11 @@ func cmdClientList(s *Server, cl *client, argv [][]byte) {
 			if ids != nil && !ids[c.id] || typ != "" && c.clientType() != typ {
 				continue
 			}
-			b = c.appendInfo(b, now, c == cl)
+			if c == cl {
+				b = c.appendInfoReq(b, now, true, requestLen(argv))
+			} else {
+				b = c.appendInfo(b, now, false)
+			}
 		}
 	}
 	cl.w.Verbatim(string(b))
@@ -188,7 +192,18 @@ func cmdClientList(s *Server, cl *client, argv [][]byte) {
 
 // cmdClientInfo: CLIENT INFO — this client's CLIENT LIST line.
 func cmdClientInfo(s *Server, cl *client, argv [][]byte) {
-	cl.w.Verbatim(string(cl.appendInfo(nil, time.Now(), true)))
+	cl.w.Verbatim(string(cl.appendInfoReq(nil, time.Now(), true, requestLen(argv))))
+}
+
+// requestLen is the size of argv as a multibulk request: Redis's qbuf
+// still holds the command being executed (the query buffer is trimmed
+// after it runs), so CLIENT LIST shows qbuf=26 for itself.
+func requestLen(argv [][]byte) int64 {
+	n := int64(len(strconv.Itoa(len(argv)))) + 3
+	for _, a := range argv {
+		n += int64(len(strconv.Itoa(len(a)))+3) + int64(len(a)) + 2
+	}
+	return n
 }
 
 // appendInfo appends the CLIENT LIST line of c with Redis 7.0's fields
@@ -198,6 +213,12 @@ func cmdClientInfo(s *Server, cl *client, argv [][]byte) {
 // goroutine, which touches them outside the engine lock; unsent replies
 // (oll, omem) for any client, from its output queue (output.go).
 func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
+	return c.appendInfoReq(b, now, self, 0)
+}
+
+// appendInfoReq is appendInfo for the calling client running a request
+// of req bytes, which its qbuf counts.
+func (c *client) appendInfoReq(b []byte, now time.Time, self bool, req int64) []byte {
 	str := func(k, v string) {
 		b = append(b, k...)
 		b = append(b, '=')
@@ -255,7 +276,7 @@ func (c *client) appendInfo(b []byte, now time.Time, self bool) []byte {
 	num("multi", multi)
 	var qbuf, obl, omem int64
 	if self {
-		qbuf, obl, omem = int64(c.rd.Buffered()), int64(len(c.w.B)), int64(cap(c.w.B))
+		qbuf, obl, omem = int64(c.rd.Buffered())+req, int64(len(c.w.B)), int64(cap(c.w.B))
 	}
 	num("qbuf", qbuf)
 	num("qbuf-free", 0)

@@ -12,11 +12,22 @@ func (s *Server) chargeBatch(pend []*cmdStat, t0 int64) {
 		return
 	}
 	share := (door.Nanotime() - t0) / int64(len(pend))
+	tracking, threshold := s.latencyTracking, s.latencyMs
 	for _, st := range pend {
 		st.ns += share
 		if st.ns >= 1000 {
 			st.usec += st.ns / 1000
 			st.ns %= 1000
+		}
+		if tracking {
+			st.hist[latencyBucket(share)]++
+		}
+		if threshold > 0 && share/1e6 >= threshold {
+			if st.fast {
+				s.latencyAdd("fast-command", share/1e6)
+			} else {
+				s.latencyAdd("command", share/1e6)
+			}
 		}
 	}
 }
@@ -32,7 +43,7 @@ func (s *Server) statOf(cmd *engine.Command) *cmdStat {
 	}
 	st := s.stats.cmdStats[cmd.Name]
 	if st == nil {
-		st = &cmdStat{}
+		st = &cmdStat{fast: cmd.Has(engine.FlagFast)}
 		s.stats.cmdStats[cmd.Name] = st
 	}
 	if cmd.ID >= len(s.stats.byID) {

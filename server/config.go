@@ -71,7 +71,9 @@ var params = []*param{
 	{name: "hz", kind: pInt, def: "10", min: 0, max: 2147483647, clampMin: 1, clampMax: 500},
 	{name: "port", kind: pInt, def: "6379", min: 0, max: 65535},
 	{name: "bind", kind: pString, def: "* -::*"},
-	{name: "dir", kind: pString, def: ".", protected: true},
+	// with enable-protected-configs CONFIG SET may name dir, but only its
+	// current value: the Raft log and the RDB file were opened in it
+	{name: "dir", kind: pString, def: ".", protected: true, startup: true},
 	{name: "loglevel", kind: pEnum, def: "notice", enum: []string{"debug", "verbose", "notice", "warning"}},
 	{name: "notify-keyspace-events", kind: pEvents, def: ""}, // notify.go
 	{name: "slowlog-log-slower-than", kind: pInt, def: "10000", min: -1, max: 9223372036854775807},
@@ -79,8 +81,11 @@ var params = []*param{
 	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 2147483647},
 	{name: "lazyfree-lazy-user-del", kind: pBool, def: "no", cannot: only("no", errNoLazyfree)},
 	{name: "appendfsync", kind: pEnum, def: "everysec", enum: []string{"always", "everysec", "no"}, startup: true},
-	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647, cannot: only("-2", errListNodes)},
-	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: 2147483647, cannot: only("0", errListCompress)},
+	// stored and shown: a limitdb list is one ring, not a quicklist of
+	// listpack nodes, so there is nothing to size or compress (Redis 7.0
+	// reports every list as quicklist whatever these say)
+	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: -2147483648, max: 2147483647},
+	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: 2147483647},
 	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
 	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: pMem, def: "64", max: 9223372036854775807},
 	{name: "set-max-intset-entries", kind: pInt, def: "512", min: 0, max: 9223372036854775807},
@@ -107,7 +112,46 @@ var params = []*param{
 	{name: "client-output-buffer-limit", kind: pObuf, def: obufDefault},
 	{name: "client-output-pause-size", kind: pMem, def: "67108864", min: 16384, max: 9223372036854775807},
 	{name: "enable-debug-command", kind: pEnum, def: "no", enum: []string{"no", "yes", "local"}, immutable: true},
+	{name: "enable-protected-configs", kind: pEnum, def: "no", enum: []string{"no", "yes", "local"}, immutable: true},
+	// accepted for redis.conf files and Redis's CI command line; limitdb
+	// has no MODULE command whatever its value
+	{name: "enable-module-command", kind: pEnum, def: "no", enum: []string{"no", "yes", "local"}, immutable: true},
 	{name: "lua-memory-limit", kind: pMem, def: "268435456"}, // limitdb only: see commands.md
+	// the latency monitor's threshold (ms, 0: off) and the per-command
+	// histograms of LATENCY HISTOGRAM (latency.go)
+	{name: "latency-monitor-threshold", kind: pInt, def: "0", min: 0, max: 9223372036854775807},
+	{name: "latency-tracking", kind: pBool, def: "yes"},
+	// Redis 7.0 parameters limitdb accepts, checks and shows as Redis
+	// does but does not use (commands.md, "Inert parameters"): they tune
+	// replication, AOF rewriting, defragmentation, streams, client
+	// tracking or HyperLogLogs, which limitdb has not; clients and tools
+	// that set them keep working
+	{name: "repl-ping-replica-period", alias: "repl-ping-slave-period", kind: pInt, def: "10", min: 1, max: 2147483647},
+	{name: "repl-timeout", kind: pInt, def: "60", min: 1, max: 2147483647},
+	{name: "repl-backlog-size", kind: pMem, def: "1048576", min: 1, max: 9223372036854775807},
+	{name: "masterauth", kind: pString, def: ""},
+	{name: "replica-serve-stale-data", alias: "slave-serve-stale-data", kind: pBool, def: "yes"},
+	{name: "replica-read-only", alias: "slave-read-only", kind: pBool, def: "yes"},
+	{name: "replica-lazy-flush", alias: "slave-lazy-flush", kind: pBool, def: "no"},
+	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: pInt, def: "0", min: 0, max: 2147483647},
+	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: pInt, def: "10", min: 0, max: 2147483647},
+	{name: "aof-use-rdb-preamble", kind: pBool, def: "yes"},
+	{name: "auto-aof-rewrite-percentage", kind: pInt, def: "100", min: 0, max: 2147483647},
+	{name: "rdb-key-save-delay", kind: pInt, def: "0", min: -2147483648, max: 2147483647},
+	{name: "key-load-delay", kind: pInt, def: "0", min: -2147483648, max: 2147483647},
+	{name: "activedefrag", kind: pBool, def: "no"},
+	{name: "active-defrag-ignore-bytes", kind: pMem, def: "104857600", min: 1, max: 9223372036854775807},
+	{name: "active-defrag-threshold-lower", kind: pInt, def: "10", min: 0, max: 1000},
+	{name: "active-defrag-threshold-upper", kind: pInt, def: "100", min: 0, max: 1000},
+	{name: "active-defrag-cycle-min", kind: pInt, def: "1", min: 1, max: 99},
+	{name: "active-defrag-cycle-max", kind: pInt, def: "25", min: 1, max: 99},
+	{name: "active-defrag-max-scan-fields", kind: pInt, def: "1000", min: 1, max: 9223372036854775807},
+	{name: "stream-node-max-entries", kind: pInt, def: "100", min: 0, max: 9223372036854775807},
+	{name: "stream-node-max-bytes", kind: pMem, def: "4096", min: 0, max: 9223372036854775807},
+	{name: "hll-sparse-max-bytes", kind: pMem, def: "3000", min: 0, max: 9223372036854775807},
+	{name: "tracking-table-max-keys", kind: pInt, def: "1000000", min: 0, max: 9223372036854775807},
+	{name: "maxmemory-eviction-tenacity", kind: pInt, def: "10", min: 0, max: 100},
+	{name: "oom-score-adj", kind: pEnum, def: "no", enum: []string{"no", "yes", "relative", "absolute"}},
 	// limitdb's cluster (cluster/DESIGN.md), start-up settings
 	{name: "node-id", kind: pString, def: "", immutable: true},
 	{name: "raft-addr", kind: pString, def: "", immutable: true},
@@ -316,7 +360,7 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			cl.w.Error(setFailed(name, "can't set immutable config"))
 			return
 		}
-		if p.protected {
+		if p.protected && !s.protectedAllowed(cl, "enable-protected-configs") {
 			cl.w.Error(setFailed(name, "can't set protected config"))
 			return
 		}
@@ -367,6 +411,8 @@ func (s *Server) applyConfig() {
 	s.applyObuf(s.conf.params["client-output-buffer-limit"])
 	s.slow.slower, _ = strconv.ParseInt(s.conf.params["slowlog-log-slower-than"], 10, 64)
 	s.slow.maxLen, _ = strconv.ParseInt(s.conf.params["slowlog-max-len"], 10, 64)
+	s.latencyMs, _ = strconv.ParseInt(s.conf.params["latency-monitor-threshold"], 10, 64)
+	s.latencyTracking = s.conf.params["latency-tracking"] == "yes"
 	hz, _ := strconv.ParseInt(s.conf.params["hz"], 10, 64)
 	s.hz.Store(hz)
 	for _, p := range params {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,13 @@ func (s *Server) SetDebugCommand(mode string) {
 // debugAllowed is Redis's allowProtectedAction for enable-debug-command.
 // The engine lock is held (the parameter table is read under it).
 func (s *Server) debugAllowed(cl *client) bool {
-	switch s.conf.params["enable-debug-command"] {
+	return s.protectedAllowed(cl, "enable-debug-command")
+}
+
+// protectedAllowed is Redis's allowProtectedAction: the no|yes|local
+// parameter name decides whether cl may take the protected action.
+func (s *Server) protectedAllowed(cl *client, name string) bool {
+	switch s.conf.params[name] {
 	case "yes":
 		return true
 	case "local":
@@ -62,6 +69,10 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 			"    Output a hex signature of the values of all the specified keys.",
 			"OBJECT <key>",
 			"    Show low level info about `key` and associated value.",
+			"PROTOCOL <type>",
+			"    Reply with a test value of the specified type. <type> can be: string,",
+			"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+			"    true, false.",
 			"RELOAD",
 			"    Snapshot the dataset and load it back in place (in memory: limitdb",
 			"    writes no dump.rdb here; the MERGE, NOFLUSH and NOSAVE options are not",
@@ -109,11 +120,86 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 		cl.w.Status("OK")
 	case sub == "reload":
 		s.debugReload(cl, argv[2:])
+	case sub == "loadaof":
+		// limitdb's append-only file is its Raft log, whose replay gives
+		// back the state in memory: reloading that state is DEBUG RELOAD's
+		// in-memory reload
+		s.debugReload(cl, nil)
 	case sub == "set-active-expire" && len(argv) == 3:
 		s.activeExpireOff.Store(cAtoi(string(argv[2])) == 0)
 		cl.w.Status("OK")
+	case sub == "protocol" && len(argv) == 3:
+		debugProtocol(cl, strings.ToLower(string(argv[2])))
+	case sub == "quicklist-packed-threshold" && len(argv) == 3:
+		// limitdb lists have no quicklist nodes to pack: the value is
+		// checked as Redis's quicklistisSetPackedThreshold does, and kept
+		// nowhere
+		if sz, ok := parseMemory(string(argv[2])); !ok || sz > 1<<32-1<<20 {
+			cl.w.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+			return
+		}
+		cl.w.OK()
+	case (sub == "pause-cron" || sub == "set-disable-deny-scripts") && len(argv) == 3,
+		sub == "replybuffer" && len(argv) == 4:
+		// accepted for Redis's test suite, no effect (commands.md, DEBUG)
+		cl.w.OK()
 	default:
 		cl.w.Error(subSyntaxErr(argv))
+	}
+}
+
+const errDebugProtocol = "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"
+
+// debugProtocol: DEBUG PROTOCOL <type> — one reply of each RESP3 type
+// (written in its RESP2 form to a RESP2 client), as Redis's debug.c.
+func debugProtocol(cl *client, name string) {
+	w := &cl.w
+	switch name {
+	case "string":
+		w.BulkString("Hello World")
+	case "integer":
+		w.Int(12345)
+	case "double":
+		w.Double(3.141)
+	case "bignum":
+		w.BigNumber("1234567999999999999999999999999999999")
+	case "null":
+		w.Null()
+	case "array", "set":
+		if name == "set" {
+			w.Set(3)
+		} else {
+			w.Array(3)
+		}
+		for j := int64(0); j < 3; j++ {
+			w.Int(j)
+		}
+	case "map":
+		w.Map(3)
+		for j := int64(0); j < 3; j++ {
+			w.Int(j)
+			w.Bool(j == 1)
+		}
+	case "attrib":
+		if w.Proto == 3 {
+			w.Raw([]byte("|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n"))
+		}
+		w.BulkString("Some real reply following the attribute")
+	case "push":
+		if w.Proto != 3 {
+			w.Error("ERR RESP2 is not supported by this command")
+			return
+		}
+		w.Push(2)
+		w.BulkString("server-cpu-usage")
+		w.Int(42)
+		w.BulkString("Some real reply following the push reply")
+	case "true", "false":
+		w.Bool(name == "true")
+	case "verbatim":
+		w.Verbatim("This is a verbatim\nstring")
+	default:
+		w.Error(errDebugProtocol)
 	}
 }
 
@@ -175,36 +261,58 @@ func cAtoi(s string) int64 {
 
 const (
 	errReloadOption = "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
-	errReloadFile   = "ERR DEBUG RELOAD MERGE, NOFLUSH and NOSAVE need an RDB file; limitdb reloads in memory only"
 	errReloadLoad   = "ERR Error trying to load the RDB dump"
 )
 
-// debugReload: DEBUG RELOAD — Redis saves dump.rdb, empties the dataset
-// and loads the file back; limitdb does the same through a snapshot in
-// memory (engine.WriteSnapshot, ReloadSnapshot: values get the encodings
-// Redis's load gives them), with the engine lock held throughout, and
-// replies +OK. WATCHes on existing keys are dirtied, as
-// Redis's emptyData does. The options, which only make sense with a file,
-// are refused.
+// debugReload: DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] — Redis saves
+// dump.rdb, empties the dataset and loads the file back; limitdb does the
+// same through a snapshot in memory (engine.WriteSnapshot, ReloadSnapshot:
+// values get the encodings Redis's load gives them), kept as the
+// "saved" copy a later NOSAVE loads, with the engine lock held throughout,
+// and replies +OK. WATCHes on existing keys are dirtied, as Redis's
+// emptyData does. NOSAVE loads the copy the last DEBUG RELOAD kept (the
+// RDB file in dir when there is none); NOFLUSH adds the loaded keys and
+// function libraries to the current ones (engine.MergeSnapshot), where a
+// name on both sides fails the load unless MERGE.
 func (s *Server) debugReload(cl *client, opts [][]byte) {
+	var merge, noflush, nosave bool
 	for _, o := range opts {
 		switch strings.ToLower(string(o)) {
-		case "merge", "noflush", "nosave":
+		case "merge":
+			merge = true
+		case "noflush":
+			noflush = true
+		case "nosave":
+			nosave = true
 		default:
 			cl.w.Error(errReloadOption)
 			return
 		}
 	}
-	if len(opts) > 0 {
-		cl.w.Error(errReloadFile)
-		return
+	if !nosave {
+		var buf bytes.Buffer
+		if err := s.eng.WriteSnapshot(&buf); err != nil {
+			cl.w.Error("ERR " + err.Error())
+			return
+		}
+		s.reloadRDB = buf.Bytes()
 	}
-	var buf bytes.Buffer
-	if err := s.eng.WriteSnapshot(&buf); err != nil {
-		cl.w.Error("ERR " + err.Error())
-		return
+	src := s.reloadRDB
+	if src == nil {
+		var err error
+		if src, err = os.ReadFile(s.rdbPath()); err != nil {
+			s.log.Warn("DEBUG RELOAD NOSAVE: no saved data set", "err", err)
+			cl.w.Error(errReloadLoad)
+			return
+		}
 	}
-	if err := s.eng.ReloadSnapshot(&buf); err != nil {
+	var err error
+	if noflush {
+		err = s.eng.MergeSnapshot(bytes.NewReader(src), merge)
+	} else {
+		err = s.eng.ReloadSnapshot(bytes.NewReader(src))
+	}
+	if err != nil {
 		s.log.Warn("DEBUG RELOAD failed", "err", err)
 		cl.w.Error(errReloadLoad)
 		return

@@ -273,11 +273,17 @@ func infoStats(s *Server, b []byte) []byte {
 	b = kv(b, "rejected_connections", s.stats.rejectedConns.Load())
 	b = kv(b, "expired_keys", s.eng.Stats.ExpiredKeys)
 	b = kv(b, "evicted_keys", s.eng.Stats.EvictedKeys)
+	b = kv(b, "evicted_clients", 0) // limitdb never evicts clients
 	b = kv(b, "keyspace_hits", s.eng.Stats.KeyspaceHits)
 	b = kv(b, "keyspace_misses", s.eng.Stats.KeyspaceMisses)
 	b = kv(b, "pubsub_channels", int64(len(s.ps.channels)))
 	b = kv(b, "pubsub_patterns", int64(len(s.ps.patterns)))
 	b = kv(b, "pubsubshard_channels", int64(len(s.ps.shard)))
+	// no child processes (saves and snapshots are goroutines) and no
+	// MIGRATE connections to cache
+	b = kv(b, "latest_fork_usec", 0)
+	b = kv(b, "total_forks", 0)
+	b = kv(b, "migrate_cached_sockets", 0)
 	b = kv(b, "unexpected_error_replies", 0)
 	b = kv(b, "total_error_replies", s.stats.totalErrorReply)
 	return b
@@ -304,7 +310,8 @@ func infoCPU(s *Server, b []byte) []byte {
 	b = strconv.AppendFloat(b, sys, 'f', 6, 64)
 	b = append(b, "\r\nused_cpu_user:"...)
 	b = strconv.AppendFloat(b, user, 'f', 6, 64)
-	return append(b, "\r\n"...)
+	// no child processes (saves are goroutines)
+	return append(b, "\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"...)
 }
 
 func infoCommandstats(s *Server, b []byte) []byte {

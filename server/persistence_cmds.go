@@ -14,6 +14,8 @@ func init() {
 		Summary: "Synchronously saves the database(s) to disk."}, cmdSave)
 	registerConn(&engine.Command{Name: "bgsave", Arity: -1, Flags: "admin noscript no_async_loading", Group: "server", Since: "1.0.0",
 		Summary: "Asynchronously saves the database(s) to disk."}, cmdBgsave)
+	registerConn(&engine.Command{Name: "bgrewriteaof", Arity: 1, Flags: "admin noscript no_async_loading", Group: "server", Since: "1.0.0",
+		Summary: "Asynchronously rewrites the append-only file to disk."}, cmdBgrewriteaof)
 	registerConn(&engine.Command{Name: "lastsave", Arity: 1, Flags: "loading stale fast", Group: "server", Since: "1.0.0",
 		Summary: "Returns the Unix timestamp of the last successful save to disk."}, cmdLastSave)
 }
@@ -66,4 +68,17 @@ func cmdBgsave(s *Server, cl *client, argv [][]byte) {
 // start time before the first, as in Redis).
 func cmdLastSave(s *Server, cl *client, argv [][]byte) {
 	cl.w.Int(s.rdb.lastSave)
+}
+
+// cmdBgrewriteaof: BGREWRITEAOF — limitdb's append-only file is its Raft
+// log, and rewriting it is compacting it: a durable node takes a Raft
+// snapshot in the background, as after SAVE; without a log there is
+// nothing to rewrite. Either way the reply is Redis's
+// +Background append only file rewriting started (INFO's
+// aof_rewrite_in_progress stays 0: the snapshot does not hold up clients).
+func cmdBgrewriteaof(s *Server, cl *client, argv [][]byte) {
+	if s.node != nil {
+		go s.raftSnapshot() // it takes the engine lock this command holds
+	}
+	cl.w.Status("Background append only file rewriting started")
 }

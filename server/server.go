@@ -55,7 +55,16 @@ type Server struct {
 	cfg  Config
 	eng  *engine.Engine
 	door *door.Door // the one way to the engine: its lock, its clock, every change
-	node *cluster.Node
+	// reloadRDB is the data set the last DEBUG RELOAD saved (in memory),
+	// which DEBUG RELOAD NOSAVE loads; engine lock
+	reloadRDB []byte
+	// latency is the latency monitor's events (latency.go); latencyMs and
+	// latencyTracking are latency-monitor-threshold and latency-tracking
+	// (applyConfig); engine lock
+	latency         map[string]*latencyEvent
+	latencyMs       int64
+	latencyTracking bool
+	node            *cluster.Node
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock
 	fwdClients map[fwdKey]*client
@@ -124,6 +133,10 @@ type serverStats struct {
 type cmdStat struct {
 	calls, usec, rejected, failed int64
 	ns                            int64 // time not yet counted in usec (< 1000)
+	fast                          bool  // the command is flagged fast (latency event name)
+	// hist counts the command's durations in power-of-two buckets from
+	// 1024 ns (LATENCY HISTOGRAM, latency.go)
+	hist [latencyBuckets]int64
 }
 
 // New returns a server over eng (a fresh engine when nil).
@@ -261,7 +274,9 @@ func (s *Server) cron() {
 			ctx := engine.Ctx{E: s.eng, Now: now, Pub: nodePub{s}}
 			found := 0
 			if !s.activeExpireOff.Load() && s.executes() {
+				t0 := door.Nanotime()
 				found = s.door.ActiveExpire(&ctx, 64)
+				s.latencySample("expire-cycle", (door.Nanotime()-t0)/1e6)
 			}
 			s.memCron(&ctx)
 			s.settleAsync() // expired and evicted keys' events

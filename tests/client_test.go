@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,22 @@ func TestClientInfoFields(t *testing.T) {
 	want := strings.Join(append(ref, "lib-name", "lib-ver"), " ")
 	if got := strings.Join(cand, " "); got != want {
 		t.Fatalf("CLIENT INFO fields\n  limitdb: %s\n  want:    %s", got, want)
+	}
+}
+
+// TestClientQbufSelf: the calling client's qbuf counts the CLIENT LIST or
+// CLIENT INFO request it is running, as Redis's (its query buffer is
+// trimmed after the command): Redis's introspection suite expects qbuf=26.
+func TestClientQbufSelf(t *testing.T) {
+	p := dialPair(t, 2)
+	defer p.ref.Close()
+	defer p.cand.Close()
+	qbuf := regexp.MustCompile(`qbuf=\d+ `)
+	for _, cmd := range [][]string{{"CLIENT", "INFO"}, {"client", "info"}} {
+		want := qbuf.FindString(string(mustDo(t, p.ref, cmd...)))
+		got := qbuf.FindString(string(mustDo(t, p.cand, cmd...)))
+		if want == "" || got != want {
+			t.Fatalf("%q: limitdb %q, redis %q", cmd, got, want)
+		}
 	}
 }

@@ -258,3 +258,30 @@ func TestDebugDigestStrict(t *testing.T) {
 		t.Fatalf("DIGEST %s %s, DIGEST-STRICT %s %s", d1, d2, s1, s2)
 	}
 }
+
+// TestDebugProtocolPush: DEBUG PROTOCOL push under RESP3 sends a push
+// message and then a reply, as Redis (the scenarios read one reply per
+// command, and the AOF-writing redis of TestBlockingEffects has no DEBUG).
+func TestDebugProtocolPush(t *testing.T) {
+	p := dialPair(t, 3)
+	defer p.ref.Close()
+	defer p.cand.Close()
+	for _, c := range []*Conn{p.ref, p.cand} {
+		if err := c.Send(Encode("DEBUG", "PROTOCOL", "push")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		want, err := p.ref.ReadReply()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.cand.ReadReply()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("reply %d: limitdb %q, redis %q", i+1, got, want)
+		}
+	}
+}

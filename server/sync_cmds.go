@@ -1,0 +1,142 @@
+package server
+
+import (
+	"bytes"
+	"net"
+	"strconv"
+
+	"limitdb/door"
+	"limitdb/engine"
+	"limitdb/resp"
+)
+
+// SYNC: the old replication handshake, enough for a client that reads
+// Redis's replication stream (Redis's test suite attaches to it to check
+// what a command propagates): the data set as an RDB bulk, then every
+// unit's effects as the door records them (the effect stream is Redis's
+// propagation, engine/effects.go), with SELECT where the database
+// changes. limitdb has no replicas: nothing is acknowledged, no PINGs are
+// sent, and a connection that stops reading is dropped.
+var syncCmd = &engine.Command{Name: "sync", Arity: 1, Flags: "admin noscript no_async_loading no_multi", Group: "server", Since: "1.0.0", Summary: "Internal command used for replication"}
+
+func init() {
+	registerConn(syncCmd, cmdSync)
+}
+
+// syncBacklog bounds the records queued for one SYNC reader: one that
+// falls further behind is dropped, as Redis drops a replica past its
+// output buffer limit.
+const syncBacklog = 4096
+
+// syncTee is the door's log while SYNC readers exist: each record goes to
+// the log it wraps (the cluster's proposer, or none) and to every reader.
+// Its fields are guarded by the engine lock (Append runs under it).
+type syncTee struct {
+	inner   door.Log
+	readers map[*syncReader]struct{}
+}
+
+type syncReader struct {
+	ch chan []byte
+	db int // the reader's selected database; -1 before the first SELECT
+}
+
+// Append is door.Log's.
+func (t *syncTee) Append(rec []byte) {
+	if t.inner != nil {
+		t.inner.Append(rec)
+	}
+	for r := range t.readers {
+		out, ok := r.stream(rec)
+		if !ok || len(out) == 0 {
+			continue
+		}
+		select {
+		case r.ch <- out:
+		default: // too far behind: its writer closes the connection
+			delete(t.readers, r)
+			close(r.ch)
+		}
+	}
+}
+
+// limitdbOnly names the effects Redis does not propagate (the script cache
+// and settings limitdb replicates, its native limiters' RL.SET): a
+// replication stream reader expects Redis's.
+var limitdbOnly = map[string]bool{"script": true, "config": true, "acl": true, "rl.set": true}
+
+// stream turns a record into the bytes a reader gets: SELECT when the
+// record's database is not the reader's, then its commands without the
+// limitdb-only ones.
+func (r *syncReader) stream(rec []byte) ([]byte, bool) {
+	h, body, err := engine.ParseRecordHeader(rec)
+	if err != nil {
+		return nil, false
+	}
+	var out []byte
+	if h.DB != r.db {
+		out = resp.AppendCommand(out, []byte("SELECT"), strconv.AppendInt(nil, int64(h.DB), 10))
+		r.db = h.DB
+	}
+	rd := resp.NewReader(bytes.NewReader(body))
+	for rd.Fill() == nil {
+		for {
+			argv, err := rd.Next()
+			if err != nil || argv == nil {
+				break
+			}
+			name := string(bytes.ToLower(argv[0]))
+			if limitdbOnly[name] {
+				continue
+			}
+			if name == "select" && len(argv) == 2 {
+				if db, err := strconv.Atoi(string(argv[1])); err == nil {
+					r.db = db
+				}
+			}
+			out = resp.AppendCommand(out, argv...)
+		}
+	}
+	return out, true
+}
+
+// cmdSync: SYNC — the RDB payload as a bulk without its final CRLF, as
+// Redis sends it, then the stream. The engine lock is held: the snapshot
+// and the reader's registration see the same state, so the stream starts
+// exactly after it.
+func cmdSync(s *Server, cl *client, argv [][]byte) {
+	var rdb bytes.Buffer
+	if err := s.eng.WriteSnapshot(&rdb); err != nil {
+		cl.w.Error("ERR " + err.Error())
+		return
+	}
+	t, ok := s.door.Log().(*syncTee)
+	if !ok {
+		t = &syncTee{inner: s.door.Log(), readers: map[*syncReader]struct{}{}}
+		s.door.SetLog(t)
+	}
+	r := &syncReader{ch: make(chan []byte, syncBacklog), db: -1}
+	head := append([]byte{'$'}, strconv.Itoa(rdb.Len())...)
+	r.ch <- append(append(head, '\r', '\n'), rdb.Bytes()...)
+	t.readers[r] = struct{}{}
+	go s.syncWriter(cl.nc, t, r)
+}
+
+// syncWriter writes a reader's queue to its connection (off the engine
+// lock) until the connection fails or the reader is dropped.
+func (s *Server) syncWriter(nc net.Conn, t *syncTee, r *syncReader) {
+	for b := range r.ch {
+		if _, err := nc.Write(b); err != nil {
+			s.door.Lock()
+			if _, ok := t.readers[r]; ok {
+				delete(t.readers, r)
+				close(r.ch)
+			}
+			s.door.Unlock()
+			for range r.ch {
+			}
+			break
+		}
+	}
+	nc.Close()
+}

@@ -1,0 +1,133 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+
+	"limitdb/server"
+)
+
+// Parameters limitdb accepts and shows but does not use (commands.md,
+// "Inert parameters"): their effect test checks that CONFIG SET takes a
+// valid value, CONFIG GET shows it, and the default comes back. Their
+// validation is compared with redis-server's by the scenario
+// server/config_inert.txt.
+var inertParams = map[string][2]string{ // name: a value, the default
+	"list-max-listpack-size":        {"4", "-2"},
+	"list-max-ziplist-size":         {"4", "-2"},
+	"list-compress-depth":           {"1", "0"},
+	"repl-ping-replica-period":      {"3600", "10"},
+	"repl-timeout":                  {"5", "60"},
+	"repl-backlog-size":             {"2048", "1048576"},
+	"masterauth":                    {"pw", ""},
+	"replica-serve-stale-data":      {"no", "yes"},
+	"replica-read-only":             {"no", "yes"},
+	"replica-lazy-flush":            {"yes", "no"},
+	"min-replicas-to-write":         {"1", "0"},
+	"min-replicas-max-lag":          {"5", "10"},
+	"aof-use-rdb-preamble":          {"no", "yes"},
+	"auto-aof-rewrite-percentage":   {"50", "100"},
+	"rdb-key-save-delay":            {"100", "0"},
+	"key-load-delay":                {"-10", "0"},
+	"activedefrag":                  {"yes", "no"},
+	"active-defrag-ignore-bytes":    {"1024", "104857600"},
+	"active-defrag-threshold-lower": {"5", "10"},
+	"active-defrag-threshold-upper": {"50", "100"},
+	"active-defrag-cycle-min":       {"2", "1"},
+	"active-defrag-cycle-max":       {"50", "25"},
+	"active-defrag-max-scan-fields": {"10", "1000"},
+	"stream-node-max-entries":       {"10", "100"},
+	"stream-node-max-bytes":         {"100", "4096"},
+	"hll-sparse-max-bytes":          {"100", "3000"},
+	"tracking-table-max-keys":       {"10", "1000000"},
+	"maxmemory-eviction-tenacity":   {"20", "10"},
+	"oom-score-adj":                 {"relative", "no"},
+}
+
+func init() {
+	for name := range inertParams {
+		configEffects[name] = effectInert
+	}
+	// the aliases CONFIG GET * lists as names of their own
+	for _, alias := range []string{"repl-ping-slave-period", "slave-serve-stale-data", "slave-read-only", "slave-lazy-flush", "min-slaves-to-write", "min-slaves-max-lag"} {
+		configEffects[alias] = effectInert
+	}
+	configEffects["enable-protected-configs"] = effectProtectedConfigs
+	configEffects["enable-module-command"] = effectInert
+	configEffects["latency-monitor-threshold"] = effectLatencyThreshold
+	configEffects["latency-tracking"] = effectLatencyTracking
+}
+
+// effectLatencyThreshold: a command slower than the threshold is a
+// "command" event of LATENCY LATEST; none without a threshold.
+func effectLatencyThreshold(t *testing.T, c *Conn, addr, name string) {
+	mustDo(t, c, "LATENCY", "RESET")
+	mustDo(t, c, "DEBUG", "SLEEP", "0.02")
+	expectDo(t, c, "*0\r\n", "LATENCY", "LATEST")
+	configSet(t, c, name, "10")
+	mustDo(t, c, "DEBUG", "SLEEP", "0.02")
+	if r := string(mustDo(t, c, "LATENCY", "LATEST")); !strings.HasPrefix(r, "*1\r\n*4\r\n$7\r\ncommand\r\n") {
+		t.Fatalf("LATENCY LATEST after a 20 ms command at threshold 10: %q", r)
+	}
+	configSet(t, c, name, "0")
+	mustDo(t, c, "LATENCY", "RESET")
+}
+
+// effectLatencyTracking: under no, commands add nothing to LATENCY
+// HISTOGRAM.
+func effectLatencyTracking(t *testing.T, c *Conn, addr, name string) {
+	configSet(t, c, name, "no")
+	mustDo(t, c, "CONFIG", "RESETSTAT")
+	mustDo(t, c, "PING")
+	expectDo(t, c, "*0\r\n", "LATENCY", "HISTOGRAM", "ping")
+	configSet(t, c, name, "yes")
+	mustDo(t, c, "PING")
+	if r := string(mustDo(t, c, "LATENCY", "HISTOGRAM", "ping")); !strings.HasPrefix(r, "*2\r\n$4\r\nping\r\n") {
+		t.Fatalf("LATENCY HISTOGRAM ping under yes: %q", r)
+	}
+}
+
+var inertAliases = map[string]string{
+	"repl-ping-slave-period": "repl-ping-replica-period",
+	"slave-serve-stale-data": "replica-serve-stale-data",
+	"slave-read-only":        "replica-read-only",
+	"slave-lazy-flush":       "replica-lazy-flush",
+	"min-slaves-to-write":    "min-replicas-to-write",
+	"min-slaves-max-lag":     "min-replicas-max-lag",
+}
+
+// effectInert: the value is stored and shown, the default restored;
+// enable-module-command is immutable (limitdb has no MODULE command).
+func effectInert(t *testing.T, c *Conn, addr, name string) {
+	if name == "enable-module-command" {
+		refusedWith("yes", "can't set immutable config")(t, c, addr, name)
+		return
+	}
+	vals, ok := inertParams[name]
+	if !ok {
+		vals = inertParams[inertAliases[name]]
+	}
+	configSet(t, c, name, vals[0])
+	if got := mustDoValue(t, c, "CONFIG", "GET", name).([]any); len(got) != 2 || got[1] != vals[0] {
+		t.Fatalf("CONFIG GET %s after setting %q: %v", name, vals[0], got)
+	}
+	configSet(t, c, name, vals[1])
+}
+
+// effectProtectedConfigs: under the default (no) CONFIG SET refuses the
+// protected parameters; a server started with yes sets dbfilename, and
+// dir only to its current value (the Raft log and RDB file live there).
+func effectProtectedConfigs(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("x.rdb", "can't set protected config")(t, c, addr, "dbfilename")
+	refusedWith("yes", "can't set immutable config")(t, c, addr, name)
+	dir := t.TempDir()
+	srv := startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-protected-configs", "yes", "--dir", dir)
+	c2, err := Dial(srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	configSet(t, c2, "dbfilename", "other.rdb")
+	configSet(t, c2, "dbfilename", "dump.rdb")
+	refusedWith("/tmp", "limitdb sets it at start-up only")(t, c2, addr, "dir")
+}

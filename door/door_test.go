@@ -15,7 +15,7 @@ import (
 // commands joined by " | ".
 type sink struct{ recs []string }
 
-func (s *sink) Append(rec []byte) {
+func (s *sink) add(rec []byte) {
 	h, body, err := engine.ParseRecordHeader(rec)
 	if err != nil {
 		panic(err)
@@ -58,7 +58,7 @@ type fixture struct {
 func newFixture() *fixture {
 	e := engine.New()
 	log := &sink{}
-	d := New(e, log)
+	d := New(e, Records(log.add))
 	c := &engine.Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1_000_000}
 	return &fixture{d, c, log}
 }

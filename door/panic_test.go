@@ -23,7 +23,7 @@ func init() {
 // replica applies every record to a second engine.
 type replica struct{ e *engine.Engine }
 
-func (r *replica) Append(rec []byte) {
+func (r *replica) add(rec []byte) {
 	if err := r.e.Apply(rec); err != nil {
 		panic(err)
 	}
@@ -34,7 +34,7 @@ func (r *replica) Append(rec []byte) {
 // and replica with the same strict digest (the key is resynchronised).
 func TestPanicKeepsReplicaInStep(t *testing.T) {
 	a, b := engine.New(), engine.New()
-	d := New(a, &replica{b})
+	d := New(a, Records((&replica{b}).add))
 	c := &engine.Ctx{E: a, DB: a.DBs[0], W: resp.NewWriter(), Now: 1_000_000}
 	d.Lock()
 	defer d.Unlock()

@@ -578,7 +578,7 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	cl.cur, cl.curBefore = cmd, before // for containPanic
 	var t0 int64
 	if s.slowTimed(cmd) {
-		t0 = door.Nanotime()
+		t0 = s.slowStart()
 	}
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
@@ -602,7 +602,7 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 		}
 	}
 	if t0 != 0 {
-		s.slowlogPush(cl, argv, door.Nanotime()-t0)
+		s.slowEnd(cl, argv, t0)
 	}
 	cl.cur = nil
 	st := s.statOf(cmd)

@@ -28,12 +28,14 @@ func init() {
 // output buffer limit.
 const syncBacklog = 4096
 
-// syncTee is the door's log while SYNC readers exist: each record goes to
-// the log it wraps (the cluster's proposer, or none) and to every reader.
-// Its fields are guarded by the engine lock (Append runs under it).
+// syncTee is the door's log while SYNC readers exist: each unit's effects
+// go to the log it wraps (the cluster's proposer, or none) and, encoded
+// as a record, to every reader. Its fields are guarded by the engine lock
+// (Record and Flush run under it).
 type syncTee struct {
 	inner   door.Log
 	readers map[*syncReader]struct{}
+	rec     []byte // the record being sent (reused)
 }
 
 type syncReader struct {
@@ -41,13 +43,17 @@ type syncReader struct {
 	db int // the reader's selected database; -1 before the first SELECT
 }
 
-// Append is door.Log's.
-func (t *syncTee) Append(rec []byte) {
+// Record is door.Log's.
+func (t *syncTee) Record(f *engine.Effects, clockMs int64) {
 	if t.inner != nil {
-		t.inner.Append(rec)
+		t.inner.Record(f, clockMs)
 	}
+	if len(t.readers) == 0 {
+		return
+	}
+	t.rec = engine.AppendRecord(t.rec[:0], f, clockMs)
 	for r := range t.readers {
-		out, ok := r.stream(rec)
+		out, ok := r.stream(t.rec)
 		if !ok || len(out) == 0 {
 			continue
 		}
@@ -57,6 +63,13 @@ func (t *syncTee) Append(rec []byte) {
 			delete(t.readers, r)
 			close(r.ch)
 		}
+	}
+}
+
+// Flush is door.Log's.
+func (t *syncTee) Flush() {
+	if t.inner != nil {
+		t.inner.Flush()
 	}
 }
 

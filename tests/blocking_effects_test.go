@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"limitdb/door"
 	"limitdb/engine"
 	"limitdb/server"
 )
@@ -39,7 +40,7 @@ func TestBlockingEffects(t *testing.T) {
 	}
 	defer aof.Close()
 	sink := &recordSink{}
-	srv := server.New(server.Config{Addr: "127.0.0.1:0", Effects: sink}, engine.New())
+	srv := server.New(server.Config{Addr: "127.0.0.1:0", Effects: door.Records(sink.add)}, engine.New())
 	srv.SetDebugCommand("yes")
 	if err := srv.Listen(); err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ type recordSink struct {
 	effs []effect
 }
 
-func (s *recordSink) Append(rec []byte) {
+func (s *recordSink) add(rec []byte) {
 	h, body, err := engine.ParseRecordHeader(rec)
 	if err != nil {
 		panic(err)

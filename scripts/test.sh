@@ -40,6 +40,14 @@ fi
 # hide another, so both stages run and the script fails if either did
 status=0
 go test -count=1 -timeout 20m ./... "$@" || { status=$?; echo "go test failed (exit $status); running the fuzz targets anyway" >&2; }
+# the other I/O model (io-model goroutine; the default is loop): the
+# server package and the parts of tests/ that depend most on how
+# connections are served (~1.5 min)
+LIMITDB_IO_MODEL=goroutine go test -count=1 -timeout 10m ./server "$@" ||
+  { status=$?; echo "go test ./server with io-model goroutine failed (exit $status)" >&2; }
+LIMITDB_IO_MODEL=goroutine go test -count=1 -timeout 10m ./tests \
+  -run 'TestScenarios|TestProtocol|TestBlocking|TestPubsub|TestClient|TestObuf|TestOutput|TestHostileInputs' "$@" ||
+  { status=$?; echo "go test ./tests with io-model goroutine failed (exit $status)" >&2; }
 
 # fuzz targets: each runs briefly (the seed corpus and the crashers kept
 # under <package>/testdata/fuzz/<Target>/ also run in the plain go test).

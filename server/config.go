@@ -96,7 +96,7 @@ var params = []*param{
 	// limitdb's: how plain-TCP connections are served, a goroutine each
 	// or event loops (evloop.go); applies to connections accepted after
 	// it is set
-	{name: "io-model", kind: pEnum, def: "goroutine", enum: []string{"goroutine", "loop"}},
+	{name: "io-model", kind: pEnum, def: "loop", enum: []string{"goroutine", "loop"}},
 	{name: "unixsocket", kind: pString, def: "", immutable: true},
 	{name: "unixsocketperm", kind: pOctal, def: "0", min: 0, max: 0o777, immutable: true},
 	{name: "tls-port", kind: pInt, def: "0", min: 0, max: 65535},

@@ -18,8 +18,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	scratchDir = d
-	// LIMITDB_IO_MODEL=loop runs the package's tests with event loops
-	// (io-model's default changed for every server the tests start)
+	// LIMITDB_IO_MODEL=goroutine runs the package's tests with a
+	// goroutine per connection (io-model's default changed for every
+	// server the tests start)
 	if v := os.Getenv("LIMITDB_IO_MODEL"); v != "" {
 		for _, p := range params {
 			if p.name == "io-model" {

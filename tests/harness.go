@@ -155,8 +155,9 @@ func StartLimitdb() (*server.Server, error) {
 	return srv, nil
 }
 
-// ioModelArgs: LIMITDB_IO_MODEL=loop runs the suite's servers with event
-// loops (io-model), so that the same tests check both I/O models.
+// ioModelArgs: LIMITDB_IO_MODEL=goroutine runs the suite's servers with a
+// goroutine per connection (io-model; the default is loop), so that the
+// same tests check both I/O models.
 func ioModelArgs() []string {
 	if v := os.Getenv("LIMITDB_IO_MODEL"); v != "" {
 		return []string{"--io-model", v}

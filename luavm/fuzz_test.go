@@ -100,7 +100,11 @@ func respValue(b []byte, i, depth int) (int, bool) {
 		return next + n + 2, true
 	case '*', '~', '%', '>':
 		n, err := strconv.Atoi(line)
-		if err != nil || n < -1 {
+		// every element takes at least 3 bytes: a larger count is not a
+		// complete value (and %'s doubling of a count near 2^62
+		// overflowed to a negative, an "empty" map: parseReply then
+		// read 5.5e18 pairs, the crasher kept in testdata)
+		if err != nil || n < -1 || n > len(b) {
 			return 0, false
 		}
 		if b[i] == '%' {

@@ -92,6 +92,10 @@ type Engine struct {
 	// first write command gets: Redis's MISCONF while the last background
 	// save failed (the server refuses write commands themselves).
 	WriteDenied string
+	// NoReplicas, when set (node-local, under the engine lock), is Redis's
+	// NOREPLICAS, which a script that may write gets (after WriteDenied):
+	// min-replicas-to-write is set and limitdb has no good replica.
+	NoReplicas string
 
 	ev  evictState // maxmemory-policy, eviction pool (evict.go); node-local
 	blk blockState // clients blocked on keys, ready keys (blocking.go); node-local

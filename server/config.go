@@ -133,6 +133,7 @@ var params = []*param{
 	{name: "replica-serve-stale-data", alias: "slave-serve-stale-data", kind: pBool, def: "yes"},
 	{name: "replica-read-only", alias: "slave-read-only", kind: pBool, def: "yes"},
 	{name: "replica-lazy-flush", alias: "slave-lazy-flush", kind: pBool, def: "no"},
+	// with both above 0 writes get NOREPLICAS (replicas.go)
 	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: pInt, def: "0", min: 0, max: 2147483647},
 	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: pInt, def: "10", min: 0, max: 2147483647},
 	{name: "aof-use-rdb-preamble", kind: pBool, def: "yes"},
@@ -423,6 +424,7 @@ func (s *Server) applyConfig() {
 	s.applyMaxmemory()
 	s.applyNet()
 	s.applyRDBConfig()
+	s.applyMinReplicas()
 }
 
 // value validates v for p as CONFIG SET and a config file both do:

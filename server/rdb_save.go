@@ -149,26 +149,6 @@ func (s *Server) refreshLogFailure() {
 	}
 }
 
-// rejectMISCONF refuses, while MISCONF is in force, a write command, PING,
-// and an EXEC whose queue holds a write (which also discards the
-// transaction), as Redis's processCommand does after the memory check.
-// It reports whether it answered.
-func (s *Server) rejectMISCONF(cl *client, cmd *engine.Command, argv [][]byte) bool {
-	if cl.tx.Active && cmd.Name == "exec" && queueHas(&cl.ctx, cl.tx.Queue, engine.FlagWrite) {
-		s.statOf(cmd).rejected++
-		msg := "EXECABORT Transaction discarded because of: " + s.rdb.denyMsg
-		cl.w.Error(msg)
-		s.countError([]byte(msg))
-		cl.tx.Reset()
-		return true
-	}
-	if cl.ctx.CallFlags(cmd, argv)&engine.FlagWrite == 0 && cmd.Name != "ping" {
-		return false
-	}
-	s.reject(cl, cmd, s.rdb.denyMsg)
-	return true
-}
-
 // queueHas reports whether a MULTI queue holds a command with flag f
 // (for a script, the flags its shebang or function declares).
 func queueHas(c *engine.Ctx, queue [][][]byte, f engine.Flag) bool {

@@ -140,7 +140,9 @@ var params = []*param{
 	{name: "auto-aof-rewrite-percentage", kind: pInt, def: "100", min: 0, max: 2147483647},
 	{name: "rdb-key-save-delay", kind: pInt, def: "0", min: -2147483648, max: 2147483647},
 	{name: "key-load-delay", kind: pInt, def: "0", min: -2147483648, max: 2147483647},
-	{name: "activedefrag", kind: pBool, def: "no"},
+	// only no, as a Redis built without its jemalloc; the active-defrag-*
+	// knobs below tune the defragmenter it cannot enable
+	{name: "activedefrag", kind: pBool, def: "no", cannot: only("no", errNoDefrag)},
 	{name: "active-defrag-ignore-bytes", kind: pMem, def: "104857600", min: 1, max: 9223372036854775807},
 	{name: "active-defrag-threshold-lower", kind: pInt, def: "10", min: 0, max: 1000},
 	{name: "active-defrag-threshold-upper", kind: pInt, def: "100", min: 0, max: 1000},

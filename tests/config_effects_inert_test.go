@@ -27,7 +27,6 @@ var inertParams = map[string][2]string{ // name: a value, the default
 	"auto-aof-rewrite-percentage":   {"50", "100"},
 	"rdb-key-save-delay":            {"100", "0"},
 	"key-load-delay":                {"-10", "0"},
-	"activedefrag":                  {"yes", "no"},
 	"active-defrag-ignore-bytes":    {"1024", "104857600"},
 	"active-defrag-threshold-lower": {"5", "10"},
 	"active-defrag-threshold-upper": {"50", "100"},
@@ -55,6 +54,9 @@ func init() {
 	}
 	configEffects["enable-protected-configs"] = effectProtectedConfigs
 	configEffects["enable-module-command"] = effectInert
+	// Redis built without its jemalloc (as the redis-server of
+	// config_inert.txt); a config file's refusal: TestActiveDefragStartup
+	configEffects["activedefrag"] = refusedWith("yes", "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc", "no")
 	configEffects["latency-monitor-threshold"] = effectLatencyThreshold
 	configEffects["latency-tracking"] = effectLatencyTracking
 }

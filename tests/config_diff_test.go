@@ -1,8 +1,11 @@
 package tests
 
 import (
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMinReplicasInfoDiff: INFO replication lists the same fields, up to master_replid, as
@@ -46,5 +49,28 @@ func TestMinReplicasInfoDiff(t *testing.T) {
 		if want, got := fields(ref), fields(cand); got != want {
 			t.Fatalf("after %q INFO replication:\nlimitdb %s\nredis   %s", set, got, want)
 		}
+	}
+}
+
+// TestActiveDefragStartup: a command line (config) setting activedefrag
+// yes stops the start-up with the same text and status as redis-server
+// 7.0.15 built without its jemalloc (the one installed here).
+func TestActiveDefragStartup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip(err)
+	}
+	run := func(bin string) (string, int) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, bin, "--port", "0", "--activedefrag", "yes").CombinedOutput()
+		return string(out), cmdExit(err)
+	}
+	want, wantRC := run("redis-server")
+	got, gotRC := run(limitdbBinary(t))
+	if got != want || gotRC != wantRC {
+		t.Fatalf("--activedefrag yes:\nlimitdb %d %q\nredis   %d %q", gotRC, got, wantRC, want)
 	}
 }

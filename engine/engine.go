@@ -87,6 +87,11 @@ type Engine struct {
 	// as Redis's rdb_compression); NoChecksum writes a zero CRC64 trailer
 	// and skips checking the trailer when loading a snapshot.
 	RDBNoCompression, RDBNoChecksum bool
+	// RDBKeySaveDelay and KeyLoadDelay (µs, rdb-key-save-delay and
+	// key-load-delay, node-local, set under the engine lock) slow every
+	// key an RDB save writes or a load reads, as Redis's debugDelay
+	// (snapshot.go keyDelay); 0 is none
+	RDBKeySaveDelay, KeyLoadDelay int64
 
 	// WriteDenied, when set (node-local, under the engine lock), is the error a script's
 	// first write command gets: Redis's MISCONF while the last background

@@ -138,6 +138,8 @@ var params = []*param{
 	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: pInt, def: "10", min: 0, max: 2147483647},
 	{name: "aof-use-rdb-preamble", kind: pBool, def: "yes"},
 	{name: "auto-aof-rewrite-percentage", kind: pInt, def: "100", min: 0, max: 2147483647},
+	// µs slept after each key an RDB save writes or a load reads
+	// (applyRDBConfig; engine keyDelay)
 	{name: "rdb-key-save-delay", kind: pInt, def: "0", min: -2147483648, max: 2147483647},
 	{name: "key-load-delay", kind: pInt, def: "0", min: -2147483648, max: 2147483647},
 	// only no, as a Redis built without its jemalloc; the active-defrag-*

@@ -108,6 +108,8 @@ func (s *Server) applyRDBConfig() {
 	s.rdb.stopWrites = p["stop-writes-on-bgsave-error"] == "yes"
 	s.eng.RDBNoCompression = p["rdbcompression"] == "no"
 	s.eng.RDBNoChecksum = p["rdbchecksum"] == "no"
+	s.eng.RDBKeySaveDelay, _ = strconv.ParseInt(p["rdb-key-save-delay"], 10, 64)
+	s.eng.KeyLoadDelay, _ = strconv.ParseInt(p["key-load-delay"], 10, 64)
 	s.updateDenyWrites()
 }
 

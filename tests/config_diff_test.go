@@ -74,3 +74,31 @@ func TestActiveDefragStartup(t *testing.T) {
 		t.Fatalf("--activedefrag yes:\nlimitdb %d %q\nredis   %d %q", gotRC, got, wantRC, want)
 	}
 }
+
+// TestKeySaveDelayDiff: with rdb-key-save-delay 1000 (µs a key) a BGSAVE
+// of 1000 keys lasts about a second on redis-server 7.0.15 and on
+// limitdb (within a factor of 2 of each other), and a second BGSAVE
+// meanwhile gets the same reply; at -1000 (1 µs once in 1000 keys) it is
+// quick on both.
+func TestKeySaveDelayDiff(t *testing.T) {
+	p := startPersistPair(t)
+	for _, c := range []*Conn{p.ref, p.cand} {
+		fill1000(t, c)
+	}
+	p.same(t, "CONFIG", "SET", "rdb-key-save-delay", "1000")
+	var d [2]time.Duration
+	for i, c := range []*Conn{p.ref, p.cand} {
+		d[i] = bgsaveTime(t, c)
+	}
+	if d[0] < 900*time.Millisecond || d[1] < 900*time.Millisecond || d[1] > 2*d[0] || d[0] > 2*d[1] {
+		t.Fatalf("BGSAVE of 1000 keys at 1000 µs: redis %v, limitdb %v", d[0], d[1])
+	}
+	p.same(t, "CONFIG", "SET", "rdb-key-save-delay", "-1000")
+	p.same(t, "CONFIG", "GET", "rdb-key-save-delay")
+	for i, c := range []*Conn{p.ref, p.cand} {
+		if d := bgsaveTime(t, c); d > 500*time.Millisecond {
+			t.Fatalf("BGSAVE at -1000 (%d): %v", i, d)
+		}
+	}
+	t.Logf("BGSAVE of 1000 keys at 1000 µs: redis %v, limitdb %v", d[0], d[1])
+}

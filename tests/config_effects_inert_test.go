@@ -25,8 +25,6 @@ var inertParams = map[string][2]string{ // name: a value, the default
 	"replica-lazy-flush":            {"yes", "no"},
 	"aof-use-rdb-preamble":          {"no", "yes"},
 	"auto-aof-rewrite-percentage":   {"50", "100"},
-	"rdb-key-save-delay":            {"100", "0"},
-	"key-load-delay":                {"-10", "0"},
 	"active-defrag-ignore-bytes":    {"1024", "104857600"},
 	"active-defrag-threshold-lower": {"5", "10"},
 	"active-defrag-threshold-upper": {"50", "100"},

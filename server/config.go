@@ -23,6 +23,7 @@ const (
 	pEvents
 	pOctal // an integer written in octal (unixsocketperm)
 	pObuf  // client-output-buffer-limit: classes with hard, soft, seconds
+	pOOM   // oom-score-adj-values: three scores (oom.go)
 )
 
 // param is one CONFIG parameter, with Redis 7.0's name, default, checks
@@ -156,7 +157,10 @@ var params = []*param{
 	{name: "hll-sparse-max-bytes", kind: pMem, def: "3000", min: 0, max: 9223372036854775807},
 	{name: "tracking-table-max-keys", kind: pInt, def: "1000000", min: 0, max: 9223372036854775807},
 	{name: "maxmemory-eviction-tenacity", kind: pInt, def: "10", min: 0, max: 100},
+	// the process's /proc/self/oom_score_adj (oom.go); relative is shown
+	// as yes, Redis's first name of the same value
 	{name: "oom-score-adj", kind: pEnum, def: "no", enum: []string{"no", "yes", "relative", "absolute"}},
+	{name: "oom-score-adj-values", kind: pOOM, def: oomValuesDef},
 	// limitdb's cluster (cluster/DESIGN.md), start-up settings
 	{name: "node-id", kind: pString, def: "", immutable: true},
 	{name: "raft-addr", kind: pString, def: "", immutable: true},
@@ -491,6 +495,9 @@ func (p *param) check(v string) (string, string) {
 	case pEnum:
 		for _, e := range p.enum {
 			if strings.EqualFold(e, v) {
+				if e == "relative" {
+					e = "yes" // oom-score-adj: the same value as yes
+				}
 				return e, ""
 			}
 		}
@@ -509,6 +516,8 @@ func (p *param) check(v string) (string, string) {
 		return strings.Join(f, " "), ""
 	case pEvents:
 		return checkNotify(v) // notify.go
+	case pOOM:
+		return checkOOMValues(v)
 	}
 	return v, ""
 }

@@ -36,7 +36,6 @@ var inertParams = map[string][2]string{ // name: a value, the default
 	"hll-sparse-max-bytes":          {"100", "3000"},
 	"tracking-table-max-keys":       {"10", "1000000"},
 	"maxmemory-eviction-tenacity":   {"20", "10"},
-	"oom-score-adj":                 {"relative", "no"},
 }
 
 func init() {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"limitdb/resp"
@@ -92,6 +93,11 @@ type Engine struct {
 	// key an RDB save writes or a load reads, as Redis's debugDelay
 	// (snapshot.go keyDelay); 0 is none
 	RDBKeySaveDelay, KeyLoadDelay int64
+
+	// EvictTimeLimit bounds the time one Evict call spends (Redis's
+	// evictionTimeLimitUs, from maxmemory-eviction-tenacity; node-local,
+	// set under the engine lock); 0 is no bound.
+	EvictTimeLimit time.Duration
 
 	// WriteDenied, when set (node-local, under the engine lock), is the error a script's
 	// first write command gets: Redis's MISCONF while the last background

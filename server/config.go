@@ -122,11 +122,12 @@ var params = []*param{
 	// histograms of LATENCY HISTOGRAM (latency.go)
 	{name: "latency-monitor-threshold", kind: pInt, def: "0", min: 0, max: 9223372036854775807},
 	{name: "latency-tracking", kind: pBool, def: "yes"},
-	// Redis 7.0 parameters limitdb accepts, checks and shows as Redis
-	// does but does not use (commands.md, "Inert parameters"): they tune
-	// replication, AOF rewriting, defragmentation, streams, client
-	// tracking or HyperLogLogs, which limitdb has not; clients and tools
-	// that set them keep working
+	// Redis 7.0 parameters; those without a comment are accepted, checked
+	// and shown as Redis does but not used (commands.md, "Inert
+	// parameters"): they tune replication, AOF rewriting, defragmentation,
+	// streams, client tracking or HyperLogLogs, which a primary without
+	// replicas does not use either; clients and tools that set them keep
+	// working
 	{name: "repl-ping-replica-period", alias: "repl-ping-slave-period", kind: pInt, def: "10", min: 1, max: 2147483647},
 	{name: "repl-timeout", kind: pInt, def: "60", min: 1, max: 2147483647},
 	{name: "repl-backlog-size", kind: pMem, def: "1048576", min: 1, max: 9223372036854775807},
@@ -156,6 +157,7 @@ var params = []*param{
 	{name: "stream-node-max-bytes", kind: pMem, def: "4096", min: 0, max: 9223372036854775807},
 	{name: "hll-sparse-max-bytes", kind: pMem, def: "3000", min: 0, max: 9223372036854775807},
 	{name: "tracking-table-max-keys", kind: pInt, def: "1000000", min: 0, max: 9223372036854775807},
+	// the time one eviction may run (applyMaxmemory, evictionTimeLimit)
 	{name: "maxmemory-eviction-tenacity", kind: pInt, def: "10", min: 0, max: 100},
 	// the process's /proc/self/oom_score_adj (oom.go); relative is shown
 	// as yes, Redis's first name of the same value

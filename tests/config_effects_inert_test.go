@@ -35,7 +35,6 @@ var inertParams = map[string][2]string{ // name: a value, the default
 	"stream-node-max-bytes":         {"100", "4096"},
 	"hll-sparse-max-bytes":          {"100", "3000"},
 	"tracking-table-max-keys":       {"10", "1000000"},
-	"maxmemory-eviction-tenacity":   {"20", "10"},
 }
 
 func init() {
@@ -56,6 +55,7 @@ func init() {
 	configEffects["activedefrag"] = refusedWith("yes", "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc", "no")
 	configEffects["latency-monitor-threshold"] = effectLatencyThreshold
 	configEffects["latency-tracking"] = effectLatencyTracking
+	configEffects["maxmemory-eviction-tenacity"] = effectEvictionTenacity // config_effects_memory_test.go
 }
 
 // effectLatencyThreshold: a command slower than the threshold is a

@@ -227,3 +227,27 @@ func effectMaxmemorySamples(t *testing.T, c *Conn, addr, name string) {
 		t.Fatalf("samples 64: mean rank %d, samples 1: %d", many, one)
 	}
 }
+
+// effectEvictionTenacity: maxmemory-eviction-tenacity bounds the time one
+// eviction runs (Redis's evictionTimeLimitUs, checked every 16 keys). With
+// 800 keys of 4 KB and maxmemory set 2 MB under the usage (allkeys-random),
+// at 0 the CONFIG SET and the KEYS after it evict 16 keys each (a cron
+// tick may add some), at 100 (no bound) the CONFIG SET evicts the ~500
+// keys needed at once.
+func effectEvictionTenacity(t *testing.T, c *Conn, addr, name string) {
+	defer configSet(t, c, name, "10")
+	defer configSet(t, c, "maxmemory-policy", "noeviction")
+	defer configSet(t, c, "maxmemory", "0")
+	defer mustDo(t, c, "FLUSHALL")
+	configSet(t, c, "maxmemory-policy", "allkeys-random")
+	for _, v := range []string{"0", "100"} {
+		configSet(t, c, "maxmemory", "0")
+		configSet(t, c, name, v)
+		fillForEviction(t, c)
+		n := len(lowerLimit(t, c, 2<<20))
+		t.Logf("tenacity %s: %d keys evicted", v, n)
+		if v == "0" && (n < 16 || n > 96) || v == "100" && n < 300 {
+			t.Fatalf("%s %s: %d keys evicted for 2 MB of 4 KB values", name, v, n)
+		}
+	}
+}

@@ -8,21 +8,29 @@ import (
 	"time"
 )
 
+// redisConn starts a redis-server (skipping the test without one) and
+// connects to it; both end with the test.
+func redisConn(t *testing.T, args ...string) (*Redis, *Conn) {
+	t.Helper()
+	r, err := StartRedis(args...)
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(r.Stop)
+	c, err := Dial(r.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return r, c
+}
+
 // TestMinReplicasInfoDiff: INFO replication lists the same fields, up to master_replid, as
 // redis-server 7.0.15 (a primary without replicas) with
 // min-replicas-to-write and -max-lag unset, set (min_slaves_good_slaves:0
 // after connected_slaves) and one of them back at 0.
 func TestMinReplicasInfoDiff(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(r.Stop)
-	ref, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
+	_, ref := redisConn(t)
 	_, cand := ownLimitdb(t)
 	fields := func(c *Conn) string {
 		s, _ := mustDoValue(t, c, "INFO", "replication").(string)

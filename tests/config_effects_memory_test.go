@@ -206,11 +206,7 @@ func tolerated(pol string, n int) int {
 // the ~127 victims with 64 samples is well below that with 1 (measured:
 // 63, the ideal, against 203, that of random victims).
 func effectMaxmemorySamples(t *testing.T, c *Conn, addr, name string) {
-	defer configSet(t, c, name, "5")
-	defer configSet(t, c, "maxmemory-policy", "noeviction")
-	defer configSet(t, c, "maxmemory", "0")
-	defer mustDo(t, c, "FLUSHALL")
-	configSet(t, c, "maxmemory-policy", "volatile-ttl")
+	evictionCase(t, c, name, "5", "volatile-ttl")
 	meanRank := func(samples string) int {
 		configSet(t, c, "maxmemory", "0")
 		configSet(t, c, name, samples)
@@ -235,11 +231,7 @@ func effectMaxmemorySamples(t *testing.T, c *Conn, addr, name string) {
 // tick may add some), at 100 (no bound) the CONFIG SET evicts the ~500
 // keys needed at once.
 func effectEvictionTenacity(t *testing.T, c *Conn, addr, name string) {
-	defer configSet(t, c, name, "10")
-	defer configSet(t, c, "maxmemory-policy", "noeviction")
-	defer configSet(t, c, "maxmemory", "0")
-	defer mustDo(t, c, "FLUSHALL")
-	configSet(t, c, "maxmemory-policy", "allkeys-random")
+	evictionCase(t, c, name, "10", "allkeys-random")
 	for _, v := range []string{"0", "100"} {
 		configSet(t, c, "maxmemory", "0")
 		configSet(t, c, name, v)
@@ -250,4 +242,17 @@ func effectEvictionTenacity(t *testing.T, c *Conn, addr, name string) {
 			t.Fatalf("%s %s: %d keys evicted for 2 MB of 4 KB values", name, v, n)
 		}
 	}
+}
+
+// evictionCase sets maxmemory-policy pol for the effect test of name and,
+// when it ends, empties the keyspace and restores maxmemory 0, noeviction
+// and name's default def.
+func evictionCase(t *testing.T, c *Conn, name, def, pol string) {
+	t.Cleanup(func() {
+		mustDo(t, c, "FLUSHALL")
+		configSet(t, c, "maxmemory", "0")
+		configSet(t, c, "maxmemory-policy", "noeviction")
+		configSet(t, c, name, def)
+	})
+	configSet(t, c, "maxmemory-policy", pol)
 }

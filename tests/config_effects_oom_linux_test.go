@@ -100,16 +100,7 @@ func effectOOMScoreAdj(t *testing.T, c *Conn, addr, name string) {
 // TestOOMScoreAdjDiff: the steps of effectOOMScoreAdj give the same
 // replies and scores on redis-server 7.0.15 and a limitdb process.
 func TestOOMScoreAdjDiff(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(r.Stop)
-	ref, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
+	r, ref := redisConn(t)
 	want := runOOMSteps(t, ref, r.cmd.Process.Pid)
 	a, pid := startLimitdbProcess(t)
 	cand, err := Dial(a)

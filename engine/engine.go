@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"limitdb/resp"
@@ -87,11 +88,25 @@ type Engine struct {
 	// as Redis's rdb_compression); NoChecksum writes a zero CRC64 trailer
 	// and skips checking the trailer when loading a snapshot.
 	RDBNoCompression, RDBNoChecksum bool
+	// RDBKeySaveDelay and KeyLoadDelay (µs, rdb-key-save-delay and
+	// key-load-delay, node-local, set under the engine lock) slow every
+	// key an RDB save writes or a load reads, as Redis's debugDelay
+	// (snapshot.go keyDelay); 0 is none
+	RDBKeySaveDelay, KeyLoadDelay int64
+
+	// EvictTimeLimit bounds the time one Evict call spends (Redis's
+	// evictionTimeLimitUs, from maxmemory-eviction-tenacity; node-local,
+	// set under the engine lock); 0 is no bound.
+	EvictTimeLimit time.Duration
 
 	// WriteDenied, when set (node-local, under the engine lock), is the error a script's
 	// first write command gets: Redis's MISCONF while the last background
 	// save failed (the server refuses write commands themselves).
 	WriteDenied string
+	// NoReplicas, when set (node-local, under the engine lock), is Redis's
+	// NOREPLICAS, which a script that may write gets (after WriteDenied):
+	// min-replicas-to-write is set and limitdb has no good replica.
+	NoReplicas string
 
 	ev  evictState // maxmemory-policy, eviction pool (evict.go); node-local
 	blk blockState // clients blocked on keys, ready keys (blocking.go); node-local

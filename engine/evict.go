@@ -1,6 +1,9 @@
 package engine
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // Eviction (maxmemory): the engine picks and deletes victims; the server
 // decides when (it owns the memory figure, see server/maxmemory.go). The
@@ -133,7 +136,9 @@ const (
 )
 
 // Evict deletes keys chosen by the policy until the estimated size of the
-// deleted keys reaches toFree, or maxKeys keys were deleted. Each deletion
+// deleted keys reaches toFree, or maxKeys keys were deleted, or (checked
+// every 16 keys, as Redis's performEvictions) Engine.EvictTimeLimit has
+// passed. Each deletion
 // goes through the ordinary delete path: WATCH is signalled, the key is
 // appended to Deleted when set, and Stats.EvictedKeys counts it. It returns
 // the estimated bytes freed. With effects on it is a unit of its own (as
@@ -147,8 +152,13 @@ func (c *Ctx) Evict(toFree int64, maxKeys int) (int64, EvictResult) {
 		c.Eff.NoMulti = true
 	}
 	var freed int64
+	limit := c.E.EvictTimeLimit
+	var start time.Time
+	if limit > 0 {
+		start = time.Now()
+	}
 	for n := 0; freed < toFree; n++ {
-		if n == maxKeys {
+		if n == maxKeys || limit > 0 && n > 0 && n%16 == 0 && time.Since(start) > limit {
 			return freed, EvictRunning
 		}
 		db, e := c.victim()

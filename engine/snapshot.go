@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Snapshots of the whole state (see DESIGN.md "Snapshots"):
@@ -68,8 +70,9 @@ type Snapshot struct {
 	libs     []string // function libraries' code (RDB_OPCODE_FUNCTION2)
 	acl      string
 	notify   int
-	noLZF    bool // Engine.RDBNoCompression when taken
-	noCRC    bool // Engine.RDBNoChecksum when taken
+	noLZF    bool  // Engine.RDBNoCompression when taken
+	noCRC    bool  // Engine.RDBNoChecksum when taken
+	keyDelay int64 // Engine.RDBKeySaveDelay when taken
 	// written counts the keys WriteTo has encoded so far (INFO's
 	// current_save_keys_processed), updated once per batch of buckets;
 	// total is the key count, set when taken (Release leaves both)
@@ -97,7 +100,7 @@ const writeBatch = 256
 // header fills the engine-wide part of a snapshot (engine lock held).
 func (e *Engine) snapshotHeader() *Snapshot {
 	s := &Snapshot{e: e, clockMs: e.ClockMs, rand: e.Rand.State(), enc: e.Enc, policy: e.ev.policy, acl: e.Settings.ACL,
-		notify: e.Notify, noLZF: e.RDBNoCompression, noCRC: e.RDBNoChecksum}
+		notify: e.Notify, noLZF: e.RDBNoCompression, noCRC: e.RDBNoChecksum, keyDelay: e.RDBKeySaveDelay}
 	if scriptsCodec.Save != nil {
 		s.scripts = scriptsCodec.Save(e.Scripts)
 	}
@@ -279,8 +282,14 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 				w.byte1(en.rdbType())
 				w.str(en.keyStr())
 				w.value(en)
+				if s.keyDelay != 0 {
+					s.written.Add(1) // progress per key while each is slowed
+					keyDelay(s.keyDelay)
+				}
 			}
-			s.written.Add(int64(len(batch)))
+			if s.keyDelay == 0 {
+				s.written.Add(int64(len(batch)))
+			}
 		}
 	}
 	w.touch = touch // keeps the touching loads
@@ -368,7 +377,7 @@ func (e *Engine) LoadSnapshot(src io.Reader) error { return e.loadSnapshot(src, 
 func (e *Engine) ReloadSnapshot(src io.Reader) error { return e.loadSnapshot(src, true) }
 
 func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
-	l := rdbLoader{e: e, r: newRDBStream(src), lim: e.Enc, clock: e.ClockMs, rand: e.Rand.State(), noVerify: e.RDBNoChecksum, reencode: reencode}
+	l := rdbLoader{e: e, r: newRDBStream(src), lim: e.Enc, clock: e.ClockMs, rand: e.Rand.State(), noVerify: e.RDBNoChecksum, reencode: reencode, keyDelay: e.KeyLoadDelay}
 	if err := l.load(); err != nil {
 		return err
 	}
@@ -440,6 +449,7 @@ type rdbLoader struct {
 	noVerify bool
 	// reencode: a limitdb snapshot's values are not strict (ReloadSnapshot)
 	reencode bool
+	keyDelay int64 // Engine.KeyLoadDelay (loadSnapshot)
 }
 
 func (l *rdbLoader) load() error {
@@ -537,6 +547,9 @@ func (l *rdbLoader) load() error {
 		v, err := r.loadValue(typ, &o)
 		if err != nil && err != errEmptyKey {
 			return fmt.Errorf("key '%s' in database %d: %w", printable(key), db, err)
+		}
+		if l.keyDelay != 0 {
+			keyDelay(l.keyDelay)
 		}
 		if err == nil {
 			d := &l.dbs[db]
@@ -695,4 +708,18 @@ func printable(s string) string {
 	}
 	q := strconv.Quote(s)
 	return q[1 : len(q)-1]
+}
+
+// keyDelay is Redis's debugDelay, run after each key an RDB save writes
+// (rdb-key-save-delay) or a load reads (key-load-delay): us > 0 sleeps us
+// microseconds; us < 0 sleeps 1 µs once in -us keys on average (Redis's
+// "statistically sleeping less often").
+func keyDelay(us int64) {
+	if us < 0 {
+		if rand.Int64N(-us) != 0 {
+			return
+		}
+		us = 1
+	}
+	time.Sleep(time.Duration(us) * time.Microsecond)
 }

@@ -333,7 +333,8 @@ const (
 
 // prepareRun is Redis's scriptPrepareForRun for a script that declared
 // flags (a shebang line, a function): one that may write is refused while
-// the server refuses writes (MISCONF) and under *_RO; one without
+// the server refuses writes (MISCONF), under *_RO and without enough good
+// replicas (NOREPLICAS); one without
 // allow-oom or no-writes is refused over maxmemory. Scripts without a
 // shebang line (flagEvalCompat) decide at their first write instead.
 // no-cluster, allow-stale and allow-cross-slot-keys are accepted and have
@@ -352,6 +353,9 @@ func prepareRun(c *engine.Ctx, f scriptFlags, ro bool) string {
 		}
 		if ro {
 			return errScriptWriteRO
+		}
+		if d := c.E.NoReplicas; d != "" {
+			return d
 		}
 	}
 	if c.OOM && f&(flagAllowOOM|flagNoWrites) == 0 {

@@ -475,11 +475,15 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 		// as a write
 		return v.rejected(L, cmd, engine.ErrReadOnlyScript, raise)
 	}
-	if isWrite && !v.wrote && c.E.WriteDenied != "" {
+	if isWrite && !v.wrote && (c.E.WriteDenied != "" || c.E.NoReplicas != "") {
 		// Redis 7.0 (scriptVerifyWriteCommandAllow): while the server
-		// refuses writes (MISCONF), a script's first write fails; once it
-		// has written it is not stopped half way
-		return v.rejected(L, cmd, c.E.WriteDenied, raise)
+		// refuses writes (MISCONF, then NOREPLICAS), a script's first
+		// write fails; once it has written it is not stopped half way
+		d := c.E.WriteDenied
+		if d == "" {
+			d = c.E.NoReplicas
+		}
+		return v.rejected(L, cmd, d, raise)
 	}
 	if cmd.Run == nil {
 		// connection-level commands (PING, ECHO, SELECT …) have no engine

@@ -10,6 +10,9 @@ import "strings"
 const (
 	errStartupOnly = "limitdb sets it at start-up only (its Raft log and node are opened then)"
 	errNoLazyfree  = "limitdb does not free values lazily in Redis's sense (no lazyfreed_objects; Go's garbage collector frees them)"
+	// Redis's isValidActiveDefrag in a build without its jemalloc (as
+	// limitdb: Go's allocator), at CONFIG SET and in a config file
+	errNoDefrag = "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution"
 )
 
 // baseName is Redis's isValidDBfilename (dbfilename).

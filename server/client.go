@@ -542,7 +542,10 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		cl.ctx.OOM = false
 	}
 	cl.ctx.OOM = cl.ctx.OOM || cl.fwdOOM
-	if s.rdb.denyWrites && s.rejectMISCONF(cl, cmd, argv) {
+	if s.rdb.denyWrites && s.rejectWrites(cl, cmd, argv, s.rdb.denyMsg, true) {
+		return nil
+	}
+	if s.minReplicas && s.rejectWrites(cl, cmd, argv, errNoReplicas, false) {
 		return nil
 	}
 	if cl.ps != nil && cl.w.Proto == 2 && cl.subscribed() && !allowedSubscribed(cmd) {

@@ -23,6 +23,7 @@ const (
 	pEvents
 	pOctal // an integer written in octal (unixsocketperm)
 	pObuf  // client-output-buffer-limit: classes with hard, soft, seconds
+	pOOM   // oom-score-adj-values: three scores (oom.go)
 )
 
 // param is one CONFIG parameter, with Redis 7.0's name, default, checks
@@ -121,11 +122,12 @@ var params = []*param{
 	// histograms of LATENCY HISTOGRAM (latency.go)
 	{name: "latency-monitor-threshold", kind: pInt, def: "0", min: 0, max: 9223372036854775807},
 	{name: "latency-tracking", kind: pBool, def: "yes"},
-	// Redis 7.0 parameters limitdb accepts, checks and shows as Redis
-	// does but does not use (commands.md, "Inert parameters"): they tune
-	// replication, AOF rewriting, defragmentation, streams, client
-	// tracking or HyperLogLogs, which limitdb has not; clients and tools
-	// that set them keep working
+	// Redis 7.0 parameters; those without a comment are accepted, checked
+	// and shown as Redis does but not used (commands.md, "Inert
+	// parameters"): they tune replication, AOF rewriting, defragmentation,
+	// streams, client tracking or HyperLogLogs, which a primary without
+	// replicas does not use either; clients and tools that set them keep
+	// working
 	{name: "repl-ping-replica-period", alias: "repl-ping-slave-period", kind: pInt, def: "10", min: 1, max: 2147483647},
 	{name: "repl-timeout", kind: pInt, def: "60", min: 1, max: 2147483647},
 	{name: "repl-backlog-size", kind: pMem, def: "1048576", min: 1, max: 9223372036854775807},
@@ -133,13 +135,18 @@ var params = []*param{
 	{name: "replica-serve-stale-data", alias: "slave-serve-stale-data", kind: pBool, def: "yes"},
 	{name: "replica-read-only", alias: "slave-read-only", kind: pBool, def: "yes"},
 	{name: "replica-lazy-flush", alias: "slave-lazy-flush", kind: pBool, def: "no"},
+	// with both above 0 writes get NOREPLICAS (replicas.go)
 	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: pInt, def: "0", min: 0, max: 2147483647},
 	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: pInt, def: "10", min: 0, max: 2147483647},
 	{name: "aof-use-rdb-preamble", kind: pBool, def: "yes"},
 	{name: "auto-aof-rewrite-percentage", kind: pInt, def: "100", min: 0, max: 2147483647},
+	// µs slept after each key an RDB save writes or a load reads
+	// (applyRDBConfig; engine keyDelay)
 	{name: "rdb-key-save-delay", kind: pInt, def: "0", min: -2147483648, max: 2147483647},
 	{name: "key-load-delay", kind: pInt, def: "0", min: -2147483648, max: 2147483647},
-	{name: "activedefrag", kind: pBool, def: "no"},
+	// only no, as a Redis built without its jemalloc; the active-defrag-*
+	// knobs below tune the defragmenter it cannot enable
+	{name: "activedefrag", kind: pBool, def: "no", cannot: only("no", errNoDefrag)},
 	{name: "active-defrag-ignore-bytes", kind: pMem, def: "104857600", min: 1, max: 9223372036854775807},
 	{name: "active-defrag-threshold-lower", kind: pInt, def: "10", min: 0, max: 1000},
 	{name: "active-defrag-threshold-upper", kind: pInt, def: "100", min: 0, max: 1000},
@@ -150,8 +157,12 @@ var params = []*param{
 	{name: "stream-node-max-bytes", kind: pMem, def: "4096", min: 0, max: 9223372036854775807},
 	{name: "hll-sparse-max-bytes", kind: pMem, def: "3000", min: 0, max: 9223372036854775807},
 	{name: "tracking-table-max-keys", kind: pInt, def: "1000000", min: 0, max: 9223372036854775807},
+	// the time one eviction may run (applyMaxmemory, evictionTimeLimit)
 	{name: "maxmemory-eviction-tenacity", kind: pInt, def: "10", min: 0, max: 100},
+	// the process's /proc/self/oom_score_adj (oom.go); relative is shown
+	// as yes, Redis's first name of the same value
 	{name: "oom-score-adj", kind: pEnum, def: "no", enum: []string{"no", "yes", "relative", "absolute"}},
+	{name: "oom-score-adj-values", kind: pOOM, def: oomValuesDef},
 	// limitdb's cluster (cluster/DESIGN.md), start-up settings
 	{name: "node-id", kind: pString, def: "", immutable: true},
 	{name: "raft-addr", kind: pString, def: "", immutable: true},
@@ -423,6 +434,7 @@ func (s *Server) applyConfig() {
 	s.applyMaxmemory()
 	s.applyNet()
 	s.applyRDBConfig()
+	s.applyMinReplicas()
 }
 
 // value validates v for p as CONFIG SET and a config file both do:
@@ -485,6 +497,9 @@ func (p *param) check(v string) (string, string) {
 	case pEnum:
 		for _, e := range p.enum {
 			if strings.EqualFold(e, v) {
+				if e == "relative" {
+					e = "yes" // oom-score-adj: the same value as yes
+				}
 				return e, ""
 			}
 		}
@@ -503,6 +518,8 @@ func (p *param) check(v string) (string, string) {
 		return strings.Join(f, " "), ""
 	case pEvents:
 		return checkNotify(v) // notify.go
+	case pOOM:
+		return checkOOMValues(v)
 	}
 	return v, ""
 }

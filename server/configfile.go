@@ -228,7 +228,9 @@ func (ld *loader) include(name string) error {
 }
 
 // multiArg names the parameters that take several arguments.
-func multiArg(p *param) bool { return p.kind == pSave || p.kind == pObuf || p.name == "bind" }
+func multiArg(p *param) bool {
+	return p.kind == pSave || p.kind == pObuf || p.kind == pOOM || p.name == "bind"
+}
 
 // set applies one parameter line; it returns the reason it is refused.
 func (ld *loader) set(p *param, args []string) string {

@@ -295,6 +295,9 @@ func infoReplication(s *Server, b []byte) []byte {
 	}
 	b = kv(b, "role", "master")
 	b = kv(b, "connected_slaves", 0)
+	if s.minReplicas {
+		b = kv(b, "min_slaves_good_slaves", 0)
+	}
 	b = kv(b, "master_failover_state", "no-failover")
 	b = kv(b, "master_replid", s.runID)
 	b = kv(b, "master_replid2", strings.Repeat("0", 40))

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"limitdb/engine"
 )
@@ -42,9 +43,23 @@ type memGauge struct {
 	collecting  atomic.Bool // a collection asked for by performEvictions is running
 }
 
-// evictBatch bounds the keys one command evicts, like Redis's eviction
-// time limit; the rest is left to the next commands and the cron.
-const evictBatch = 1000
+// evictionTimeLimit is Redis's evictionTimeLimitUs for
+// maxmemory-eviction-tenacity: 50 µs a step up to 10 (500 µs, the
+// default), then 15% more a step (~2 min at 99), none at 100 (0). What one
+// command (or cron tick) leaves is evicted by the next ones (EvictRunning
+// is not an OOM). Tenacity 0 is Redis's 0 µs: a stop at the first check,
+// after 16 keys (1 ns here, as 0 means no bound).
+func evictionTimeLimit(tenacity int64) time.Duration {
+	switch {
+	case tenacity == 0:
+		return 1
+	case tenacity <= 10:
+		return time.Duration(50*tenacity) * time.Microsecond
+	case tenacity < 100:
+		return time.Duration(500*math.Pow(1.15, float64(tenacity-10))) * time.Microsecond
+	}
+	return 0
+}
 
 func (m *memGauge) init() {
 	m.samples[0].Name = "/memory/classes/heap/objects:bytes"
@@ -120,7 +135,7 @@ func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
 		m.collect()
 		return engine.EvictRunning
 	}
-	freed, res := s.door.Evict(ctx, over, evictBatch)
+	freed, res := s.door.Evict(ctx, over, math.MaxInt)
 	m.pendingFree += freed
 	return res
 }
@@ -178,6 +193,8 @@ func (s *Server) applyMaxmemory() {
 	pol, _ := engine.ParsePolicy(s.conf.params["maxmemory-policy"])
 	samples, _ := strconv.Atoi(s.conf.params["maxmemory-samples"])
 	s.eng.SetEvictPolicy(pol, samples)
+	tenacity, _ := strconv.ParseInt(s.conf.params["maxmemory-eviction-tenacity"], 10, 64)
+	s.eng.EvictTimeLimit = evictionTimeLimit(tenacity)
 	s.setGoMemoryLimit()
 	if s.mem.limit != 0 {
 		now, _ := s.door.Now()

@@ -108,6 +108,8 @@ func (s *Server) applyRDBConfig() {
 	s.rdb.stopWrites = p["stop-writes-on-bgsave-error"] == "yes"
 	s.eng.RDBNoCompression = p["rdbcompression"] == "no"
 	s.eng.RDBNoChecksum = p["rdbchecksum"] == "no"
+	s.eng.RDBKeySaveDelay, _ = strconv.ParseInt(p["rdb-key-save-delay"], 10, 64)
+	s.eng.KeyLoadDelay, _ = strconv.ParseInt(p["key-load-delay"], 10, 64)
 	s.updateDenyWrites()
 }
 
@@ -147,26 +149,6 @@ func (s *Server) refreshLogFailure() {
 		s.rdb.logFailure = f
 		s.updateDenyWrites()
 	}
-}
-
-// rejectMISCONF refuses, while MISCONF is in force, a write command, PING,
-// and an EXEC whose queue holds a write (which also discards the
-// transaction), as Redis's processCommand does after the memory check.
-// It reports whether it answered.
-func (s *Server) rejectMISCONF(cl *client, cmd *engine.Command, argv [][]byte) bool {
-	if cl.tx.Active && cmd.Name == "exec" && queueHas(&cl.ctx, cl.tx.Queue, engine.FlagWrite) {
-		s.statOf(cmd).rejected++
-		msg := "EXECABORT Transaction discarded because of: " + s.rdb.denyMsg
-		cl.w.Error(msg)
-		s.countError([]byte(msg))
-		cl.tx.Reset()
-		return true
-	}
-	if cl.ctx.CallFlags(cmd, argv)&engine.FlagWrite == 0 && cmd.Name != "ping" {
-		return false
-	}
-	s.reject(cl, cmd, s.rdb.denyMsg)
-	return true
 }
 
 // queueHas reports whether a MULTI queue holds a command with flag f

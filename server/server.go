@@ -64,7 +64,10 @@ type Server struct {
 	latency         map[string]*latencyEvent
 	latencyMs       int64
 	latencyTracking bool
-	node            *cluster.Node
+	// minReplicas: min-replicas-to-write and -max-lag are both set, so
+	// writes get NOREPLICAS (replicas.go); set by applyConfig
+	minReplicas bool
+	node        *cluster.Node
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock
 	fwdClients map[fwdKey]*client

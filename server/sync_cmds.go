@@ -114,41 +114,49 @@ func (r *syncReader) stream(rec []byte) ([]byte, bool) {
 }
 
 // cmdSync: SYNC — the RDB payload as a bulk without its final CRLF, as
-// Redis sends it, then the stream. The engine lock is held: the snapshot
+// Redis sends it, then the stream. The engine lock is held: the capture
 // and the reader's registration see the same state, so the stream starts
-// exactly after it.
+// exactly after it. The snapshot is written by the reader's writer, off
+// the lock (rdb-key-save-delay slows it as Redis's forked child, without
+// stalling other clients); records queue meanwhile.
 func cmdSync(s *Server, cl *client, argv [][]byte) {
-	var rdb bytes.Buffer
-	if err := s.eng.WriteSnapshot(&rdb); err != nil {
-		cl.w.Error("ERR " + err.Error())
-		return
-	}
+	snap := s.eng.Capture()
 	t, ok := s.door.Log().(*syncTee)
 	if !ok {
 		t = &syncTee{inner: s.door.Log(), readers: map[*syncReader]struct{}{}}
 		s.door.SetLog(t)
 	}
 	r := &syncReader{ch: make(chan []byte, syncBacklog), db: -1}
-	head := append([]byte{'$'}, strconv.Itoa(rdb.Len())...)
-	r.ch <- append(append(head, '\r', '\n'), rdb.Bytes()...)
 	t.readers[r] = struct{}{}
-	go s.syncWriter(cl.nc, t, r)
+	go s.syncWriter(cl.nc, t, r, snap)
 }
 
-// syncWriter writes a reader's queue to its connection (off the engine
-// lock) until the connection fails or the reader is dropped.
-func (s *Server) syncWriter(nc net.Conn, t *syncTee, r *syncReader) {
-	for b := range r.ch {
-		if _, err := nc.Write(b); err != nil {
-			s.door.Lock()
-			if _, ok := t.readers[r]; ok {
-				delete(t.readers, r)
-				close(r.ch)
+// syncWriter writes the snapshot, then a reader's queue, to its
+// connection (off the engine lock) until the connection fails or the
+// reader is dropped.
+func (s *Server) syncWriter(nc net.Conn, t *syncTee, r *syncReader, snap *engine.Snapshot) {
+	var rdb bytes.Buffer
+	_, err := snap.WriteTo(&rdb)
+	snap.Release()
+	if err == nil {
+		head := append([]byte{'$'}, strconv.Itoa(rdb.Len())...)
+		_, err = nc.Write(append(append(head, '\r', '\n'), rdb.Bytes()...))
+	}
+	if err == nil {
+		for b := range r.ch {
+			if _, err = nc.Write(b); err != nil {
+				break
 			}
-			s.door.Unlock()
-			for range r.ch {
-			}
-			break
+		}
+	}
+	if err != nil {
+		s.door.Lock()
+		if _, ok := t.readers[r]; ok {
+			delete(t.readers, r)
+			close(r.ch)
+		}
+		s.door.Unlock()
+		for range r.ch {
 		}
 	}
 	nc.Close()

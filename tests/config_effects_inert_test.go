@@ -23,13 +23,8 @@ var inertParams = map[string][2]string{ // name: a value, the default
 	"replica-serve-stale-data":      {"no", "yes"},
 	"replica-read-only":             {"no", "yes"},
 	"replica-lazy-flush":            {"yes", "no"},
-	"min-replicas-to-write":         {"1", "0"},
-	"min-replicas-max-lag":          {"5", "10"},
 	"aof-use-rdb-preamble":          {"no", "yes"},
 	"auto-aof-rewrite-percentage":   {"50", "100"},
-	"rdb-key-save-delay":            {"100", "0"},
-	"key-load-delay":                {"-10", "0"},
-	"activedefrag":                  {"yes", "no"},
 	"active-defrag-ignore-bytes":    {"1024", "104857600"},
 	"active-defrag-threshold-lower": {"5", "10"},
 	"active-defrag-threshold-upper": {"50", "100"},
@@ -40,8 +35,6 @@ var inertParams = map[string][2]string{ // name: a value, the default
 	"stream-node-max-bytes":         {"100", "4096"},
 	"hll-sparse-max-bytes":          {"100", "3000"},
 	"tracking-table-max-keys":       {"10", "1000000"},
-	"maxmemory-eviction-tenacity":   {"20", "10"},
-	"oom-score-adj":                 {"relative", "no"},
 }
 
 func init() {
@@ -49,13 +42,20 @@ func init() {
 		configEffects[name] = effectInert
 	}
 	// the aliases CONFIG GET * lists as names of their own
-	for _, alias := range []string{"repl-ping-slave-period", "slave-serve-stale-data", "slave-read-only", "slave-lazy-flush", "min-slaves-to-write", "min-slaves-max-lag"} {
+	for _, alias := range []string{"repl-ping-slave-period", "slave-serve-stale-data", "slave-read-only", "slave-lazy-flush"} {
 		configEffects[alias] = effectInert
+	}
+	for _, name := range []string{"min-replicas-to-write", "min-slaves-to-write", "min-replicas-max-lag", "min-slaves-max-lag"} {
+		configEffects[name] = effectMinReplicas
 	}
 	configEffects["enable-protected-configs"] = effectProtectedConfigs
 	configEffects["enable-module-command"] = effectInert
+	// Redis built without its jemalloc (as the redis-server of
+	// config_inert.txt); a config file's refusal: TestActiveDefragStartup
+	configEffects["activedefrag"] = refusedWith("yes", "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc", "no")
 	configEffects["latency-monitor-threshold"] = effectLatencyThreshold
 	configEffects["latency-tracking"] = effectLatencyTracking
+	configEffects["maxmemory-eviction-tenacity"] = effectEvictionTenacity // config_effects_memory_test.go
 }
 
 // effectLatencyThreshold: a command slower than the threshold is a
@@ -92,8 +92,6 @@ var inertAliases = map[string]string{
 	"slave-serve-stale-data": "replica-serve-stale-data",
 	"slave-read-only":        "replica-read-only",
 	"slave-lazy-flush":       "replica-lazy-flush",
-	"min-slaves-to-write":    "min-replicas-to-write",
-	"min-slaves-max-lag":     "min-replicas-max-lag",
 }
 
 // effectInert: the value is stored and shown, the default restored;
@@ -130,4 +128,31 @@ func effectProtectedConfigs(t *testing.T, c *Conn, addr, name string) {
 	configSet(t, c2, "dbfilename", "other.rdb")
 	configSet(t, c2, "dbfilename", "dump.rdb")
 	refusedWith("/tmp", "limitdb sets it at start-up only")(t, c2, addr, "dir")
+}
+
+// effectMinReplicas: with min-replicas-to-write and -max-lag both above 0
+// a write gets NOREPLICAS (limitdb has no good replica) and INFO
+// replication shows min_slaves_good_slaves:0; with name at 0 the write is
+// served and the field is gone. tests/scenarios/server/min_replicas.txt
+// compares the replies (MULTI, scripts) with redis-server.
+func effectMinReplicas(t *testing.T, c *Conn, addr, name string) {
+	other := map[string]string{
+		"min-replicas-to-write": "min-replicas-max-lag", "min-slaves-to-write": "min-replicas-max-lag",
+		"min-replicas-max-lag": "min-replicas-to-write", "min-slaves-max-lag": "min-replicas-to-write",
+	}[name]
+	def := map[bool]string{true: "0", false: "10"}[strings.HasSuffix(name, "to-write")]
+	configSet(t, c, other, "1")
+	configSet(t, c, name, "1")
+	expectDo(t, c, "-NOREPLICAS Not enough good replicas to write.\r\n", "SET", "mr", "1")
+	if f := infoSection(t, c, "replication"); f["min_slaves_good_slaves"] != "0" {
+		t.Fatalf("INFO replication with %s 1: %v", name, f)
+	}
+	configSet(t, c, name, "0")
+	expectDo(t, c, "+OK\r\n", "SET", "mr", "1")
+	if f, ok := infoSection(t, c, "replication")["min_slaves_good_slaves"]; ok {
+		t.Fatalf("INFO replication with %s 0 shows min_slaves_good_slaves:%s", name, f)
+	}
+	mustDo(t, c, "DEL", "mr")
+	configSet(t, c, name, def)
+	configSet(t, c, other, map[string]string{"min-replicas-max-lag": "10", "min-replicas-to-write": "0"}[other])
 }

@@ -206,11 +206,7 @@ func tolerated(pol string, n int) int {
 // the ~127 victims with 64 samples is well below that with 1 (measured:
 // 63, the ideal, against 203, that of random victims).
 func effectMaxmemorySamples(t *testing.T, c *Conn, addr, name string) {
-	defer configSet(t, c, name, "5")
-	defer configSet(t, c, "maxmemory-policy", "noeviction")
-	defer configSet(t, c, "maxmemory", "0")
-	defer mustDo(t, c, "FLUSHALL")
-	configSet(t, c, "maxmemory-policy", "volatile-ttl")
+	evictionCase(t, c, name, "5", "volatile-ttl")
 	meanRank := func(samples string) int {
 		configSet(t, c, "maxmemory", "0")
 		configSet(t, c, name, samples)
@@ -226,4 +222,37 @@ func effectMaxmemorySamples(t *testing.T, c *Conn, addr, name string) {
 	if many*3/2 > one {
 		t.Fatalf("samples 64: mean rank %d, samples 1: %d", many, one)
 	}
+}
+
+// effectEvictionTenacity: maxmemory-eviction-tenacity bounds the time one
+// eviction runs (Redis's evictionTimeLimitUs, checked every 16 keys). With
+// 800 keys of 4 KB and maxmemory set 2 MB under the usage (allkeys-random),
+// at 0 the CONFIG SET and the KEYS after it evict 16 keys each (a cron
+// tick may add some), at 100 (no bound) the CONFIG SET evicts the ~500
+// keys needed at once.
+func effectEvictionTenacity(t *testing.T, c *Conn, addr, name string) {
+	evictionCase(t, c, name, "10", "allkeys-random")
+	for _, v := range []string{"0", "100"} {
+		configSet(t, c, "maxmemory", "0")
+		configSet(t, c, name, v)
+		fillForEviction(t, c)
+		n := len(lowerLimit(t, c, 2<<20))
+		t.Logf("tenacity %s: %d keys evicted", v, n)
+		if v == "0" && (n < 16 || n > 96) || v == "100" && n < 300 {
+			t.Fatalf("%s %s: %d keys evicted for 2 MB of 4 KB values", name, v, n)
+		}
+	}
+}
+
+// evictionCase sets maxmemory-policy pol for the effect test of name and,
+// when it ends, empties the keyspace and restores maxmemory 0, noeviction
+// and name's default def.
+func evictionCase(t *testing.T, c *Conn, name, def, pol string) {
+	t.Cleanup(func() {
+		mustDo(t, c, "FLUSHALL")
+		configSet(t, c, "maxmemory", "0")
+		configSet(t, c, "maxmemory-policy", "noeviction")
+		configSet(t, c, name, def)
+	})
+	configSet(t, c, "maxmemory-policy", pol)
 }

@@ -25,16 +25,7 @@ type persistPair struct {
 
 func startPersistPair(t *testing.T) *persistPair {
 	t.Helper()
-	r, err := StartRedis("--save", "3600 1")
-	if err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(r.Stop)
-	ref, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ref.Close() })
+	r, ref := redisConn(t, "--save", "3600 1")
 	ldir, cand := persistServer(t, "--save", "3600 1")
 	return &persistPair{r: r, rdir: r.dir, ldir: ldir, ref: ref, cand: cand}
 }

@@ -20,10 +20,17 @@ func (cl *client) peerClosed() bool {
 		return false
 	}
 	closed := false
-	cl.out.raw.Control(func(fd uintptr) {
+	if err := cl.out.raw.Control(func(fd uintptr) {
 		var b [1]byte
 		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		closed = n == 0 && err == nil || err == syscall.ECONNRESET
-	})
+	}); err != nil {
+		// the socket is closed already: an event loop that read the
+		// hang-up shuts the socket before it drops the client (under the
+		// engine lock), and a unit run meanwhile off the loop (a script)
+		// served the dead waiter — TestJobQueueLibrary lost a job to it
+		// in 3 of 6 runs with io-model loop
+		return true
+	}
 	return closed
 }

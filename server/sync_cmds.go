@@ -149,15 +149,20 @@ func (s *Server) syncWriter(nc net.Conn, t *syncTee, r *syncReader, snap *engine
 			}
 		}
 	}
-	if err != nil {
-		s.door.Lock()
-		if _, ok := t.readers[r]; ok {
-			delete(t.readers, r)
-			close(r.ch)
-		}
-		s.door.Unlock()
-		for range r.ch {
-		}
+	s.door.Lock()
+	if _, ok := t.readers[r]; ok {
+		delete(t.readers, r)
+		close(r.ch)
+	}
+	// the last reader gone, the door gets its own log back: without a
+	// log (appendonly no) it records nothing, and a SYNC once made every
+	// later unit record its effects for nobody. Under the lock, between
+	// units, so no hold has records for the tee to flush.
+	if len(t.readers) == 0 && s.door.Log() == door.Log(t) {
+		s.door.SetLog(t.inner)
+	}
+	s.door.Unlock()
+	for range r.ch {
 	}
 	nc.Close()
 }

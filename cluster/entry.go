@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"limitdb/engine"
 )
 
 // A log entry carries a batch of unit records: everything the leader
@@ -63,9 +65,19 @@ func appendEntryHeader(b []byte, h *entryHeader) []byte {
 	return binary.AppendUvarint(b, uint64(h.nrec))
 }
 
+// appendEntryRecord appends a record as an entry carries it: its length,
+// then the record.
 func appendEntryRecord(b, rec []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(rec)))
 	return append(b, rec...)
+}
+
+// appendEntryEffects is appendEntryRecord of engine.AppendRecord(f,
+// clockMs), encoded in place: the length is computed first
+// (engine.RecordLen), so the record is not built elsewhere and copied.
+func appendEntryEffects(b []byte, f *engine.Effects, clockMs int64) []byte {
+	b = binary.AppendUvarint(b, uint64(engine.RecordLen(f, clockMs)))
+	return engine.AppendRecord(b, f, clockMs)
 }
 
 // decodeEntry parses data's header and returns it with the records

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"container/heap"
-	"encoding/binary"
 	"errors"
 	"runtime"
 	"sync"
@@ -117,8 +116,7 @@ func newProposer(n *Node) *proposer {
 // is encoded once, into the records of the running hold of the engine
 // lock, which Flush hands to the cut; Ticket counts it at once.
 func (p *proposer) Record(f *engine.Effects, clockMs int64) {
-	p.stage = binary.AppendUvarint(p.stage, uint64(engine.RecordLen(f, clockMs)))
-	p.stage = engine.AppendRecord(p.stage, f, clockMs)
+	p.stage = appendEntryEffects(p.stage, f, clockMs)
 	p.stageN++
 }
 

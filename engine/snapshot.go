@@ -376,8 +376,14 @@ func (e *Engine) LoadSnapshot(src io.Reader) error { return e.loadSnapshot(src, 
 // restored exactly.
 func (e *Engine) ReloadSnapshot(src io.Reader) error { return e.loadSnapshot(src, true) }
 
+// loader reads an RDB stream into a state beside e's, with e's settings
+// (encoding limits, clock, checksum rule, key-load-delay).
+func (e *Engine) loader(src io.Reader, reencode bool) *rdbLoader {
+	return &rdbLoader{e: e, r: newRDBStream(src), lim: e.Enc, clock: e.ClockMs, rand: e.Rand.State(), noVerify: e.RDBNoChecksum, reencode: reencode, keyDelay: e.KeyLoadDelay}
+}
+
 func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
-	l := rdbLoader{e: e, r: newRDBStream(src), lim: e.Enc, clock: e.ClockMs, rand: e.Rand.State(), noVerify: e.RDBNoChecksum, reencode: reencode, keyDelay: e.KeyLoadDelay}
+	l := e.loader(src, reencode)
 	if err := l.load(); err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // script cache, Rand and the settings stay as they are. The caller holds
 // the engine lock.
 func (e *Engine) MergeSnapshot(src io.Reader, replace bool) error {
-	l := rdbLoader{e: e, r: newRDBStream(src), lim: e.Enc, clock: e.ClockMs, rand: e.Rand.State(), noVerify: e.RDBNoChecksum, reencode: true, keyDelay: e.KeyLoadDelay}
+	l := e.loader(src, true)
 	if err := l.load(); err != nil {
 		return err
 	}

@@ -785,15 +785,21 @@ func sameEffect(a, b effect, random bool) bool {
 	return true
 }
 
-// closeTimes reports whether x and y are unix ms times of now-ish
-// within 2 s of each other (deadlines computed from each side's clock).
+// closeTimes reports whether x and y are unix times of now-ish, both in
+// milliseconds or both in seconds, within 2 s of each other (deadlines
+// computed from each side's clock, a script that stores TIME's seconds).
 func closeTimes(x, y string) bool {
 	a, err1 := strconv.ParseInt(x, 10, 64)
 	b, err2 := strconv.ParseInt(y, 10, 64)
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	now := time.Now().UnixMilli()
-	near := func(v int64) bool { return v > now-365*86400e3 && v < now+20*365*86400e3 }
-	return near(a) && near(b) && a-b <= 2000 && b-a <= 2000
+	for _, unit := range []int64{1, 1000} { // ms, s
+		now := time.Now().UnixMilli() / unit
+		near := func(v int64) bool { return v > now-365*86400e3/unit && v < now+20*365*86400e3/unit }
+		if near(a) && near(b) && a-b <= 2000/unit && b-a <= 2000/unit {
+			return true
+		}
+	}
+	return false
 }

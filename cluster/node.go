@@ -336,7 +336,7 @@ func (n *Node) openStores(dir string) error {
 	if err != nil {
 		return err
 	}
-	n.logs, err = raft.NewLogCache(16, n.store)
+	n.logs, err = raft.NewLogCache(16, ackingStore{n.store, n.prop})
 	if err != nil {
 		return err
 	}
@@ -436,6 +436,7 @@ const closeDrain = 2 * time.Second
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		if n.Serving() {
+			n.prop.cutNow()
 			n.prop.Wait(n.prop.seq.Load(), closeDrain)
 		}
 		close(n.closing)

@@ -501,7 +501,10 @@ func (n *Node) monitor() {
 		}
 		st := n.raft.State()
 		n.state.Store(uint32(st))
-		if time.Since(lastConf) > time.Second {
+		// refreshed every second, and before an epoch starts: a leader
+		// of three must not begin with a cluster of one's commit path
+		// (proposer.solo) for its first second
+		if time.Since(lastConf) > time.Second || st == raft.Leader && n.serving.Load() == 0 {
 			lastConf = time.Now()
 			if cf := n.raft.GetConfiguration(); cf.Error() == nil {
 				n.peers.Store(len(cf.Configuration().Servers) > 1)

@@ -20,12 +20,14 @@ import (
 var ErrUnknown = errors.New("UNCERTAIN the outcome of this command is unknown: leadership was lost before it was committed (it may or may not have been applied)")
 
 // proposer is the leader's half of the log: the door hands it each unit's
-// record in execution order (Append, under the engine lock); one
-// goroutine cuts everything appended since the previous cut into one
-// entry and proposes it (group commit: one log write and one replication
-// round for every unit executed while the previous entries were in
-// flight); clients wait for the sequence number of the last record
-// executed before their replies (Ticket, Wait).
+// record in execution order (Record, under the engine lock); everything
+// appended since the previous cut is cut into one entry and proposed
+// (group commit: one log write and one replication round for every unit
+// executed while the previous entries were in flight) — by the submitter
+// goroutine (run), or on a cluster of one by the event loop at the end of
+// its turn and by the acknowledgement of the entry in flight (turnEnd,
+// ack); clients wait for the sequence number of the last record executed
+// before their replies (Ticket, Wait).
 type proposer struct {
 	n *Node
 

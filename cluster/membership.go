@@ -217,3 +217,18 @@ func (n *Node) joinOnce(addr, proof string) error {
 	_, err = cmd("RAFT", "JOIN", n.cfg.NodeID, addr, proof)
 	return err
 }
+
+// soleVoter reports whether this node is the only voter of the newest
+// configuration Raft holds (committed or not): then its own log write
+// commits an entry (proposer.stored). Raft's configuration is read
+// without a round trip through its goroutines (a copy of the newest).
+func (n *Node) soleVoter() bool {
+	voters, self := 0, false
+	for _, s := range n.raft.GetConfiguration().Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			voters++
+			self = self || s.ID == raft.ServerID(n.cfg.NodeID)
+		}
+	}
+	return voters == 1 && self
+}

@@ -336,7 +336,7 @@ func (n *Node) openStores(dir string) error {
 	if err != nil {
 		return err
 	}
-	n.logs, err = raft.NewLogCache(16, n.store)
+	n.logs, err = raft.NewLogCache(16, ackingStore{n.store, n.prop})
 	if err != nil {
 		return err
 	}
@@ -436,6 +436,7 @@ const closeDrain = 2 * time.Second
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		if n.Serving() {
+			n.prop.cutNow()
 			n.prop.Wait(n.prop.seq.Load(), closeDrain)
 		}
 		close(n.closing)
@@ -500,7 +501,10 @@ func (n *Node) monitor() {
 		}
 		st := n.raft.State()
 		n.state.Store(uint32(st))
-		if time.Since(lastConf) > time.Second {
+		// refreshed every second, and before an epoch starts: a leader
+		// of three must not begin with a cluster of one's commit path
+		// (proposer.solo) for its first second
+		if time.Since(lastConf) > time.Second || st == raft.Leader && n.serving.Load() == 0 {
 			lastConf = time.Now()
 			if cf := n.raft.GetConfiguration(); cf.Error() == nil {
 				n.peers.Store(len(cf.Configuration().Servers) > 1)

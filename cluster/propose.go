@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"limitdb/engine"
 )
 
@@ -18,12 +20,14 @@ import (
 var ErrUnknown = errors.New("UNCERTAIN the outcome of this command is unknown: leadership was lost before it was committed (it may or may not have been applied)")
 
 // proposer is the leader's half of the log: the door hands it each unit's
-// record in execution order (Append, under the engine lock); one
-// goroutine cuts everything appended since the previous cut into one
-// entry and proposes it (group commit: one log write and one replication
-// round for every unit executed while the previous entries were in
-// flight); clients wait for the sequence number of the last record
-// executed before their replies (Ticket, Wait).
+// record in execution order (Record, under the engine lock); everything
+// appended since the previous cut is cut into one entry and proposed
+// (group commit: one log write and one replication round for every unit
+// executed while the previous entries were in flight) — by the submitter
+// goroutine (run), or on a cluster of one by the event loop at the end of
+// its turn and by the acknowledgement of the entry in flight (turnEnd,
+// ack); clients wait for the sequence number of the last record executed
+// before their replies (Ticket, Wait).
 type proposer struct {
 	n *Node
 
@@ -46,23 +50,36 @@ type proposer struct {
 	pendGone []unitID // clients to forget
 	pendNow  int64
 	cutSeq   uint64 // last sequence handed to Raft
-	inflight int
+	// cuts: the last sequence of each entry proposed and not yet
+	// acknowledged, oldest first (how many are in flight). An
+	// acknowledgement may cover several (ack, from the log store).
+	cuts []uint64
 	// idle: the submitter waits for a first record or an epoch, so
-	// Append wakes it (a Signal per record otherwise cost 1 % of the CPU
-	// at SET P=16); applied and stop wake it for the other conditions
-	idle    bool
+	// Flush wakes it (a Signal per record otherwise cost 1 % of the CPU
+	// at SET P=16); ack and stop wake it for the other conditions.
+	// asleep: it waits, whatever for (a cluster of one, see Flush)
+	idle, asleep bool
+	// turn: an event loop's turn is running (TurnStart): it cuts what
+	// its turn executed when the turn ends (TurnEnd), so Flush does not
+	// wake the submitter for it
+	turn    atomic.Bool
 	epoch   uint64 // the epoch records are executed under; 0: not leader
 	stopped bool
 
 	seq       atomic.Uint64 // last sequence executed in an ended hold of the engine lock (Flush)
-	done      atomic.Uint64 // last sequence committed and applied
+	done      atomic.Uint64 // last sequence committed
 	doneIndex atomic.Uint64 // Raft index of the entry holding done
+	// counted is the last sequence Raft's state machine has counted: it
+	// trails done when the log store acknowledged entries (stored); a
+	// snapshot waits for it
+	counted atomic.Uint64
 	// lost are the ranges (from, to] of sequences executed under an epoch
 	// that ended before they were committed (guarded by mu). Sequences are
 	// never reused, so done passing them says nothing about them.
 	lost    []seqRange
 	lostMax atomic.Uint64 // the highest lost sequence: above it, done decides alone
 
+	hdr      []byte        // the entry header being encoded (cut; mu)
 	stopCh   chan struct{} // closed by stop
 	progress atomic.Int64  // unix ns of the last proposal or acknowledgement
 
@@ -135,6 +152,13 @@ func (p *proposer) Flush() {
 	p.pendNow = p.n.door.E.ClockMs
 	p.seq.Add(uint64(p.stageN))
 	wake := p.idle
+	if p.solo() {
+		// a cluster of one: a loop's turn cuts at its end, an
+		// acknowledgement cuts what waits (ack), so the submitter is
+		// woken only when neither will come: no loop turn running and a
+		// slot free
+		wake = p.asleep && !p.turn.Load() && len(p.cuts) == 0
+	}
 	p.mu.Unlock()
 	p.stage, p.stageN = p.stage[:0], 0
 	if cap(p.stage) > maxEntry {
@@ -343,7 +367,8 @@ func (p *proposer) begin(epoch uint64) {
 	p.pend, p.pendN, p.pendIDs = p.pend[:0], 0, p.pendIDs[:0]
 	p.dropStage()
 	p.cutSeq = p.seq.Load()
-	p.inflight = 0
+	p.counted.Store(p.cutSeq)
+	p.cuts = p.cuts[:0]
 	p.mu.Unlock()
 }
 
@@ -353,7 +378,7 @@ func (p *proposer) begin(epoch uint64) {
 func (p *proposer) abort() {
 	p.mu.Lock()
 	p.epoch = 0
-	p.inflight = 0
+	p.cuts = p.cuts[:0]
 	p.pend, p.pendN, p.pendIDs = p.pend[:0], 0, p.pendIDs[:0]
 	p.dropStage()
 	if seq, done := p.seq.Load(), p.done.Load(); seq > done {
@@ -369,21 +394,25 @@ func (p *proposer) abort() {
 	p.notifySettled()
 }
 
-// run is the submitter: it cuts and proposes entries in execution order.
-// Their commits are acknowledged by the state machine (applied) as it
-// counts them, in Raft's FSM goroutine: waiting on each Apply future in a
-// goroutine of its own cost a wake-up per entry on the critical path. A
-// proposal that fails without committing ends the leadership, which the
-// monitor sees (Raft's state, or no progress for applyTimeout) and turns
-// into abort.
+// run is the submitter: it cuts and proposes entries in execution order
+// (cut) when no one else does: with peers always; on a cluster of one
+// for the records of goroutine-served clients executed while nothing was
+// in flight (the event loop cuts its turn's records at the turn's end,
+// an acknowledgement cuts what waited for it: TurnEnd, ack). Commits are
+// acknowledged by the state machine (applied) as it counts them, in
+// Raft's FSM goroutine, or on a cluster of one by the log store as it
+// writes them (stored): waiting on each Apply future in a goroutine of
+// its own cost a wake-up per entry on the critical path. A proposal that
+// fails without committing ends the leadership, which the monitor sees
+// (Raft's state, or no progress for applyTimeout) and turns into abort.
 func (p *proposer) run() {
-	var hdr []byte
 	for {
 		p.mu.Lock()
-		for !p.stopped && (p.pendN == 0 || p.inflight >= p.inflightLimit() || p.epoch == 0) {
+		for !p.stopped && (p.pendN == 0 || len(p.cuts) >= p.inflightLimit() || p.epoch == 0) {
 			p.idle = p.pendN == 0 || p.epoch == 0
+			p.asleep = true
 			p.cutCond.Wait()
-			p.idle = false
+			p.idle, p.asleep = false, false
 		}
 		if p.stopped {
 			p.mu.Unlock()
@@ -406,52 +435,168 @@ func (p *proposer) run() {
 				break
 			}
 		}
-		if p.pendN == 0 || p.epoch == 0 {
-			p.mu.Unlock()
-			continue
+		if len(p.cuts) < p.inflightLimit() {
+			p.cut()
 		}
-		h := entryHeader{epoch: p.epoch, firstSeq: p.cutSeq + 1, now: p.pendNow, ids: p.pendIDs, forget: p.pendGone, nrec: p.pendN}
-		hdr = appendEntryHeader(hdr[:0], &h)
-		// the entry is Raft's from here on (the log cache keeps it): a
-		// slice of its own, filled with one copy of the records. Handing
-		// Raft the gathering buffer itself (the header in room left before
-		// the records) and gathering the next entry in a new one cost more
-		// than the copy: the new buffers grew while filling (in a SET P=16
-		// profile, growing took 4 % of the CPU; the copy takes 1 %)
-		data := make([]byte, len(hdr)+len(p.pend))
-		copy(data[copy(data, hdr):], p.pend)
-		p.pend = p.pend[:0]
-		if cap(p.pend) > maxEntry {
-			p.pend = nil
-		}
-		p.cutSeq += uint64(p.pendN)
-		p.pendN, p.pendIDs, p.pendGone = 0, p.pendIDs[:0], p.pendGone[:0]
-		p.inflight++
-		p.progress.Store(time.Now().UnixNano())
 		p.mu.Unlock()
-		// no enqueue timeout: Raft's apply queue holds MaxAppendEntries
-		// (BatchApplyCh) and at most inflightLimit entries are queued, so
-		// this never waits; a timeout cost a timer per entry
-		p.n.raft.Apply(data, 0)
 	}
 }
 
-// applied acknowledges the records up to lastSeq, committed in the entry
-// at index (called by the state machine for this epoch's entries).
-func (p *proposer) applied(lastSeq, index uint64) {
+// cut proposes everything appended since the last cut as one entry
+// (mu held, a slot free). Raft's Apply is called under mu, so that the
+// entries reach the log in the order they were cut whoever cuts them
+// (the submitter, an event loop's TurnEnd, an acknowledgement). It does
+// not wait there: Raft's apply queue holds MaxAppendEntries (BatchApplyCh)
+// and at most inflightLimit entries are queued; and no enqueue timeout (a
+// timer per entry).
+func (p *proposer) cut() bool {
+	if p.pendN == 0 || p.epoch == 0 || p.stopped {
+		return false
+	}
+	h := entryHeader{epoch: p.epoch, firstSeq: p.cutSeq + 1, now: p.pendNow, ids: p.pendIDs, forget: p.pendGone, nrec: p.pendN}
+	p.hdr = appendEntryHeader(p.hdr[:0], &h)
+	// the entry is Raft's from here on (the log cache keeps it): a
+	// slice of its own, filled with one copy of the records. Handing
+	// Raft the gathering buffer itself (the header in room left before
+	// the records) and gathering the next entry in a new one cost more
+	// than the copy: the new buffers grew while filling (in a SET P=16
+	// profile, growing took 4 % of the CPU; the copy takes 1 %)
+	data := make([]byte, len(p.hdr)+len(p.pend))
+	copy(data[copy(data, p.hdr):], p.pend)
+	p.pend = p.pend[:0]
+	if cap(p.pend) > maxEntry {
+		p.pend = nil
+	}
+	p.cutSeq += uint64(p.pendN)
+	p.pendN, p.pendIDs, p.pendGone = 0, p.pendIDs[:0], p.pendGone[:0]
+	p.cuts = append(p.cuts, p.cutSeq)
+	p.progress.Store(time.Now().UnixNano())
+	p.n.raft.Apply(data, 0)
+	return true
+}
+
+// solo reports whether this node has no peers in its configuration (a
+// cluster of one): then event loops and acknowledgements cut entries
+// themselves (see run). With peers the submitter alone cuts, as before
+// (its gathering and 4 entries in flight measured for 3 nodes).
+func (p *proposer) solo() bool { return p.n != nil && !p.n.peers.Load() }
+
+// turnStart and turnEnd bracket an event loop's turn (Node.TurnStart).
+func (p *proposer) turnStart() {
+	if p.solo() {
+		p.turn.Store(true)
+	}
+}
+
+// turnEnd cuts what the turn executed when a slot is free; else the
+// acknowledgement of the entry in flight cuts it (ack). The loop's turn
+// is the group of the group commit: every connection that was ready ran
+// its batch, so no yielding to gather more (the submitter's
+// runtime.Gosched rounds) and no wake-up of the submitter.
+func (p *proposer) turnEnd() bool {
+	return p.turn.Swap(false) && p.cutNow()
+}
+
+// cutNow cuts the records appended so far when a slot is free (else the
+// acknowledgement of the entry in flight does), and ends the running
+// loop turn's hold on them: a snapshot's pause and Close wait for every
+// executed record, and a loop that must wait for the engine lock
+// mid-turn (a script runs) must not keep its records meanwhile.
+func (p *proposer) cutNow() (cut bool) {
+	p.turn.Store(false)
 	p.mu.Lock()
-	if p.inflight > 0 {
-		p.inflight--
+	if len(p.cuts) < p.inflightLimit() {
+		cut = p.cut()
 	}
-	if lastSeq > p.done.Load() {
-		p.done.Store(lastSeq)
-		p.doneIndex.Store(index)
+	p.mu.Unlock()
+	return cut
+}
+
+// applied notes that Raft's state machine counted the records up to
+// lastSeq, committed in the entry at index (this epoch's entries, in log
+// order), and acknowledges them unless the log store did (stored).
+func (p *proposer) applied(lastSeq, index uint64) {
+	p.counted.Store(lastSeq)
+	p.ack(lastSeq, index)
+}
+
+// ack settles the records up to lastSeq, committed in the entry at
+// index, unless an earlier call did: their entries leave the in-flight
+// count, their waiters are answered, and the next entry may be cut — on
+// a cluster of one here and now, whatever waited for the slot (a loop
+// turn's records that found it taken, goroutines' records), so that the
+// log is written again while the loop sends the replies; with peers the
+// submitter is woken to gather and cut.
+func (p *proposer) ack(lastSeq, index uint64) {
+	p.mu.Lock()
+	if lastSeq <= p.done.Load() {
+		p.mu.Unlock()
+		return
 	}
+	i := 0
+	for i < len(p.cuts) && p.cuts[i] <= lastSeq {
+		i++
+	}
+	p.cuts = append(p.cuts[:0], p.cuts[i:]...)
+	p.done.Store(lastSeq)
+	p.doneIndex.Store(index)
 	p.progress.Store(time.Now().UnixNano())
 	p.wake()
+	solo := p.solo()
+	if solo && len(p.cuts) < p.inflightLimit() {
+		p.cut()
+	}
 	p.mu.Unlock()
-	p.cutCond.Signal()
+	if !solo {
+		p.cutCond.Signal()
+	}
 	p.notifySettled()
+}
+
+// stored is the log store's report of a batch Raft has just written (in
+// Raft's leader loop on the leader; the write succeeded). When this node
+// is the only voter of the newest configuration, an entry of this epoch
+// is committed once it is in the log — the majority is this node, and
+// Raft's commitment advances right after the write (dispatchLogs) — so
+// it is acknowledged here rather than when Raft's state machine
+// goroutine reaches it: two goroutine hand-offs fewer per entry (leader
+// loop → FSM goroutine → waiters). The configuration is exact here: Raft
+// makes a configuration the newest (appendConfigurationEntry, in this
+// same goroutine) before storing its entry, so from the batch that holds
+// a promotion to voter on, nothing is acknowledged here (the state
+// machine acknowledges, as with peers), and a non-voter (a RAFT JOIN in
+// progress) does not count. The state machine still counts every entry
+// (applied).
+func (p *proposer) stored(logs []*raft.Log) {
+	if p.n == nil || p.n.serving.Load() == 0 {
+		return // a follower, or a leader not yet serving
+	}
+	p.mu.Lock()
+	epoch := p.epoch
+	p.mu.Unlock()
+	if epoch == 0 {
+		return
+	}
+	var last, index uint64
+	for _, l := range logs {
+		if l.Type == raft.LogConfiguration {
+			return
+		}
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		h, _, err := decodeEntryHeader(l.Data)
+		if err != nil || h.nrec == 0 {
+			continue
+		}
+		if h.epoch == epoch {
+			last, index = h.firstSeq+uint64(h.nrec)-1, l.Index
+		}
+	}
+	if last == 0 || !p.n.soleVoter() {
+		return
+	}
+	p.ack(last, index)
 }
 
 // stalled reports whether an entry has been in flight without progress
@@ -459,7 +604,7 @@ func (p *proposer) applied(lastSeq, index uint64) {
 func (p *proposer) stalled(d time.Duration) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.inflight > 0 && time.Since(time.Unix(0, p.progress.Load())) > d
+	return len(p.cuts) > 0 && time.Since(time.Unix(0, p.progress.Load())) > d
 }
 
 // stop ends the submitter; waiters get ErrUnknown.
@@ -473,4 +618,30 @@ func (p *proposer) stop() {
 	p.mu.Unlock()
 	p.cutCond.Broadcast()
 	p.notifySettled()
+}
+
+// ackingStore is the log store Raft writes through: every batch written
+// is reported to the proposer (stored), which acknowledges a sole
+// voter's entries there. It embeds the concrete store, so that Raft still
+// sees its optional methods: hidden behind the raft.LogStore interface,
+// IsMonotonic was lost, and a follower that installed a snapshot kept its
+// old entries and could store nothing after them (raft-wal: non-monotonic
+// log entries; TestClusterSnapshotInstall).
+type ackingStore struct {
+	*logStore
+	p *proposer
+}
+
+var _ raft.MonotonicLogStore = ackingStore{}
+
+func (s ackingStore) StoreLogs(logs []*raft.Log) error {
+	if err := s.logStore.StoreLogs(logs); err != nil {
+		return err
+	}
+	s.p.stored(logs)
+	return nil
+}
+
+func (s ackingStore) StoreLog(l *raft.Log) error {
+	return s.StoreLogs([]*raft.Log{l})
 }

@@ -39,6 +39,16 @@ func (n *Node) Settled(ticket uint64) (error, bool) {
 	return err, ok
 }
 
+// TurnStart and TurnEnd bracket a turn of a server's event loop: the
+// records its batches executed are proposed as one entry when the turn
+// ends (on a cluster of one; with peers the submitter gathers them). A
+// loop that has to wait for the engine lock mid-turn calls TurnEnd
+// first. (proposer.turnEnd)
+func (n *Node) TurnStart() { n.prop.turnStart() }
+
+// TurnEnd: see TurnStart. True when it proposed an entry.
+func (n *Node) TurnEnd() bool { return n.prop.turnEnd() }
+
 // OnSettled registers f, called (in the goroutine that learnt it) each
 // time outcomes of tickets become known: once per advance of the
 // committed sequence, and when an epoch's records are lost or the node

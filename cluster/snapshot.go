@@ -76,7 +76,8 @@ func (n *Node) snapshot() (f raft.SnapshotFuture, persisted func() error, err er
 	d := n.door
 	d.Lock()
 	deadline := time.Now().Add(pauseWait)
-	for n.prop.done.Load() < n.prop.seq.Load() {
+	n.prop.cutNow() // a loop turn's records (the turn waits for the lock)
+	for n.prop.counted.Load() < n.prop.seq.Load() {
 		if time.Now().After(deadline) || !n.Serving() {
 			d.Unlock()
 			return nil, func() error { return errPauseTimeout }, errPauseTimeout

@@ -464,7 +464,7 @@ func (s *Server) dropBlocked(cl *client) {
 	if len(cl.directs) != 0 {
 		s.sendDirects(cl) // answers it claimed before it failed
 	}
-	s.door.Lock()
+	s.lockDoor()
 	if bs := cl.blk; bs != nil && !bs.done.Load() {
 		bs.wake = nil
 		s.endBlock(cl, bs)

@@ -192,9 +192,6 @@ const (
 func (s *Server) finishRelease(cl *client, moved bool) {
 	var err error
 	if cl.ticket != 0 {
-		if cl.lc != nil && cl.batchN >= deepBatch && !s.node.Committed(cl.ticket) {
-			cl.calm = 0 // a deep pipeline waits for its commits here (deepBatch)
-		}
 		err = s.node.Wait(cl.ticket)
 	}
 	s.settleBatch(cl, moved, err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -431,6 +432,12 @@ func (s *Server) dropLoopClient(cl *client) {
 	s.wg.Done()
 }
 
+// loopPasses bounds the passes of a turn's end (run): the turn's records
+// are proposed (Node.TurnEnd), the loop yields so that Raft's leader loop
+// writes them on this thread, and the batches committed meanwhile are
+// settled and go on in the same turn.
+const loopPasses = 2
+
 func (lp *evLoop) run() {
 	events := make([]unix.EpollEvent, 256)
 	for {
@@ -443,6 +450,10 @@ func (lp *evLoop) run() {
 		if err != nil && err != unix.EINTR {
 			lp.s.log.Warn("io-model loop: epoll_wait: " + err.Error())
 			time.Sleep(time.Millisecond)
+		}
+		node := lp.s.node
+		if node != nil {
+			node.TurnStart()
 		}
 		woken := false
 		for i := 0; i < n; i++ {
@@ -467,6 +478,31 @@ func (lp *evLoop) run() {
 			lp.unparkSettled()
 			if len(lp.answers) != 0 {
 				lp.takeAnswers() // of connections unparked just now
+			}
+		}
+		// The turn's records go to the log as one entry (TurnEnd: on a
+		// cluster of one, through Raft's apply queue, no submitter
+		// goroutine), and the loop yields at once: the Apply made Raft's
+		// leader loop ready on this P, so it runs here — writes the
+		// entry, and a sole voter's log store acknowledges it
+		// (cluster/propose.go, stored) — before the loop sleeps; without
+		// the yield it waited for another thread to steal it or for
+		// sysmon (futex, nanosleep), and the commit for the eventfd
+		// round trip. The batches it committed are settled and go on in
+		// this turn (their replies join its writes), and what they
+		// executed is proposed the same way, at most loopPasses times.
+		// SET P=1 (redis-benchmark, 50 clients, A/B in alternation) went
+		// from 0.55 to 0.27 ms mean, BLPOP/LPUSH ping-pong (loadgen, A/B
+		// against main) 1.16-1.18 x the exchanges at 0.79-0.83 x the CPU.
+		for pass := 0; node != nil && node.TurnEnd() && pass < loopPasses; pass++ {
+			runtime.Gosched()
+			if len(lp.parked) == 0 {
+				break
+			}
+			node.TurnStart()
+			lp.unparkSettled()
+			if len(lp.answers) != 0 {
+				lp.takeAnswers()
 			}
 		}
 		lp.writeAll()
@@ -606,7 +642,7 @@ func (lp *evLoop) readBlocked(cl *client) {
 // given meanwhile stays in the blockState (done), where waitBlocked finds
 // it, and takeAnswers skips the client.
 func (s *Server) unloopBlocked(cl *client) {
-	s.door.Lock()
+	s.lockDoor()
 	bs := cl.loopBlk
 	bs.onLoop = false
 	s.door.Unlock()
@@ -678,20 +714,16 @@ func (lp *evLoop) takeAnswers() {
 // arrived (release parked it): the loop keeps the connection, its
 // replies unsent (turnPark), unless its Pub/Sub follow-ups (batchDone
 // writes its and its receivers' pushes) need a goroutine.
+// A deep batch (a pipeline) is parked too: it was handed to a goroutine
+// while a submitter goroutine cut the entries, but since the loop's turn
+// commits (run), parking it measured 0.93–1.76 × the throughput at P=16
+// and 0.79–0.98 × the CPU (server/DESIGN.md).
 func (cl *client) parkTurn() turn {
-	if cl.ps != nil || cl.batchN >= deepBatch {
+	if cl.ps != nil {
 		return turnHandoff
 	}
 	return turnPark
 }
-
-// deepBatch: a parked batch of at least this many commands (a deep
-// pipeline) waits for its commit in a goroutine, and the connection stays
-// there while such batches wait (calmBatches): with P=16 writes on the
-// loop, its one thread reading, running and writing every connection's
-// batch, SET/INCR/LPUSH/ZADD/MULTI ran at 0.69–0.81 of Redis's
-// throughput, against 0.77–0.93 in goroutines; at P=1 the loop wins.
-const deepBatch = 8
 
 // park keeps cl on the loop while its batch's replies wait for
 // cl.ticket: the commit side wakes the loop (settled), which sends them
@@ -861,7 +893,7 @@ func runsOffLoop(cl *client, cmd *engine.Command) bool {
 }
 
 // calmBatches: batches in a row that did not need to leave the loop (no
-// script, no blocking command, no deep batch waiting for its commit) before a connection served by a goroutine
+// script, no blocking command) before a connection served by a goroutine
 // goes back to its loop: sending a script's client back after each batch
 // costs a dup, two epoll_ctl and a wake-up of the loop each way.
 const calmBatches = 16

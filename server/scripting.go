@@ -40,6 +40,9 @@ func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
 	if s.door.TryLock() {
 		return true
 	}
+	if cl.onLoop {
+		s.endTurn()
+	}
 	g := &s.eng.Guard
 	for {
 		start := g.StartMs.Load()
@@ -63,6 +66,26 @@ func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
 		if ok {
 			return true
 		}
+	}
+}
+
+// lockDoor takes the engine lock, ending a loop turn's hold on its
+// records first when it has to wait (endTurn).
+func (s *Server) lockDoor() {
+	if !s.door.TryLock() {
+		s.endTurn()
+		s.door.Lock()
+	}
+}
+
+// endTurn proposes the running event-loop turn's records before a wait
+// for the engine lock (a script or a snapshot's pause holds it): they are
+// proposed when the turn ends (cluster.Node.TurnStart), and a turn that
+// waits would hold them back meanwhile, or forever for a pause that waits
+// for them.
+func (s *Server) endTurn() {
+	if s.node != nil {
+		s.node.TurnEnd()
 	}
 }
 

@@ -643,7 +643,13 @@ var errDuplicate = errors.New("UNCERTAIN this forwarded command was already exec
 func (n *Node) runForwarded(u *Unit, blocked func(rank uint64)) ([]byte, uint64, error) {
 	id := unitID{u.Session, u.Client, u.Seq}
 	d := n.door
-	d.Lock()
+	if busy := n.exec.LockForwarded(u); busy != nil {
+		// refused before running, nothing of it recorded: an answer, not
+		// an unknown outcome (a wait here outlived the follower's
+		// forwarding timeout and its client got UNCERTAIN after 10 s,
+		// then the unit ran once the script ended)
+		return busy, 0, nil
+	}
 	if n.serving.Load() == 0 {
 		d.Unlock()
 		return nil, 0, errNotLeader

@@ -136,6 +136,11 @@ type Stats struct {
 // Executor runs units forwarded by followers as a client of this node
 // would (ACL, MULTI, scripts); the server implements it.
 type Executor interface {
+	// LockForwarded takes the engine lock for u, as for a client of this
+	// node, and returns nil; or, while a script holds the lock past
+	// busy-reply-threshold, returns u's answer without running it (BUSY,
+	// or its SCRIPT KILL served) and without the lock.
+	LockForwarded(u *Unit) []byte
 	// ExecForwarded runs u's commands with the engine lock held and
 	// returns their replies (concatenated), or, when its command blocked
 	// (blocking.go), the unit to wait for.

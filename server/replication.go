@@ -32,7 +32,7 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 		// sent and fanned out from there (pubsub.go)
 		return true
 	}
-	if cmd.IsWrite() {
+	if cmd.IsWrite() || killsScript(cmd) {
 		if cmd.Has(engine.FlagBlocking) {
 			return s.forwardBlocking(cl, cmd, argv) // blocked_cluster.go
 		}
@@ -54,6 +54,13 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 	}
 	cl.barrier = true
 	return true
+}
+
+// killsScript: SCRIPT KILL and FUNCTION KILL go where scripts run, the
+// leader (a follower forwards every script), and stop the script its
+// clients get BUSY from (LockForwarded).
+func killsScript(cmd *engine.Command) bool {
+	return cmd.Name == "script|kill" || cmd.Name == "function|kill"
 }
 
 // forward sends cmds (one command, or MULTI … EXEC) to the leader and
@@ -105,6 +112,11 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte, blocked cluster.Blo
 			return append(out, "*-1\r\n"...), nil
 		}
 		cl = s.newFwdClient()
+	} else if !u.Watching && cl.tx.Watching() {
+		// the follower's client holds no WATCH through this session, so
+		// the ones kept here are stale: an EXEC refused BUSY
+		// (LockForwarded) did not reach EXEC, which drops them
+		cl.tx.Unwatch()
 	}
 	cl.nc = forwardedConn{u.Peer}
 	cl.db = u.DB

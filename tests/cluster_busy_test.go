@@ -137,21 +137,12 @@ func testClusterBusyLeader(t *testing.T, burners int) {
 		return func() { close(done); ww.Wait() }
 	}
 
-	// ~2 s of Lua on this machine now: iterations per second measured
-	// with a short run first
 	runner, err := Dial(c.addr(l))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer runner.Close()
-	start := time.Now()
-	if r, _ := runner.Do("EVAL", "local n=0 while n < 2e6 do n=n+1 end return n", "0"); string(r) != ":2000000\r\n" {
-		t.Fatalf("calibration: %q", r)
-	}
-	iters := int64(2e6 * (2 * time.Second).Seconds() / time.Since(start).Seconds())
-	iters = min(max(iters, 2e6), 4e8)
-
-	n := strconv.FormatInt(iters, 10)
+	n := strconv.FormatInt(luaIterations(t, runner, 2*time.Second), 10)
 	for _, h := range []struct {
 		name string
 		argv []string
@@ -240,4 +231,17 @@ func testClusterBusyLeader(t *testing.T, burners int) {
 		}
 	}
 	t.Logf("%d writes meanwhile", writes.Load())
+}
+
+// luaIterations is how many turns of a counting Lua loop take about d on
+// this machine now (a short run through c measures it): scripts that must
+// hold a server for a while without SCRIPT KILL ending them.
+func luaIterations(t *testing.T, c *Conn, d time.Duration) int64 {
+	t.Helper()
+	start := time.Now()
+	if r, _ := c.Do("EVAL", "local n=0 while n < 2e6 do n=n+1 end return n", "0"); string(r) != ":2000000\r\n" {
+		t.Fatalf("calibration: %q", r)
+	}
+	iters := int64(2e6 * d.Seconds() / time.Since(start).Seconds())
+	return min(max(iters, 2e6), 4e8)
 }

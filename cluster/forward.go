@@ -430,7 +430,7 @@ func (f *forwarder) pinger() {
 			f.n.skewMs.Store(0)
 			continue
 		}
-		body := binary.AppendUvarint(nil, f.n.raft.AppliedIndex())
+		body := binary.AppendUvarint(nil, f.n.appliedIndex())
 		t0 := time.Now().UnixMilli() + f.n.door.Skew
 		a, err := f.call(framePing, body, 2*time.Second)
 		t1 := time.Now().UnixMilli() + f.n.door.Skew

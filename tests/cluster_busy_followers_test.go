@@ -25,7 +25,7 @@ import (
 func TestClusterBusyFollowers(t *testing.T) {
 	c := startCluster(t, 3, "--busy-reply-threshold", "100")
 	ctx := context.Background()
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	var fs []int
 	for i := range c.nodes {
 		if i != l {
@@ -122,7 +122,7 @@ func TestClusterBusyFollowers(t *testing.T) {
 			}
 			// at once: not after the script, nor after a forwarding timeout
 			if d := time.Since(t0); d > 2*time.Second {
-				t.Fatalf("%s: %q on a follower answered after %v", tc.name, u.argv, d)
+				t.Fatalf("%s: %q on a follower answered after %v\nleader:\n%s\nfollowers:\n%s\n%s", tc.name, u.argv, d, c.log(l), c.log(fs[0]), c.log(fs[1]))
 			}
 		}
 		t.Logf("%s: 11 commands on followers answered in %v", tc.name, time.Since(start).Round(time.Millisecond))

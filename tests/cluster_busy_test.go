@@ -55,7 +55,7 @@ func TestClusterBusyLeader(t *testing.T) {
 func testClusterBusyLeader(t *testing.T, burners int) {
 	c := startCluster(t, 3, "--busy-reply-threshold", "100")
 	ctx := context.Background()
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	before := c.info(l)
 	term, leaderID := before["raft_term"], before["raft_node_id"]
 

@@ -200,7 +200,11 @@ func (c *testCluster) info(i int) map[string]string {
 	return m
 }
 
-// leader returns the index of the node that is leader and serving, or -1.
+// leader returns the index of the node that is leader and serving, or -1
+// (also between two polls: an election, or a RAFT INFO slower than 2 s on
+// a loaded machine; a test that needs the leader uses waitLeader, a
+// panic on index -1 in TestClusterBusyLeader came from leader() just
+// after startCluster).
 func (c *testCluster) leader() int {
 	for i := range c.nodes {
 		if m := c.info(i); m != nil && m["raft_state"] == "leader" && m["raft_serving"] == "1" {

@@ -25,7 +25,7 @@ import (
 func TestClusterBasics(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := context.Background()
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	for i := range c.nodes {
 		if err := c.cli(i).Set(ctx, "k"+strconv.Itoa(i), i, 0).Err(); err != nil {
@@ -145,7 +145,7 @@ func TestClusterBasics(t *testing.T) {
 func TestClusterFollowerNodeState(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := context.Background()
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	if err := c.cli(l).Set(ctx, "old", "v", 0).Err(); err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func testFailover(t *testing.T, offsetMs int) {
 	} else {
 		c = startCluster(t, 3)
 	}
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	if offsetMs != 0 {
 		// followers measure their offset from the leader's pings
 		deadline := time.Now().Add(5 * time.Second)
@@ -371,7 +371,7 @@ func testFailover(t *testing.T, offsetMs int) {
 func TestClusterPartition(t *testing.T) {
 	c := startCluster(t, 3, "--leader-wait-ms", "1000")
 	ctx := context.Background()
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	if err := c.cli(l).Set(ctx, "before", "1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestClusterPartition(t *testing.T) {
 func TestClusterSnapshotInstall(t *testing.T) {
 	c := startCluster(t, 3, "--raft-snapshot-threshold", "64", "--raft-trailing-logs", "16", "--raft-snapshot-interval", "1")
 	ctx := context.Background()
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	c.kill(f)
 	for i := 0; i < 3000; i++ {
@@ -486,7 +486,7 @@ func TestClusterSnapshotInstall(t *testing.T) {
 // refused, and a stranger on the Raft port gets nothing.
 func TestClusterSecret(t *testing.T) {
 	c := startCluster(t, 2, "--cluster-secret", "s3cret")
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	term := c.info(l)["raft_term"]
 	// a node with the wrong secret is refused and exits
 	ip := "127.0.0.13"
@@ -549,7 +549,7 @@ func runBounded(cmd *exec.Cmd, d time.Duration) (string, error) {
 func TestClusterSettings(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := context.Background()
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	f1, f2 := (l+1)%3, (l+2)%3
 	if err := c.cli(f1).Do(ctx, "ACL", "SETUSER", "alice", "on", ">pw", "~a:*", "+@all").Err(); err != nil {
 		t.Fatalf("ACL SETUSER on a follower: %v", err)

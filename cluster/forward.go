@@ -643,6 +643,9 @@ var errDuplicate = errors.New("UNCERTAIN this forwarded command was already exec
 func (n *Node) runForwarded(u *Unit, blocked func(rank uint64)) ([]byte, uint64, error) {
 	id := unitID{u.Session, u.Client, u.Seq}
 	d := n.door
+	if !n.LeaseHeld() && !n.ConfirmLease() {
+		return nil, 0, errNotLeader // after a pause (lease.go); not run: resent
+	}
 	if busy := n.exec.LockForwarded(u); busy != nil {
 		// refused before running, nothing of it recorded: an answer, not
 		// an unknown outcome (a wait here outlived the follower's

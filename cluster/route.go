@@ -216,11 +216,11 @@ func (n *Node) waitApplied(index uint64, timeout time.Duration) bool {
 
 // Counters are the slow path's counters, for INFO.
 type Counters struct {
-	Forwarded, ForwardErrors, ReadBarriers, LeaderWaits, ClusterDown, Unknown int64
+	Forwarded, ForwardErrors, ReadBarriers, LeaseChecks, LeaderWaits, ClusterDown, Unknown int64
 }
 
 // Counters reads them.
 func (n *Node) Counters() Counters {
 	s := &n.stats
-	return Counters{s.Forwarded.Load(), s.ForwardErrors.Load(), s.ReadBarriers.Load(), s.LeaderWaits.Load(), s.ClusterDown.Load(), s.Unknown.Load()}
+	return Counters{s.Forwarded.Load(), s.ForwardErrors.Load(), s.ReadBarriers.Load(), s.LeaseChecks.Load(), s.LeaderWaits.Load(), s.ClusterDown.Load(), s.Unknown.Load()}
 }

@@ -25,7 +25,16 @@ import (
 // and taken again while waiting for the leader).
 func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 	if s.node.Serving() {
-		return true
+		if cl.ctx.InMulti || s.node.LeaseHeld() {
+			return true // (EXEC checked the lease for its block)
+		}
+		if s.leaseConfirmed(cl) {
+			return true
+		}
+		if s.node.Serving() {
+			return false // answered
+		}
+		// it no longer leads: on as a follower
 	}
 	if cmd.Has(engine.FlagPubSub) {
 		// PUBLISH: a message is not state; it is published where it is
@@ -61,6 +70,24 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 // clients get BUSY from (LockForwarded).
 func killsScript(cmd *engine.Command) bool {
 	return cmd.Name == "script|kill" || cmd.Name == "function|kill"
+}
+
+// leaseConfirmed: this leader's process did not run for a while (SIGSTOP,
+// starvation) and its lease may have run out unseen, so before it serves
+// from memory Raft confirms its leadership (cluster/lease.go), with the
+// lock released (on the event loop too: it happens after a pause only,
+// and takes a heartbeat's round trip). It reports whether the node still
+// leads; when it does not, the node has stopped serving, or, still
+// serving after leader-wait-ms, cl got CLUSTERDOWN.
+func (s *Server) leaseConfirmed(cl *client) bool {
+	s.door.Unlock()
+	ok := s.node.ConfirmLease()
+	s.door.Lock()
+	cl.ctx.Now, _ = s.door.Now()
+	if !ok && s.node.Serving() {
+		cl.w.Error(cluster.ErrClusterDown.Error())
+	}
+	return ok && s.node.Serving()
 }
 
 // forward sends cmds (one command, or MULTI … EXEC) to the leader and

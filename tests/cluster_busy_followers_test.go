@@ -39,14 +39,7 @@ func TestClusterBusyFollowers(t *testing.T) {
 	if err := c.cli(l).Set(ctx, "busy:seen", "before", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	dial := func(i int) *Conn {
-		cn, err := Dial(c.addr(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cn.Close() })
-		return cn
-	}
+	dial := func(i int) *Conn { return dialT(t, c.addr(i)) }
 	runner, poller := dial(l), dial(l)
 	f, g, ro := dial(fs[0]), dial(fs[1]), dial(fs[1])
 	if r, _ := ro.Do("READONLY"); string(r) != "+OK\r\n" {

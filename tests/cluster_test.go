@@ -85,9 +85,13 @@ func TestClusterBasics(t *testing.T) {
 	if err != nil {
 		t.Fatalf("WATCH on a follower, key unchanged: %v", err)
 	}
+	// the leader again: on a loaded machine it can change meanwhile (a
+	// follower answered ROLE as the master here once)
+	l = c.waitLeader(10 * time.Second)
+	f = (l + 1) % 3
 	role, err := c.cli(f).Do(ctx, "ROLE").Slice()
 	if err != nil || role[0] != "slave" || role[2].(int64) != int64(c.nodes[l].port) {
-		t.Fatalf("ROLE on a follower: %v %v", role, err)
+		t.Fatalf("ROLE on a follower: %v %v\n%s\n%s", role, err, c.log(l), c.log(f))
 	}
 	role, err = c.cli(l).Do(ctx, "ROLE").Slice()
 	if err != nil || role[0] != "master" || len(role[2].([]any)) != 2 {

@@ -55,6 +55,9 @@ func (n *Node) leaseTicker() {
 // process ran without a gap since its leadership was last confirmed.
 // When not, the caller releases the engine lock and calls ConfirmLease.
 func (n *Node) LeaseHeld() bool {
+	if !n.peers.Load() {
+		return true // a cluster of one: no other node can lead
+	}
 	if n.lease.suspect.Load() {
 		return false
 	}

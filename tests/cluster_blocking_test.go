@@ -45,7 +45,7 @@ func TestClusterBlocking(t *testing.T) {
 	waitBlocked := func(i, n int) {
 		t.Helper()
 		if err := waitBlockedClients(c.addr(i), n); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v\n%s", err, c.log(i)) // (a loaded run once: 0, want 2 after the kill)
 		}
 	}
 

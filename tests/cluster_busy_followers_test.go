@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,7 +52,24 @@ func TestClusterBusyFollowers(t *testing.T) {
 		// Redis checks UNKILLABLE before the kind of KILL
 		unkillable = "-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n"
 	)
-	wrote := strconv.FormatInt(luaIterations(t, runner, time.Second), 10)
+	// fatalf fails the test, unless leadership moved meanwhile: starved
+	// of CPU, a leader can lose its lease while a script holds it
+	// (cluster/DESIGN.md, "Long holds of the engine lock"; what
+	// TestClusterBusyLeader checks), and then what is checked here does
+	// not apply (a loaded run: the script ran on the next leader, the old
+	// one answered PONG). It skips then, saying why.
+	term := c.info(fs[0])["raft_term"]
+	fatalf := func(format string, args ...any) {
+		t.Helper()
+		for _, i := range fs {
+			if m := c.info(i); m != nil && m["raft_term"] != term {
+				t.Skipf("leadership moved (term %s, now %s on %s): the leader lost its lease, starved of CPU; what failed: %s",
+					term, m["raft_term"], c.nodes[i].id, fmt.Sprintf(format, args...))
+			}
+		}
+		t.Fatalf(format, args...)
+	}
+	wrote := strconv.FormatInt(luaIterations(fatalf, runner, time.Second), 10)
 	for _, tc := range []struct {
 		name   string
 		script []string
@@ -72,21 +90,21 @@ func TestClusterBusyFollowers(t *testing.T) {
 		// a WATCH taken before: the EXEC refused below drops it, as
 		// EXECABORT does on Redis
 		if r, _ := f.Do("WATCH", "busy:watched"); string(r) != "+OK\r\n" {
-			t.Fatalf("%s: WATCH on a follower: %q", tc.name, r)
+			fatalf("%s: WATCH on a follower: %q", tc.name, r)
 		}
 		if err := runner.Send(Encode(tc.script...)); err != nil {
-			t.Fatal(err)
+			fatalf("%v", err)
 		}
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			r, err := poller.Do("PING")
 			if err != nil {
-				t.Fatalf("%s: PING the leader: %v", tc.name, err)
+				fatalf("%s: PING the leader: %v", tc.name, err)
 			}
 			if string(r) == tc.busy {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: the leader answers %q, not BUSY, 10 s after the script", tc.name, r)
+				fatalf("%s: the leader answers %q, not BUSY, 10 s after the script", tc.name, r)
 			}
 		}
 		key := "busy:refused:" + tc.name
@@ -111,44 +129,44 @@ func TestClusterBusyFollowers(t *testing.T) {
 			t0 := time.Now()
 			r, err := u.c.Do(u.argv...)
 			if err != nil || string(r) != u.want {
-				t.Fatalf("%s: %q on a follower: %q %v, want %q\nleader:\n%s\nfollowers:\n%s\n%s", tc.name, u.argv, r, err, u.want, c.log(l), c.log(fs[0]), c.log(fs[1]))
+				fatalf("%s: %q on a follower: %q %v, want %q\nleader:\n%s\nfollowers:\n%s\n%s", tc.name, u.argv, r, err, u.want, c.log(l), c.log(fs[0]), c.log(fs[1]))
 			}
 			// at once: not after the script, nor after a forwarding timeout
 			if d := time.Since(t0); d > 2*time.Second {
-				t.Fatalf("%s: %q on a follower answered after %v\nleader:\n%s\nfollowers:\n%s\n%s", tc.name, u.argv, d, c.log(l), c.log(fs[0]), c.log(fs[1]))
+				fatalf("%s: %q on a follower answered after %v\nleader:\n%s\nfollowers:\n%s\n%s", tc.name, u.argv, d, c.log(l), c.log(fs[0]), c.log(fs[1]))
 			}
 		}
 		t.Logf("%s: 11 commands on followers answered in %v", tc.name, time.Since(start).Round(time.Millisecond))
 		if r, err := g.Do(tc.kill...); err != nil || !strings.HasPrefix(string(r), tc.killed) {
-			t.Fatalf("%s: %q on a follower: %q %v, want %q", tc.name, tc.kill, r, err, tc.killed)
+			fatalf("%s: %q on a follower: %q %v, want %q", tc.name, tc.kill, r, err, tc.killed)
 		}
 		runner.ReplyTimeout = 30 * time.Second
 		if r, err := runner.ReadReply(); err != nil || !strings.HasPrefix(string(r), tc.reply) {
-			t.Fatalf("%s: the script's reply %q %v, want %q\nleader:\n%s\nfollowers:\n%s\n%s", tc.name, r, err, tc.reply, c.log(l), c.log(fs[0]), c.log(fs[1]))
+			fatalf("%s: the script's reply %q %v, want %q\nleader:\n%s\nfollowers:\n%s\n%s", tc.name, r, err, tc.reply, c.log(l), c.log(fs[0]), c.log(fs[1]))
 		}
 		// the follower's writes work again (a MULTI block no longer
 		// watches the key changed meanwhile), and the refused ones ran
 		// nowhere
 		if err := c.cli(l).Incr(ctx, "busy:watched").Err(); err != nil {
-			t.Fatal(err)
+			fatalf("%v", err)
 		}
 		for _, u := range [][]string{{"MULTI"}, {"SET", "busy:after:" + tc.name, "1"}, {"EXEC"}} {
 			f.Send(Encode(u...))
 		}
 		for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "*1\r\n+OK\r\n"} {
 			if r, err := f.ReadReply(); string(r) != want {
-				t.Fatalf("%s: MULTI, SET, EXEC on a follower after the script: %q %v, want %q", tc.name, r, err, want)
+				fatalf("%s: MULTI, SET, EXEC on a follower after the script: %q %v, want %q", tc.name, r, err, want)
 			}
 		}
 		for i := range c.nodes {
 			if n, err := c.cli(i).Exists(ctx, key).Result(); err != nil || n != 0 {
-				t.Fatalf("%s: EXISTS %s on %s: %d %v: a refused unit ran", tc.name, key, c.nodes[i].id, n, err)
+				fatalf("%s: EXISTS %s on %s: %d %v: a refused unit ran", tc.name, key, c.nodes[i].id, n, err)
 			}
 		}
 	}
 	for i := range c.nodes {
 		if v, err := c.cli(i).Get(ctx, "busy:wrote").Result(); err != nil || v != wrote {
-			t.Fatalf("GET busy:wrote on %s: %q %v, want %q", c.nodes[i].id, v, err, wrote)
+			fatalf("GET busy:wrote on %s: %q %v, want %q", c.nodes[i].id, v, err, wrote)
 		}
 	}
 }

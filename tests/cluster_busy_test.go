@@ -142,7 +142,7 @@ func testClusterBusyLeader(t *testing.T, burners int) {
 		t.Fatal(err)
 	}
 	defer runner.Close()
-	n := strconv.FormatInt(luaIterations(t, runner, 2*time.Second), 10)
+	n := strconv.FormatInt(luaIterations(t.Fatalf, runner, 2*time.Second), 10)
 	for _, h := range []struct {
 		name string
 		argv []string
@@ -238,13 +238,12 @@ func testClusterBusyLeader(t *testing.T, burners int) {
 // hold a server for a while without SCRIPT KILL ending them. The fastest
 // of three runs counts: on a loaded machine one slow run made a script
 // meant to last 1 s end before TestClusterBusyFollowers's checks.
-func luaIterations(t *testing.T, c *Conn, d time.Duration) int64 {
-	t.Helper()
+func luaIterations(fatalf func(string, ...any), c *Conn, d time.Duration) int64 {
 	fastest := time.Duration(1 << 62)
 	for i := 0; i < 3; i++ {
 		start := time.Now()
 		if r, _ := c.Do("EVAL", "local n=0 while n < 2e6 do n=n+1 end return n", "0"); string(r) != ":2000000\r\n" {
-			t.Fatalf("calibration: %q", r)
+			fatalf("calibration: %q", r)
 		}
 		fastest = min(fastest, time.Since(start))
 	}

@@ -430,7 +430,7 @@ func (f *forwarder) pinger() {
 			f.n.skewMs.Store(0)
 			continue
 		}
-		body := binary.AppendUvarint(nil, f.n.raft.AppliedIndex())
+		body := binary.AppendUvarint(nil, f.n.appliedIndex())
 		t0 := time.Now().UnixMilli() + f.n.door.Skew
 		a, err := f.call(framePing, body, 2*time.Second)
 		t1 := time.Now().UnixMilli() + f.n.door.Skew
@@ -643,7 +643,16 @@ var errDuplicate = errors.New("UNCERTAIN this forwarded command was already exec
 func (n *Node) runForwarded(u *Unit, blocked func(rank uint64)) ([]byte, uint64, error) {
 	id := unitID{u.Session, u.Client, u.Seq}
 	d := n.door
-	d.Lock()
+	if !n.LeaseHeld() && !n.ConfirmLease() {
+		return nil, 0, errNotLeader // after a pause (lease.go); not run: resent
+	}
+	if busy := n.exec.LockForwarded(u); busy != nil {
+		// refused before running, nothing of it recorded: an answer, not
+		// an unknown outcome (a wait here outlived the follower's
+		// forwarding timeout and its client got UNCERTAIN after 10 s,
+		// then the unit ran once the script ended)
+		return busy, 0, nil
+	}
 	if n.serving.Load() == 0 {
 		d.Unlock()
 		return nil, 0, errNotLeader

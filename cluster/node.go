@@ -109,6 +109,7 @@ type Node struct {
 	leaderClient atomic.Value // the leader's client address, from pings (string)
 	appliedW     appliedWaiter
 	stats        Stats
+	lease        lease // the read lease across pauses (lease.go)
 	closing      chan struct{}
 	closeOnce    sync.Once
 	wg           sync.WaitGroup
@@ -128,6 +129,7 @@ type Stats struct {
 	Forwarded     atomic.Int64 // units forwarded to the leader
 	ForwardErrors atomic.Int64
 	ReadBarriers  atomic.Int64 // linearizable read barriers (ReadIndex)
+	LeaseChecks   atomic.Int64 // leaderships confirmed with Raft after a pause (lease.go)
 	LeaderWaits   atomic.Int64 // commands that waited for a leader
 	ClusterDown   atomic.Int64 // -CLUSTERDOWN replies
 	Unknown       atomic.Int64 // units answered with an unknown outcome
@@ -136,6 +138,11 @@ type Stats struct {
 // Executor runs units forwarded by followers as a client of this node
 // would (ACL, MULTI, scripts); the server implements it.
 type Executor interface {
+	// LockForwarded takes the engine lock for u, as for a client of this
+	// node, and returns nil; or, while a script holds the lock past
+	// busy-reply-threshold, returns u's answer without running it (BUSY,
+	// or its SCRIPT KILL served) and without the lock.
+	LockForwarded(u *Unit) []byte
 	// ExecForwarded runs u's commands with the engine lock held and
 	// returns their replies (concatenated), or, when its command blocked
 	// (blocking.go), the unit to wait for.
@@ -229,7 +236,8 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 	n.fan = newFanout(n)
 	d.SetLog(n.prop)
 	n.fwd = newForwarder(n)
-	n.wg.Add(4)
+	n.wg.Add(5)
+	go func() { defer n.wg.Done(); n.leaseTicker() }()
 	go func() { defer n.wg.Done(); n.snapshotLoop(rc.SnapshotThreshold, time.Second) }()
 	go func() { defer n.wg.Done(); n.prop.run() }()
 	go func() { defer n.wg.Done(); n.monitor() }()

@@ -46,7 +46,7 @@ func (n *Node) Status() Status {
 		State:         n.raft.State().String(),
 		Term:          n.raft.CurrentTerm(),
 		CommitIndex:   n.raft.CommitIndex(),
-		AppliedIndex:  n.raft.AppliedIndex(),
+		AppliedIndex:  n.appliedIndex(),
 		LastIndex:     n.raft.LastIndex(),
 		FirstIndex:    firstIndex(n.logs),
 		ClockOffsetMs: n.skewMs.Load(),

@@ -45,6 +45,7 @@ type client struct {
 	// cluster (replication.go)
 	readonly    bool   // READONLY: a follower serves reads without a barrier
 	barrier     bool   // this batch's read barrier is done
+	leased      bool   // this batch found the leader's lease held (route)
 	fwdWatching bool   // WATCHes were forwarded to the leader
 	fwdOOM      bool   // a forwarded unit's follower was over its maxmemory
 	fwdSeq      uint64 // units forwarded so far (their IDs: at most once)
@@ -256,7 +257,7 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 		}
 		s.door.Unlock()
 		cl.locked = false
-		cl.barrier = false
+		cl.barrier, cl.leased = false, false
 		if cl.onLoop && cl.ticket != 0 && !s.node.Committed(cl.ticket) {
 			cl.hand.parked, cl.hand.moved = true, moved
 			return true

@@ -166,6 +166,7 @@ func infoRaft(s *Server, b []byte) []byte {
 	b = kv(b, "raft_forwarded_units", st.Forwarded)
 	b = kv(b, "raft_forward_errors", st.ForwardErrors)
 	b = kv(b, "raft_read_barriers", st.ReadBarriers)
+	b = kv(b, "raft_lease_checks", st.LeaseChecks)
 	b = kv(b, "raft_leader_waits", st.LeaderWaits)
 	b = kv(b, "raft_clusterdown_replies", st.ClusterDown)
 	b = kv(b, "raft_unknown_outcomes", st.Unknown)

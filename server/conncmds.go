@@ -93,6 +93,12 @@ func cmdExec(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error(engine.ErrExecAbort)
 		return
 	}
+	if s.node != nil && s.node.Serving() && !s.node.LeaseHeld() && !s.leaseConfirmed(cl) && s.node.Serving() {
+		// after a pause, Raft did not confirm this leader in time: CLUSTERDOWN
+		// (route); had it stopped leading, the block is forwarded below
+		cl.tx.Reset()
+		return
+	}
 	if s.node != nil && !s.node.Serving() && !s.forwardExec(cl) {
 		return // a follower's block ran on the leader
 	}

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"encoding/binary"
 	"time"
 
 	"limitdb/acl"
+	"limitdb/cluster"
+	"limitdb/resp"
 
 	"limitdb/engine"
 	// The scripting commands (EVAL, EVALSHA, SCRIPT, FUNCTION, FCALL …)
@@ -43,6 +46,12 @@ func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
 	if cl.onLoop {
 		s.endTurn()
 	}
+	return s.lockOrBusy(func() bool { return s.scriptBusy(cl, argv) })
+}
+
+// lockOrBusy is lockEngine's wait: busy answers without the lock once a
+// script has run past busy-reply-threshold, and reports whether it did.
+func (s *Server) lockOrBusy(busy func() bool) bool {
 	g := &s.eng.Guard
 	for {
 		start := g.StartMs.Load()
@@ -56,7 +65,7 @@ func (s *Server) lockEngine(cl *client, argv [][]byte) bool {
 			}
 			continue
 		}
-		if s.scriptBusy(cl, argv) {
+		if busy() {
 			return false
 		}
 		wait := time.Duration(start+g.Limit()-time.Now().UnixMilli()) * time.Millisecond
@@ -103,12 +112,11 @@ func (s *Server) endTurn() {
 // serves, need the engine lock here and get BUSY. It reports whether it
 // answered.
 func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
-	g := &s.eng.Guard
-	start := g.StartMs.Load()
-	now := time.Now().UnixMilli()
-	if start == 0 || now-start < g.Limit() {
+	start, now, timedOut := s.scriptTimedOut()
+	if !timedOut {
 		return false
 	}
+	g := &s.eng.Guard
 	cmd := cl.ctx.Resolve(argv)
 	fail := func(msg string) {
 		if cl.tx.Active {
@@ -157,9 +165,9 @@ func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
 	case "shutdown":
 		return s.shutdownBusy(cl, argv)
 	case "script|kill":
-		s.killBusy(cl, false)
+		s.killBusy(&cl.w, false)
 	case "function|kill":
-		s.killBusy(cl, true)
+		s.killBusy(&cl.w, true)
 	case "function|stats":
 		if !g.IsFunc.Load() {
 			cl.w.Error(errBusy) // FUNCTION STATS during an EVAL script
@@ -193,19 +201,79 @@ func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
 	return true
 }
 
+// scriptTimedOut reports whether a script has run past busy-reply-threshold
+// (lua-time-limit), with its start and now (unix ms).
+func (s *Server) scriptTimedOut() (start, now int64, timedOut bool) {
+	g := &s.eng.Guard
+	start = g.StartMs.Load()
+	if start == 0 {
+		return 0, 0, false
+	}
+	now = time.Now().UnixMilli()
+	return start, now, now-start >= g.Limit()
+}
+
 // killBusy is scriptKill for a running script: UNKILLABLE once it has
 // written, BUSY for the other kind's KILL, else stop it.
-func (s *Server) killBusy(cl *client, function bool) {
+func (s *Server) killBusy(w *resp.Writer, function bool) {
 	g := &s.eng.Guard
 	switch {
 	case g.Wrote.Load():
-		cl.w.Error(errUnkillable)
+		w.Error(errUnkillable)
 	case function != g.IsFunc.Load():
-		cl.w.Error(s.busyText())
+		w.Error(s.busyText())
 	default:
 		g.Kill()
-		cl.w.OK()
+		w.OK()
 	}
+}
+
+// LockForwarded implements cluster.Executor: it takes the engine lock for
+// a follower's unit as lockEngine does for a client's command, or, once a
+// script has run past busy-reply-threshold, answers the unit without the
+// lock and without running it (the leader records nothing of it, so the
+// follower's client gets a refusal, not an unknown outcome). The answer is
+// ExecForwarded's (the database, then the reply of the unit's last
+// command): BUSY, EXECABORT … BUSY for a MULTI block, or SCRIPT KILL /
+// FUNCTION KILL served on the running script. The follower checked the
+// command, AUTH and ACL before forwarding it: those of Redis's checks
+// that come before BUSY (scriptBusy) are done. It returns nil with the
+// lock held.
+func (s *Server) LockForwarded(u *cluster.Unit) []byte {
+	if s.door.TryLock() {
+		return nil
+	}
+	var out []byte
+	if s.lockOrBusy(func() bool { out = s.busyForwarded(u); return out != nil }) {
+		return nil
+	}
+	return out
+}
+
+// busyForwarded is LockForwarded's answer while a script is past
+// busy-reply-threshold (nil otherwise).
+func (s *Server) busyForwarded(u *cluster.Unit) []byte {
+	if _, _, timedOut := s.scriptTimedOut(); !timedOut || len(u.Cmds) == 0 {
+		return nil
+	}
+	w := resp.Writer{Proto: u.Proto}
+	argv := u.Cmds[len(u.Cmds)-1]
+	switch {
+	case len(u.Cmds) > 1: // MULTI … EXEC: rejectCommand on EXEC
+		w.Error(errExecAbort + s.busyText())
+	case isSubcommand(argv, "script", "kill"):
+		s.killBusy(&w, false)
+	case isSubcommand(argv, "function", "kill"):
+		s.killBusy(&w, true)
+	default:
+		w.Error(s.busyText()) // WATCH too, as in scriptBusy
+	}
+	return append(binary.AppendUvarint(nil, uint64(u.DB)), w.B...)
+}
+
+// isSubcommand reports whether argv is the command name's subcommand sub.
+func isSubcommand(argv [][]byte, name, sub string) bool {
+	return len(argv) == 2 && engine.EqualFold(argv[0], name) && engine.EqualFold(argv[1], sub)
 }
 
 // discardLater ends the connection's transaction without the engine lock

@@ -20,14 +20,7 @@ func TestClusterBlocking(t *testing.T) {
 	defer c.stopAll()
 	l := c.waitLeader(10 * time.Second)
 	f1, f2 := (l+1)%3, (l+2)%3
-	dial := func(i int) *Conn {
-		cn, err := Dial(c.addr(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cn.Close() })
-		return cn
-	}
+	dial := func(i int) *Conn { return dialT(t, c.addr(i)) }
 	send := func(cn *Conn, args ...string) {
 		if err := cn.Send(Encode(args...)); err != nil {
 			t.Fatal(err)
@@ -52,7 +45,7 @@ func TestClusterBlocking(t *testing.T) {
 	waitBlocked := func(i, n int) {
 		t.Helper()
 		if err := waitBlockedClients(c.addr(i), n); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v\n%s", err, c.log(i)) // (a loaded run once: 0, want 2 after the kill)
 		}
 	}
 

@@ -19,7 +19,7 @@ import (
 func TestClusterFunctions(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := context.Background()
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	lib := "#!lua name=climits\n" +
 		"redis.register_function('fw_hit', function(keys, args)\n" +

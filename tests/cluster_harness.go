@@ -200,14 +200,25 @@ func (c *testCluster) info(i int) map[string]string {
 	return m
 }
 
-// leader returns the index of the node that is leader and serving, or -1.
+// leader returns the index of the node that is leader and serving, or -1
+// (also between two polls: an election, or a RAFT INFO slower than 2 s on
+// a loaded machine; a test that needs the leader uses waitLeader, a
+// panic on index -1 in TestClusterBusyLeader came from leader() just
+// after startCluster).
+//
+// Two nodes can both say so for a moment (a leader that lost its lease
+// and has not noticed yet, beside the one elected in a later term): the
+// later term's wins.
 func (c *testCluster) leader() int {
+	l, term := -1, uint64(0)
 	for i := range c.nodes {
 		if m := c.info(i); m != nil && m["raft_state"] == "leader" && m["raft_serving"] == "1" {
-			return i
+			if t, _ := strconv.ParseUint(m["raft_term"], 10, 64); l < 0 || t > term {
+				l, term = i, t
+			}
 		}
 	}
-	return -1
+	return l
 }
 
 func (c *testCluster) waitLeader(d time.Duration) int {

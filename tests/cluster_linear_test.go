@@ -122,7 +122,7 @@ func TestClusterLinearizable(t *testing.T) {
 		}(k)
 	}
 	time.Sleep(2 * time.Second)
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	c.kill(l)
 	time.Sleep(2500 * time.Millisecond)
 	c.start(l)

@@ -71,7 +71,7 @@ func (s *clusterSub) expect(want ...string) {
 // log without delivering any again.
 func TestClusterPubsub(t *testing.T) {
 	c := startCluster(t, 3)
-	l := c.leader()
+	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	// notifications are a cluster-wide setting: set on a follower
 	cfg, err := Dial(c.addr(f))

@@ -19,38 +19,32 @@ func effectBusyThreshold(t *testing.T, c *Conn, addr, name string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// a failure below must not leave the script looping: the
-		// server's Close would wait for it forever
-		killed := false
-		defer func() {
-			if !killed {
-				c.Do("SCRIPT", "KILL")
-			}
-			runner.Close()
-		}()
-		lo, hi := time.Duration(ms)*time.Millisecond*8/10, time.Duration(ms)*time.Millisecond+900*time.Millisecond
-		// timed from before the script is sent, as TestBusyThresholdConfig
-		// does: PINGs that beat the script to the server (a loaded machine
-		// may read the EVAL late) get PONG and are repeated
-		start := time.Now()
 		if err := runner.Send(Encode("EVAL", "while true do end", "0")); err != nil {
 			t.Fatal(err)
 		}
-		r, err := c.Do("PING")
-		for err == nil && string(r) == "+PONG\r\n" && time.Since(start) < hi {
-			time.Sleep(5 * time.Millisecond)
+		// PINGs answered PONG at once until the script starts (a fixed
+		// 20 ms sleep here was not always enough on a loaded machine); the
+		// first one it holds waits for the threshold
+		var r []byte
+		var waited time.Duration
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			start := time.Now()
 			r, err = c.Do("PING")
+			waited = time.Since(start)
+			if err != nil || string(r) != "+PONG\r\n" || time.Now().After(deadline) {
+				break
+			}
 		}
-		waited := time.Since(start)
 		if err != nil || !strings.HasPrefix(string(r), "-BUSY ") {
+			killScript(addr)
 			t.Fatalf("%s %d: PING while a script runs: %q %v", name, ms, r, err)
 		}
-		if waited < lo || waited > hi {
+		if lo, hi := time.Duration(ms)*time.Millisecond*8/10, time.Duration(ms)*time.Millisecond+900*time.Millisecond; waited < lo || waited > hi {
 			t.Errorf("%s %d: BUSY after %v, want within [%v, %v]", name, ms, waited, lo, hi)
 		}
 		expectDo(t, c, "+OK\r\n", "SCRIPT", "KILL")
-		killed = true
 		runner.ReadReply()
+		runner.Close()
 	}
 }
 

@@ -42,7 +42,12 @@ func TestMain(m *testing.M) {
 		}
 		l, limitAddr = srv, srv.Addr().String()
 	}
+	strays := newStrays()
 	code := m.Run()
+	if s := strays(); s != nil {
+		fmt.Fprintf(os.Stderr, "the tests left %v in the package's folder: a server ran with dir \".\" (give it a temporary dir)\n", s)
+		code = max(code, 1)
+	}
 	if limitdbBin.dir != "" {
 		os.RemoveAll(limitdbBin.dir)
 	}

@@ -189,7 +189,9 @@ func TestBinary(t *testing.T) {
 	// a config file, then options that override it (port 1 would fail)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "limitdb.conf")
-	os.WriteFile(conf, []byte("bind 127.0.0.1\nport 1\nloglevel notice\n"), 0o644)
+	// its own dir: the default, ".", is this package's folder, where the
+	// SIGTERM below saved dump.rdb (and the Raft log went to raft/)
+	os.WriteFile(conf, []byte("bind 127.0.0.1\nport 1\nloglevel notice\ndir "+dir+"\n"), 0o644)
 	bad := filepath.Join(dir, "bad.conf")
 	os.WriteFile(bad, []byte("port 0\nno-such-directive 1\n"), 0o644)
 	if out, err := exec.Command(bin, bad).CombinedOutput(); !strings.Contains(string(out), "*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***") || cmdExit(err) != 1 {

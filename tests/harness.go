@@ -341,3 +341,26 @@ func scenarioFiles(t *testing.T, dir string) []string {
 	}
 	return files
 }
+
+// newStrays notes which of a server's files (dump.rdb, raft/, the AOF's
+// folder) are in the working directory, the package's folder; the
+// function it returns lists those that appeared since. A server started
+// without a dir of its own writes them there (TestBinary did).
+func newStrays() func() []string {
+	names := []string{"dump.rdb", "raft", "appendonlydir"}
+	before := map[string]bool{}
+	for _, n := range names {
+		if _, err := os.Stat(n); err == nil {
+			before[n] = true
+		}
+	}
+	return func() []string {
+		var appeared []string
+		for _, n := range names {
+			if _, err := os.Stat(n); err == nil && !before[n] {
+				appeared = append(appeared, n)
+			}
+		}
+		return appeared
+	}
+}

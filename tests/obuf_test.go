@@ -102,6 +102,19 @@ func TestOutputPauseSoftLimit(t *testing.T) {
 	}
 }
 
+// killScript stops a script running on addr, if any (SCRIPT KILL, then
+// FUNCTION KILL; NOTBUSY at once when none runs).
+func killScript(addr string) {
+	k, err := Dial(addr)
+	if err != nil {
+		return
+	}
+	defer k.Close()
+	k.ReplyTimeout = 10 * time.Second
+	k.Do("SCRIPT", "KILL")
+	k.Do("FUNCTION", "KILL")
+}
+
 // ownLimitdb starts an in-process limitdb for one test (stopped by
 // t.Cleanup) and returns its address and a connection to it.
 func ownLimitdb(t *testing.T) (string, *Conn) {
@@ -110,8 +123,14 @@ func ownLimitdb(t *testing.T) (string, *Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close() })
 	addr := srv.Addr().String()
+	t.Cleanup(func() {
+		// a test that failed while its script looped would leave Close
+		// waiting for the engine lock for ever (TestConfigEffects hung
+		// the package to its 20 min timeout, its failure unprinted)
+		killScript(addr)
+		srv.Close()
+	})
 	c, err := Dial(addr)
 	if err != nil {
 		t.Fatal(err)

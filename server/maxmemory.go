@@ -234,9 +234,11 @@ func (s *Server) setGoMemoryLimit() {
 		delete(goMem.users, s)
 		if len(goMem.users) == 0 {
 			debug.SetMemoryLimit(goMem.orig)
+			paceGC(0)
 			return
 		}
 	}
+	paceGC(0) // maxmemory: no floor (gcpace.go)
 	var lim int64
 	for _, l := range goMem.users { // the max: order does not matter
 		lim = max(lim, l)
@@ -249,6 +251,10 @@ var goMem = struct {
 	sync.Mutex
 	orig  int64             // the limit before any server set one
 	users map[*Server]int64 // servers with maxmemory set → their limit
+	// GOGC's pacing (gcpace.go)
+	live      uint64 // live heap after the last collection, as the cron last read it
+	gcPercent int    // the GOGC set; 0: not set yet
+	envGOGC   *bool  // the environment sets GOGC (read once)
 }{users: map[*Server]int64{}}
 
 // memCron continues an eviction the command batches left running, and

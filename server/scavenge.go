@@ -63,6 +63,11 @@ func (s *Server) scavenge(sc *scavenger) {
 		}
 	}
 	free, objects, live := sc.samples[0].Value.Uint64(), sc.samples[1].Value.Uint64(), sc.samples[2].Value.Uint64()
+	if live != 0 {
+		goMem.Lock()
+		paceGC(live)
+		goMem.Unlock()
+	}
 	burst := free >= scavengeFree && now.Sub(sc.last) >= scavengeEvery
 	var garbage uint64
 	if objects > live {

@@ -333,7 +333,7 @@ func (n *Node) openStores(dir string) error {
 	})
 	n.store, err = newLogStore(func() (*wal.WAL, *syncedMeta, error) {
 		meta := &syncedMeta{MetaStore: &metadb.BoltMetaDB{}, fs: n.logFS}
-		w, err := wal.Open(wdir, wal.WithSegmentFiler(segment.NewFiler(wdir, n.logFS)), wal.WithMetaStore(meta),
+		w, err := wal.Open(wdir, wal.WithSegmentFiler(sealedReaders{segment.NewFiler(wdir, n.logFS)}), wal.WithMetaStore(meta),
 			wal.WithSegmentSize(walSegmentSize), wal.WithLogger(walLogger()))
 		if err != nil {
 			meta.Close()

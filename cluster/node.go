@@ -344,10 +344,7 @@ func (n *Node) openStores(dir string) error {
 	if err != nil {
 		return err
 	}
-	n.logs, err = raft.NewLogCache(16, ackingStore{n.store, n.prop})
-	if err != nil {
-		return err
-	}
+	n.logs = newPeerLogCache(ackingStore{n.store, n.prop}, &n.peers)
 	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, 2, hclog.New(&hclog.LoggerOptions{Name: "snapshot", Level: hclog.Warn, Output: os.Stderr}))
 	return err
 }

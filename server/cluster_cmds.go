@@ -224,6 +224,5 @@ func infoReplicationCluster(s *Server, b []byte) []byte {
 	b = kv(b, "master_replid2", strings.Repeat("0", 40))
 	b = kv(b, "master_repl_offset", st.AppliedIndex)
 	b = kv(b, "second_repl_offset", -1)
-	b = kv(b, "repl_backlog_active", 0)
-	return b
+	return s.infoBacklog(b)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"limitdb/engine"
 )
@@ -580,6 +581,7 @@ func cmdConfigResetstat(s *Server, cl *client, argv [][]byte) {
 	s.eng.Stats.KeyspaceMisses = 0
 	s.eng.Stats.ExpiredKeys = 0
 	s.eng.Stats.EvictedKeys = 0
+	s.mem.exceededSince, s.mem.exceededTotal = time.Time{}, 0
 	cl.w.OK()
 }
 

@@ -274,6 +274,9 @@ func infoStats(s *Server, b []byte) []byte {
 	b = kv(b, "expired_keys", s.eng.Stats.ExpiredKeys)
 	b = kv(b, "evicted_keys", s.eng.Stats.EvictedKeys)
 	b = kv(b, "evicted_clients", 0) // limitdb never evicts clients
+	total, current := s.mem.exceeded()
+	b = kv(b, "total_eviction_exceeded_time", total.Milliseconds())
+	b = kv(b, "current_eviction_exceeded_time", current.Milliseconds())
 	b = kv(b, "keyspace_hits", s.eng.Stats.KeyspaceHits)
 	b = kv(b, "keyspace_misses", s.eng.Stats.KeyspaceMisses)
 	b = kv(b, "pubsub_channels", int64(len(s.ps.channels)))
@@ -303,8 +306,18 @@ func infoReplication(s *Server, b []byte) []byte {
 	b = kv(b, "master_replid2", strings.Repeat("0", 40))
 	b = kv(b, "master_repl_offset", 0)
 	b = kv(b, "second_repl_offset", -1)
+	return s.infoBacklog(b)
+}
+
+// infoBacklog: limitdb keeps no replication backlog (a SYNC reader is fed
+// from the door's effects as they happen; Raft followers catch up from the
+// log or a snapshot), so it shows what Redis shows before its first
+// replica creates one: inactive, repl-backlog-size, nothing held.
+func (s *Server) infoBacklog(b []byte) []byte {
 	b = kv(b, "repl_backlog_active", 0)
-	return b
+	b = kv(b, "repl_backlog_size", s.conf.params["repl-backlog-size"])
+	b = kv(b, "repl_backlog_first_byte_offset", 0)
+	return kv(b, "repl_backlog_histlen", 0)
 }
 
 func infoCPU(s *Server, b []byte) []byte {

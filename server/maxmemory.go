@@ -41,6 +41,33 @@ type memGauge struct {
 	written     int64
 	samples     [2]metrics.Sample
 	collecting  atomic.Bool // a collection asked for by performEvictions is running
+	// exceededSince is when memory went over the limit and eviction
+	// could not bring it under (zero while it can), exceededTotal the
+	// time of the spells that ended: INFO's total_ and
+	// current_eviction_exceeded_time (Redis's performEvictions metrics)
+	exceededSince time.Time
+	exceededTotal time.Duration
+}
+
+// noteEviction updates the exceeded time from one eviction's result as
+// Redis's performEvictions does: running or failed starts a spell, OK
+// ends it.
+func (m *memGauge) noteEviction(res engine.EvictResult) {
+	switch {
+	case res != engine.EvictOK && m.exceededSince.IsZero():
+		m.exceededSince = time.Now()
+	case res == engine.EvictOK && !m.exceededSince.IsZero():
+		m.exceededTotal += time.Since(m.exceededSince)
+		m.exceededSince = time.Time{}
+	}
+}
+
+// exceeded is INFO's total and current eviction-exceeded time.
+func (m *memGauge) exceeded() (total, current time.Duration) {
+	if !m.exceededSince.IsZero() {
+		current = time.Since(m.exceededSince)
+	}
+	return m.exceededTotal + current, current
 }
 
 // evictionTimeLimit is Redis's evictionTimeLimitUs for
@@ -107,22 +134,23 @@ func (s *Server) usedNow() int64 {
 // performEvictions evicts keys while used_memory is over maxmemory, as
 // Redis's performEvictions: EvictOK when under the limit, EvictRunning when
 // the batch ran out (not an OOM: the next command or the cron goes on),
-// EvictFail when the policy has nothing (left) to evict.
+// EvictFail when the policy has nothing (left) to evict. Its results time
+// the spells over the limit (noteEviction).
 func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
+	if !s.executes() {
+		return s.followerEvictions(ctx)
+	}
+	res := s.evictions(ctx)
+	s.mem.noteEviction(res)
+	return res
+}
+
+// evictions is performEvictions on the node that executes.
+func (s *Server) evictions(ctx *engine.Ctx) engine.EvictResult {
 	m := &s.mem
 	m.refresh(ctx.Now)
 	over := m.used() - m.limit
 	if over <= 0 {
-		return engine.EvictOK
-	}
-	if !s.executes() {
-		// A follower evicts nothing (the leader's evictions reach it as
-		// effects). Under noeviction nothing will free its memory either,
-		// so it refuses as Redis does; under an eviction policy the
-		// leader, over its own limit first with the same data, evicts.
-		if s.eng.EvictPolicy() == engine.PolicyNoEviction {
-			return engine.EvictFail
-		}
 		return engine.EvictOK
 	}
 	if m.pendingFree > m.limit/4 {
@@ -138,6 +166,19 @@ func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
 	freed, res := s.door.Evict(ctx, over, math.MaxInt)
 	m.pendingFree += freed
 	return res
+}
+
+// followerEvictions: a follower evicts nothing (the leader's evictions
+// reach it as effects). Under noeviction nothing will free its memory
+// either, so it refuses as Redis does; under an eviction policy the
+// leader, over its own limit first with the same data, evicts.
+func (s *Server) followerEvictions(ctx *engine.Ctx) engine.EvictResult {
+	m := &s.mem
+	m.refresh(ctx.Now)
+	if m.used() > m.limit && s.eng.EvictPolicy() == engine.PolicyNoEviction {
+		return engine.EvictFail
+	}
+	return engine.EvictOK
 }
 
 // rejectOOM runs before every command while maxmemory is set (Redis's

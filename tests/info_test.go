@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // limitdbOnlyFields are INFO fields limitdb adds that Redis does not have.
@@ -103,5 +105,66 @@ func TestInfoFields(t *testing.T) {
 		}
 		p.ref.Close()
 		p.cand.Close()
+	}
+}
+
+// TestInfoEvictionExceededAndBacklog: total_ and
+// current_eviction_exceeded_time count the time memory stays over
+// maxmemory (from the eviction that could not bring it under to the one
+// that did, or CONFIG RESETSTAT), and the backlog fields show Redis's
+// values for a primary that never made a backlog (repl_backlog_size is
+// the parameter), on both servers.
+func TestInfoEvictionExceededAndBacklog(t *testing.T) {
+	p := dialPair(t, 2)
+	defer p.ref.Close()
+	defer p.cand.Close()
+	field := func(c *Conn, sec, f string) string {
+		r, err := c.Do("INFO", sec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parseInfo(t, r)[sec][f]
+	}
+	ms := func(c *Conn, f string) int64 {
+		v, err := strconv.ParseInt(field(c, "stats", f), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		return v
+	}
+	for _, c := range []*Conn{p.ref, p.cand} {
+		expectDo(t, c, "+OK\r\n", "CONFIG", "RESETSTAT")
+		if cur, tot := ms(c, "current_eviction_exceeded_time"), ms(c, "total_eviction_exceeded_time"); cur != 0 || tot != 0 {
+			t.Fatalf("%s: after RESETSTAT current %d total %d", c.nc.RemoteAddr(), cur, tot)
+		}
+		expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "maxmemory", "1")
+		r, _ := c.Do("SET", "exceeded:k", "v")
+		expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "maxmemory", "0")
+		if !strings.HasPrefix(string(r), "-OOM ") {
+			t.Fatalf("%s: SET over maxmemory: %q", c.nc.RemoteAddr(), r)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, c := range []*Conn{p.ref, p.cand} {
+		// maxmemory 0 runs no eviction, so the spell goes on (Redis too)
+		cur, tot := ms(c, "current_eviction_exceeded_time"), ms(c, "total_eviction_exceeded_time")
+		if cur < 90 || tot < cur || cur > 60_000 {
+			t.Errorf("%s: current %d total %d, want 100 ms or so and total >= current", c.nc.RemoteAddr(), cur, tot)
+		}
+		expectDo(t, c, "+OK\r\n", "CONFIG", "RESETSTAT")
+		if cur, tot := ms(c, "current_eviction_exceeded_time"), ms(c, "total_eviction_exceeded_time"); cur != 0 || tot != 0 {
+			t.Errorf("%s: after RESETSTAT current %d total %d", c.nc.RemoteAddr(), cur, tot)
+		}
+	}
+	for _, c := range []*Conn{p.ref, p.cand} {
+		expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "repl-backlog-size", "2mb")
+	}
+	for _, f := range []string{"repl_backlog_active", "repl_backlog_size", "repl_backlog_first_byte_offset", "repl_backlog_histlen"} {
+		if a, b := field(p.ref, "replication", f), field(p.cand, "replication", f); a != b {
+			t.Errorf("%s: redis %q, limitdb %q", f, a, b)
+		}
+	}
+	for _, c := range []*Conn{p.ref, p.cand} {
+		expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "repl-backlog-size", "1mb")
 	}
 }

@@ -53,10 +53,11 @@ func (f sealedReaders) RecoverTail(info types.SegmentInfo) (types.SegmentWriter,
 // failed ("sealed segment has no index block") and raft.NewRaft panicked:
 // a node that lived through a leader change with a conflicting tail
 // could never start again. The cut segment's entries up to MaxIndex are
-// committed frames in the file (the truncation's metadata commit synced
-// them first: syncedMeta), so raft-wal's own tail recovery, which scans
-// the file's frames and checks the last commit's CRC, rebuilds the index
-// in memory, as it does for the open tail at every start. The scan costs
+// committed frames in the file (synced at each append under always, by
+// the truncation's metadata commit under everysec: syncedMeta), so
+// raft-wal's own tail recovery, which scans the file's frames and checks
+// the last commit's CRC, rebuilds the index in memory, as it does for the
+// open tail at every start. The scan costs
 // a read of the segment (16 MB at most) at each start until a snapshot's
 // head truncation deletes it; the rebuilt index holds 128 KB.
 func (f sealedReaders) Open(info types.SegmentInfo) (types.SegmentReader, error) {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/segment"
 )
 
 // logStore is the Raft log: raft-wal (openStores), with three things it
@@ -36,6 +38,21 @@ type logStore struct {
 	closed bool // by the node (guarded by mu)
 	// failing is the last write's error text ("" when it succeeded)
 	failing atomic.Pointer[string]
+}
+
+// openWAL opens the raft-wal log in dir on logFS (the node's, and the
+// tests' with small segments).
+func openWAL(dir string, logFS *syncFS, segmentSize int) func() (*wal.WAL, *syncedMeta, error) {
+	return func() (*wal.WAL, *syncedMeta, error) {
+		meta := &syncedMeta{MetaStore: &metadb.BoltMetaDB{}, fs: logFS}
+		w, err := wal.Open(dir, wal.WithSegmentFiler(sealedReaders{segment.NewFiler(dir, logFS)}), wal.WithMetaStore(meta),
+			wal.WithSegmentSize(segmentSize), wal.WithLogger(walLogger()))
+		if err != nil {
+			meta.Close()
+			return nil, nil, err
+		}
+		return w, meta, nil
+	}
 }
 
 func newLogStore(open func() (*wal.WAL, *syncedMeta, error)) (*logStore, error) {

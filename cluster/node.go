@@ -22,10 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/fs"
-	"github.com/hashicorp/raft-wal/metadb"
-	"github.com/hashicorp/raft-wal/segment"
 	"go.etcd.io/bbolt"
 
 	"limitdb/door"
@@ -331,16 +328,7 @@ func (n *Node) openStores(dir string) error {
 	n.logFS = newSyncFS(fs.New(), n.cfg.AppendFsync, &n.fsyncs, func(err error) {
 		n.log.Error("cluster: fsync of the Raft log failed", "err", err.Error())
 	})
-	n.store, err = newLogStore(func() (*wal.WAL, *syncedMeta, error) {
-		meta := &syncedMeta{MetaStore: &metadb.BoltMetaDB{}, fs: n.logFS}
-		w, err := wal.Open(wdir, wal.WithSegmentFiler(sealedReaders{segment.NewFiler(wdir, n.logFS)}), wal.WithMetaStore(meta),
-			wal.WithSegmentSize(walSegmentSize), wal.WithLogger(walLogger()))
-		if err != nil {
-			meta.Close()
-			return nil, nil, err
-		}
-		return w, meta, nil
-	})
+	n.store, err = newLogStore(openWAL(wdir, n.logFS, walSegmentSize))
 	if err != nil {
 		return err
 	}

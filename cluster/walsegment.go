@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
+	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 )
 
@@ -36,6 +38,58 @@ func (f sealedReaders) RecoverTail(info types.SegmentInfo) (types.SegmentWriter,
 		return nil, err
 	}
 	return newSealingWriter(f.SegmentFiler, info, w), nil
+}
+
+// Open opens a sealed segment. A segment that raft-wal v0.4.0 sealed
+// without an index block is read through an index rebuilt by scanning it.
+//
+// Why: raft-wal#31 (fixed upstream after v0.4.0, the newest version the
+// module proxy serves). When Raft clears a follower's conflicting suffix
+// (DeleteRange of the tail), raft-wal cuts the open tail segment by
+// marking it sealed in its metadata, MaxIndex the last entry kept, and
+// starts a new one; it writes no index block into the cut segment
+// (IndexStart 0). The process reads it through its writer until it
+// stops; the next start opened it with a plain reader, whose every read
+// failed ("sealed segment has no index block") and raft.NewRaft panicked:
+// a node that lived through a leader change with a conflicting tail
+// could never start again. The cut segment's entries up to MaxIndex are
+// committed frames in the file (synced at each append under always, by
+// the truncation's metadata commit under everysec: syncedMeta), so
+// raft-wal's own tail recovery, which scans the file's frames and checks
+// the last commit's CRC, rebuilds the index in memory, as it does for the
+// open tail at every start. The scan costs
+// a read of the segment (16 MB at most) at each start until a snapshot's
+// head truncation deletes it; the rebuilt index holds 128 KB.
+func (f sealedReaders) Open(info types.SegmentInfo) (types.SegmentReader, error) {
+	if info.IndexStart != 0 {
+		return f.SegmentFiler.Open(info)
+	}
+	w, err := f.SegmentFiler.RecoverTail(info)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: Raft log segment %s has no index block and could not be scanned: %w", segment.FileName(info), err)
+	}
+	if last := w.LastIndex(); last < info.MaxIndex {
+		w.Close()
+		return nil, fmt.Errorf("cluster: Raft log segment %s has no index block and holds entries up to %d, not %d: "+
+			"the log is damaged; move the node's raft directory away and restart it with --join to a member to copy the data again",
+			segment.FileName(info), last, info.MaxIndex)
+	}
+	return scannedSegment{w, info}, nil
+}
+
+// scannedSegment is a sealed segment read through the index its scan
+// rebuilt (sealedReaders.Open). The file still holds the entries the
+// truncation cut after MaxIndex: they are not found.
+type scannedSegment struct {
+	types.SegmentReader
+	info types.SegmentInfo
+}
+
+func (s scannedSegment) GetLog(idx uint64) (*types.PooledBuffer, error) {
+	if idx < s.info.MinIndex || idx > s.info.MaxIndex {
+		return nil, types.ErrNotFound
+	}
+	return s.SegmentReader.GetLog(idx)
 }
 
 // sealingWriter is a tail segment's writer that swaps itself for a reader

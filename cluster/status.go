@@ -146,3 +146,31 @@ func firstIndex(l raft.LogStore) uint64 {
 	i, _ := l.FirstIndex()
 	return i
 }
+
+// GoodReplicas counts the other members of the configuration whose last
+// report (the ping every follower sends once a second with its applied
+// index, limitdb's REPLCONF ACK) is at most maxLag seconds old, in whole
+// seconds as Redis's refreshGoodSlavesCount counts them. Only a serving
+// leader hears the pings; anywhere else it is 0.
+func (n *Node) GoodReplicas(maxLag int64) int {
+	if !n.Serving() || n.fsrv == nil {
+		return 0
+	}
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return 0
+	}
+	now := time.Now().Unix()
+	good := 0
+	n.fsrv.mu.Lock()
+	for _, srv := range cf.Configuration().Servers {
+		if string(srv.ID) == n.cfg.NodeID {
+			continue
+		}
+		if p, ok := n.fsrv.peers[string(srv.ID)]; ok && now-p.seen.Unix() <= maxLag {
+			good++
+		}
+	}
+	n.fsrv.mu.Unlock()
+	return good
+}

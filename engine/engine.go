@@ -105,7 +105,8 @@ type Engine struct {
 	WriteDenied string
 	// NoReplicas, when set (node-local, under the engine lock), is Redis's
 	// NOREPLICAS, which a script that may write gets (after WriteDenied):
-	// min-replicas-to-write is set and limitdb has no good replica.
+	// min-replicas-to-write is set and fewer good replicas are left (set
+	// per command by the server).
 	NoReplicas string
 
 	ev  evictState // maxmemory-policy, eviction pool (evict.go); node-local

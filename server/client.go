@@ -543,7 +543,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	if s.rdb.denyWrites && s.rejectWrites(cl, cmd, argv, s.rdb.denyMsg, true) {
 		return nil
 	}
-	if s.minReplicas && s.rejectWrites(cl, cmd, argv, errNoReplicas, false) {
+	if s.minReplicas && s.noGoodReplicas() && s.rejectWrites(cl, cmd, argv, errNoReplicas, false) {
 		return nil
 	}
 	if cl.ps != nil && cl.w.Proto == 2 && cl.subscribed() && !allowedSubscribed(cmd) {

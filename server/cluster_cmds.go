@@ -188,7 +188,7 @@ func infoReplicationCluster(s *Server, b []byte) []byte {
 		}
 		b = kv(b, "connected_slaves", i)
 		if s.minReplicas {
-			b = kv(b, "min_slaves_good_slaves", 0)
+			b = kv(b, "min_slaves_good_slaves", s.goodReplicas())
 		}
 		i = 0
 		for _, m := range st.Members {

@@ -299,7 +299,7 @@ func infoReplication(s *Server, b []byte) []byte {
 	b = kv(b, "role", "master")
 	b = kv(b, "connected_slaves", 0)
 	if s.minReplicas {
-		b = kv(b, "min_slaves_good_slaves", 0)
+		b = kv(b, "min_slaves_good_slaves", s.goodReplicas())
 	}
 	b = kv(b, "master_failover_state", "no-failover")
 	b = kv(b, "master_replid", s.runID)

@@ -9,21 +9,42 @@ import (
 // errNoReplicas is Redis's shared.noreplicaserr.
 const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
 
-// applyMinReplicas is Redis's checkGoodReplicasStatus for a primary that
-// has no good replica: with min-replicas-to-write and min-replicas-max-lag
-// both above 0, write commands (and a script's writes) are refused with
-// NOREPLICAS. limitdb's replicas never count as good: a SYNC client
-// receives a snapshot and never acknowledges an offset (REPLCONF ACK),
-// and a cluster's Raft followers are not Redis replicas. Run by
-// applyConfig (lock held).
+// applyMinReplicas reads min-replicas-to-write and -max-lag: with both
+// above 0, Redis's checkGoodReplicasStatus refuses write commands (and a
+// script's writes) with NOREPLICAS while fewer replicas than the first
+// acknowledged within the second (noGoodReplicas). Run by applyConfig
+// (lock held).
 func (s *Server) applyMinReplicas() {
-	n, _ := strconv.ParseInt(s.conf.params["min-replicas-to-write"], 10, 64)
-	lag, _ := strconv.ParseInt(s.conf.params["min-replicas-max-lag"], 10, 64)
-	s.minReplicas = n > 0 && lag > 0
+	s.minToWrite, _ = strconv.ParseInt(s.conf.params["min-replicas-to-write"], 10, 64)
+	s.minMaxLag, _ = strconv.ParseInt(s.conf.params["min-replicas-max-lag"], 10, 64)
+	s.minReplicas = s.minToWrite > 0 && s.minMaxLag > 0
 	s.eng.NoReplicas = ""
-	if s.minReplicas {
+}
+
+// goodReplicas is INFO's min_slaves_good_slaves: in a cluster, the
+// leader's followers that reported within min-replicas-max-lag seconds
+// (cluster.Node.GoodReplicas); a SYNC client never counts, as it never
+// acknowledges an offset (REPLCONF ACK), so a single node has none.
+func (s *Server) goodReplicas() int64 {
+	if s.node == nil {
+		return 0
+	}
+	return int64(s.node.GoodReplicas(s.minMaxLag))
+}
+
+// noGoodReplicas is checkGoodReplicasStatus, run per command while
+// min-replicas is set (lock held): on the node that executes, whether
+// fewer good replicas than min-replicas-to-write are left; it also arms
+// or clears the engine's NOREPLICAS for a script's writes. A follower
+// does not check: its writes run on the leader, which does, as a Redis
+// replica does not check either.
+func (s *Server) noGoodReplicas() bool {
+	deny := s.executes() && s.goodReplicas() < s.minToWrite
+	s.eng.NoReplicas = ""
+	if deny {
 		s.eng.NoReplicas = errNoReplicas
 	}
+	return deny
 }
 
 // rejectWrites refuses a write command, and an EXEC whose queue holds a

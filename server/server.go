@@ -65,9 +65,11 @@ type Server struct {
 	latencyMs       int64
 	latencyTracking bool
 	// minReplicas: min-replicas-to-write and -max-lag are both set, so
-	// writes get NOREPLICAS (replicas.go); set by applyConfig
-	minReplicas bool
-	node        *cluster.Node
+	// writes get NOREPLICAS while fewer good replicas are left
+	// (replicas.go); set by applyConfig
+	minReplicas           bool
+	minToWrite, minMaxLag int64 // min-replicas-to-write, -max-lag
+	node                  *cluster.Node
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock
 	fwdClients map[fwdKey]*client

@@ -131,7 +131,7 @@ func effectProtectedConfigs(t *testing.T, c *Conn, addr, name string) {
 }
 
 // effectMinReplicas: with min-replicas-to-write and -max-lag both above 0
-// a write gets NOREPLICAS (limitdb has no good replica) and INFO
+// a write gets NOREPLICAS (a single node has no good replica) and INFO
 // replication shows min_slaves_good_slaves:0; with name at 0 the write is
 // served and the field is gone. tests/scenarios/server/min_replicas.txt
 // compares the replies (MULTI, scripts) with redis-server.

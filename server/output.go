@@ -30,6 +30,10 @@ type outQueue struct {
 	mu      sync.Mutex
 	chunks  [][]byte // guarded by mu
 	closed  bool     // guarded by mu: the writer has exited, chunks are dropped
+	// writing counts the chunks the writer took and has not finished:
+	// with chunks, CLIENT LIST's oll (it showed 0 beside 16 MB of omem
+	// while the writer sat in a blocked write holding every chunk)
+	writing atomic.Int64
 	pending atomic.Int64
 	wake    chan struct{} // cap 1: chunks were queued
 	drained chan struct{} // cap 1: the writer wrote something (or died)
@@ -255,6 +259,7 @@ func (cl *client) writeLoop() {
 		q.mu.Lock()
 		q.closed = true
 		q.chunks = nil
+		q.writing.Store(0)
 		cl.s.outTotal.Add(-q.pending.Swap(0))
 		q.mu.Unlock()
 		select {
@@ -266,6 +271,7 @@ func (cl *client) writeLoop() {
 		q.mu.Lock()
 		chunks := q.chunks
 		q.chunks = nil
+		q.writing.Store(int64(len(chunks)))
 		q.mu.Unlock()
 		if len(chunks) == 0 {
 			select {
@@ -279,6 +285,7 @@ func (cl *client) writeLoop() {
 			n, err := cl.nc.Write(c)
 			cl.s.stats.netOutput.Add(int64(n))
 			q.pending.Add(-int64(len(c)))
+			q.writing.Add(-1)
 			cl.s.outTotal.Add(-int64(len(c)))
 			if n > 0 {
 				q.wrote.Store(time.Now().UnixNano())
@@ -424,7 +431,7 @@ func (cl *client) overLimit(l *obufLimit, used int64) bool {
 // chunks and their unsent bytes. Safe from any goroutine.
 func (c *client) outputStats() (oll, omem int64) {
 	c.out.mu.Lock()
-	oll = int64(len(c.out.chunks))
+	oll = int64(len(c.out.chunks)) + c.out.writing.Load()
 	c.out.mu.Unlock()
 	return oll, c.out.pending.Load()
 }

@@ -89,6 +89,7 @@ type blockState struct {
 	w        *engine.Waiter
 	cmd      *engine.Command
 	argv     [][]byte  // a copy of the command (run again after a leader change)
+	argBuf   []byte    // argv's bytes (kept with the pooled state)
 	deadline time.Time // zero: no timeout
 	// done: answered (served, timed out, unblocked, dropped). Set under
 	// the engine lock after the reply was written; the blocked goroutine
@@ -169,11 +170,25 @@ func (s *Server) block(cl *client, w *engine.Waiter, argv [][]byte) {
 	bs.out.Proto = cl.w.Proto
 	bs.ctx = engine.Ctx{E: s.eng, W: &bs.out, ACL: cl}
 	if s.node != nil {
-		// (run again after a leader change: a node without Raft never does)
-		bs.argv = make([][]byte, len(argv))
-		for i, a := range argv {
-			bs.argv[i] = append([]byte(nil), a...)
+		// (run again after a leader change: a node without Raft never
+		// does) into the pooled state's own buffers: a copy per argument
+		// was 4 allocations per BLPOP, 18 % of the objects a BLPOP/LPUSH
+		// ping-pong allocated
+		n := 0
+		for _, a := range argv {
+			n += len(a)
 		}
+		buf := bs.argBuf[:0]
+		if cap(buf) < n {
+			buf = make([]byte, 0, n)
+		}
+		bs.argv = bs.argv[:0]
+		for _, a := range argv {
+			off := len(buf)
+			buf = append(buf, a...)
+			bs.argv = append(bs.argv, buf[off:len(buf):len(buf)])
+		}
+		bs.argBuf = buf
 	}
 	if w.TimeoutMs > 0 {
 		// Redis adds mstime() to the timeout; a sum past int64 wraps
@@ -446,7 +461,12 @@ func freeBlockState(bs *blockState) {
 	if cap(out) > 64<<10 {
 		out = nil
 	}
-	bs.cl, bs.w, bs.cmd, bs.argv, bs.wake = nil, nil, nil, nil, nil
+	bs.cl, bs.w, bs.cmd, bs.wake = nil, nil, nil, nil
+	clear(bs.argv)
+	bs.argv = bs.argv[:0]
+	if cap(bs.argBuf) > 64<<10 {
+		bs.argv, bs.argBuf = nil, nil
+	}
 	bs.rank, bs.deadline, bs.reroute, bs.sent, bs.ticket, bs.onLoop = 0, time.Time{}, false, false, 0, false
 	bs.fwdKey, bs.fwdSeq = fwdKey{}, 0
 	bs.done.Store(false)

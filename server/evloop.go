@@ -312,6 +312,16 @@ type evLoop struct {
 	// parkedN counted it (the commit side did not wake the loop), so the
 	// next wait does not sleep
 	polled, repoll bool
+	// awake: the loop is between two epoll_waits, so it looks at its
+	// parked connections before it sleeps; missed: a commit landed
+	// meanwhile (settled), and the loop's next wait does not sleep. The
+	// commit side sets missed, then reads awake; the loop clears awake,
+	// then reads missed: one of the two sees the other (sequentially
+	// consistent atomics), so no commit is left unseen. A commit that
+	// lands in the loop's own yield (run: Raft's leader loop ran on this
+	// thread) or while the loop runs its turn costs no eventfd write and
+	// read: serial BLPOP/LPUSH had 2 of each per exchange for it.
+	awake, missed atomic.Bool
 
 	mu      sync.Mutex
 	adopts  []*client
@@ -442,11 +452,15 @@ func (lp *evLoop) run() {
 	events := make([]unix.EpollEvent, 256)
 	for {
 		wait := -1
-		if lp.repoll {
-			wait = 0 // a connection parked after the turn's poll
+		lp.awake.Store(false)
+		if lp.repoll || lp.missed.Load() && len(lp.parked) != 0 {
+			// a connection parked after the turn's poll, or a commit
+			// that landed after it (settled did not wake the loop)
+			wait = 0
 		}
 		lp.repoll, lp.polled = false, false
 		n, err := unix.EpollWait(lp.ep, events, wait)
+		lp.awake.Store(true)
 		if err != nil && err != unix.EINTR {
 			lp.s.log.Warn("io-model loop: epoll_wait: " + err.Error())
 			time.Sleep(time.Millisecond)
@@ -741,11 +755,15 @@ func (lp *evLoop) park(cl *client) {
 }
 
 // settled is the node's settled hook: it wakes the loops that have
-// parked connections (once per advance of the committed sequence).
+// parked connections (once per advance of the committed sequence) and
+// sleep; a loop that is awake polls them before it sleeps (missed).
 func (s *Server) settled() {
 	for _, lp := range s.loops {
 		if lp.parkedN.Load() != 0 {
-			lp.wake()
+			lp.missed.Store(true)
+			if !lp.awake.Load() {
+				lp.wake()
+			}
 		}
 	}
 }
@@ -756,6 +774,8 @@ func (s *Server) settled() {
 func (lp *evLoop) unparkSettled() {
 	s := lp.s
 	lp.polled = true
+	// every commit noted before this is seen by the poll below
+	lp.missed.Store(false)
 	keep := lp.parked[:0]
 	for _, cl := range lp.parked {
 		if lp.conns[cl.lc.lfd] != cl { // dropped meanwhile

@@ -26,11 +26,14 @@ func (cl *client) peerClosed(peek bool) bool {
 	if cl.out.raw == nil {
 		return false
 	}
+	if !peek {
+		// whether the descriptor is still open; a function that captures
+		// nothing: the closure below escapes (two allocations per served
+		// waiter, 14 % of a BLPOP/LPUSH ping-pong's objects)
+		return cl.out.raw.Control(noControl) != nil
+	}
 	closed := false
 	if err := cl.out.raw.Control(func(fd uintptr) {
-		if !peek {
-			return
-		}
 		var b [1]byte
 		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		closed = n == 0 && err == nil || err == syscall.ECONNRESET
@@ -39,3 +42,6 @@ func (cl *client) peerClosed(peek bool) bool {
 	}
 	return closed
 }
+
+// noControl is peerClosed's Control without a peek.
+func noControl(uintptr) {}

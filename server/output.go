@@ -27,9 +27,9 @@ type outQueue struct {
 	werr    error
 	writeFn func(fd uintptr) bool // cl.rawWrite, bound once (no allocation per write)
 
-	mu      sync.Mutex
-	chunks  [][]byte // guarded by mu
-	closed  bool     // guarded by mu: the writer has exited, chunks are dropped
+	mu     sync.Mutex
+	chunks [][]byte // guarded by mu
+	closed bool     // guarded by mu: the writer has exited, chunks are dropped
 	// writing counts the chunks the writer took and has not finished:
 	// with chunks, CLIENT LIST's oll (it showed 0 beside 16 MB of omem
 	// while the writer sat in a blocked write holding every chunk)

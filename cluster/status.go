@@ -17,6 +17,8 @@ type Member struct {
 	Voter                    bool
 	Leader                   bool
 	Applied                  uint64 // last reported (followers, on the leader)
+	// Reported is when (zero: never; followers report once a second)
+	Reported time.Time
 }
 
 // Status is the node's view of the cluster.
@@ -82,7 +84,7 @@ func (n *Node) Status() Status {
 		for _, srv := range cf.Configuration().Servers {
 			m := Member{ID: string(srv.ID), RaftAddr: string(srv.Address), Voter: srv.Suffrage == raft.Voter, Leader: srv.ID == id}
 			if p, ok := peers[m.ID]; ok {
-				m.Applied, m.ClientAddr = p.applied, p.client
+				m.Applied, m.ClientAddr, m.Reported = p.applied, p.client, p.seen
 			}
 			if m.ID == n.cfg.NodeID {
 				m.ClientAddr, m.Applied = n.cfg.ClientAddr, s.AppliedIndex

@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"limitdb/cluster"
 	"limitdb/engine"
@@ -196,8 +197,13 @@ func infoReplicationCluster(s *Server, b []byte) []byte {
 				continue
 			}
 			host, port := cluster.SplitHostPort(m.ClientAddr)
-			lag := int64(st.AppliedIndex) - int64(m.Applied)
-			b = kv(b, "slave"+strconv.Itoa(i), "ip="+host+",port="+strconv.Itoa(port)+",state=online,offset="+strconv.FormatUint(m.Applied, 10)+",lag="+strconv.FormatInt(max(lag, 0), 10))
+			// lag: seconds since the follower's last report (its ping,
+			// limitdb's REPLCONF ACK), as Redis's unixtime - repl_ack_time
+			var lag int64
+			if !m.Reported.IsZero() {
+				lag = max(time.Now().Unix()-m.Reported.Unix(), 0)
+			}
+			b = kv(b, "slave"+strconv.Itoa(i), "ip="+host+",port="+strconv.Itoa(port)+",state=online,offset="+strconv.FormatUint(m.Applied, 10)+",lag="+strconv.FormatInt(lag, 10))
 			i++
 		}
 	} else {

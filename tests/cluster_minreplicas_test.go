@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,19 @@ func TestClusterMinReplicas(t *testing.T) {
 	set("min-replicas-to-write", "2")
 	c.kill(f)
 	waitGood("1")
+	// the slaveN lines' lag is seconds since the last report, as
+	// Redis's: the killed follower's is past max-lag, the other's not
+	var lags []int
+	s, _ := lc.Info(ctx, "replication").Result()
+	for _, line := range strings.Split(s, "\r\n") {
+		if strings.HasPrefix(line, "slave") && strings.Contains(line, ",lag=") {
+			lag, _ := strconv.Atoi(line[strings.LastIndex(line, "=")+1:])
+			lags = append(lags, lag)
+		}
+	}
+	if sort.Ints(lags); len(lags) != 2 || lags[0] > 2 || lags[1] < 3 {
+		t.Fatalf("slave lines' lags %v, want one <= 2 and one > 2:\n%s", lags, s)
+	}
 	if err := lc.Set(ctx, "mr:e", "1", 0).Err(); err == nil || err.Error() != noReplicas {
 		t.Fatalf("SET with 1 good replica of 2 (one killed): %v", err)
 	}

@@ -489,10 +489,7 @@ func (lp *evLoop) run() {
 			lp.takeAnswers()
 		}
 		if len(lp.parked) != 0 {
-			lp.unparkSettled()
-			if len(lp.answers) != 0 {
-				lp.takeAnswers() // of connections unparked just now
-			}
+			lp.settleParked()
 		}
 		// The turn's records go to the log as one entry (TurnEnd: on a
 		// cluster of one, through Raft's apply queue, no submitter
@@ -514,10 +511,7 @@ func (lp *evLoop) run() {
 				break
 			}
 			node.TurnStart()
-			lp.unparkSettled()
-			if len(lp.answers) != 0 {
-				lp.takeAnswers()
-			}
+			lp.settleParked()
 		}
 		lp.writeAll()
 	}
@@ -765,6 +759,16 @@ func (s *Server) settled() {
 				lp.wake()
 			}
 		}
+	}
+}
+
+// settleParked goes on with the parked connections whose commits have
+// arrived (unparkSettled), then takes the blocked clients' answers that
+// their batches gave.
+func (lp *evLoop) settleParked() {
+	lp.unparkSettled()
+	if len(lp.answers) != 0 {
+		lp.takeAnswers()
 	}
 }
 

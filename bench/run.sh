@@ -3,7 +3,7 @@
 # against a real redis-server, interleaved, each run bounded to ~60 s.
 #
 #   bench/run.sh                 # throughput table + memory table
-#   GOMAXPROCS_LIMITDB=1 bench/run.sh
+#   GOMAXPROCS_LIMITDB=2 bench/run.sh   # a fixed P count (default: limitdb's, procs/)
 #   RUNS="core" bench/run.sh     # only the core set (parts: core, lists, blocking, scripts, rl,
 #                                # pubsub, sort, memory; sort is not in the default set)
 #

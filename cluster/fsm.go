@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"limitdb/engine"
+	"limitdb/procs"
 )
 
 // fsm is Raft's state machine: the engine behind the door, plus the
@@ -194,6 +195,7 @@ type fsmSnapshot struct {
 }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	defer procs.Background()() // written while the node serves
 	w := bufio.NewWriterSize(sink, 256<<10)
 	b := append([]byte(snapMagic), snapVersion)
 	b = binary.AppendUvarint(b, s.applied)
@@ -222,6 +224,7 @@ func (s *fsmSnapshot) Release() { s.state.Release() }
 // Restore implements raft.FSM: the engine is replaced by the snapshot's.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	defer procs.Background()() // a follower serves reads meanwhile
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.restore(rc); err != nil {

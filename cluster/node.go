@@ -218,7 +218,10 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 	rc.ElectionTimeout = 500 * time.Millisecond
 	rc.LeaderLeaseTimeout = 250 * time.Millisecond
 	rc.BatchApplyCh = true
-	rc.MaxAppendEntries = 256
+	// Raft's default: processLogs allocates a batch of this many
+	// pointers per commit, and each entry is a group commit already
+	// (DESIGN.md, "The commit path of a cluster of one")
+	rc.MaxAppendEntries = 64
 	existing, err := raft.HasExistingState(n.logs, n.stable, n.snaps)
 	if err != nil {
 		n.close()

@@ -3,6 +3,7 @@ package cluster
 import (
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/hashicorp/raft-wal/types"
 )
@@ -114,7 +115,13 @@ func (f *syncFile) WriteAt(p []byte, off int64) (int, error) {
 	if f.fs.inject.Load() {
 		return 0, errInjected
 	}
-	n, err := f.WritableFile.WriteAt(p, off)
+	var n int
+	var err error
+	if f.fd >= 0 { // everysec, raft-wal's writer: a page-cache copy
+		n, err = pwriteAll(f.fd, p, off)
+	} else {
+		n, err = f.WritableFile.WriteAt(p, off)
+	}
 	if f.fd >= 0 && n > 0 {
 		if off < f.wbFrom || off > f.wbTo {
 			f.wbFrom, f.wbTo = off, off // not an append: a new range
@@ -169,4 +176,20 @@ func (m *syncedMeta) CommitState(st types.PersistentState) error {
 		return err
 	}
 	return m.MetaStore.CommitState(st)
+}
+
+// pwriteLoop writes all of p at off (pwrite(2) until done).
+func pwriteLoop(fd int, p []byte, off int64) (int, error) {
+	done := 0
+	for done < len(p) {
+		n, err := syscall.Pwrite(fd, p[done:], off+int64(done))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
 }

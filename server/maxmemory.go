@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"limitdb/engine"
+	"limitdb/procs"
 )
 
 // maxmemory: the used_memory figure, eviction before commands, and the
@@ -116,7 +117,9 @@ func (m *memGauge) sample() {
 func (m *memGauge) collect() {
 	if m.collecting.CompareAndSwap(false, true) {
 		go func() {
+			end := procs.Background() // its marking beside the loop
 			runtime.GC()
+			end()
 			m.collecting.Store(false)
 		}()
 	}

@@ -157,7 +157,7 @@ func (cl *client) initOutput() {
 // returns true so that RawConn.Write never waits for writability.
 func (cl *client) rawWrite(fd uintptr) bool {
 	for {
-		n, err := syscall.Write(int(fd), cl.out.wbuf)
+		n, err := nbWrite(int(fd), cl.out.wbuf)
 		if err == syscall.EINTR {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 
 	"limitdb/cluster"
 	"limitdb/engine"
+	"limitdb/procs"
 )
 
 // RDB files as Redis 7.0 writes them (rdb.c rdbSave, rdbSaveBackground;
@@ -312,6 +313,7 @@ func (s *Server) bgsaveRaft(bg *bgsave, w io.Writer) error {
 // backgroundSaveDoneHandlerDisk).
 func (s *Server) bgsaveRun(bg *bgsave, tmp, path string) {
 	defer s.wg.Done()
+	end := procs.Background() // as Redis's forked child: a CPU of its own
 	err := s.writeRDBFile(tmp, path, &bg.abort, func(w io.Writer) error {
 		if bg.snap == nil {
 			return s.bgsaveRaft(bg, w)
@@ -322,6 +324,7 @@ func (s *Server) bgsaveRun(bg *bgsave, tmp, path string) {
 	if bg.snap != nil {
 		bg.snap.Release()
 	}
+	end()
 	close(bg.done)
 	aborted := bg.abort.Load()
 	s.door.Lock()

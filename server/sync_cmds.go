@@ -7,6 +7,7 @@ import (
 
 	"limitdb/door"
 	"limitdb/engine"
+	"limitdb/procs"
 	"limitdb/resp"
 )
 
@@ -136,7 +137,9 @@ func cmdSync(s *Server, cl *client, argv [][]byte) {
 // reader is dropped.
 func (s *Server) syncWriter(nc net.Conn, t *syncTee, r *syncReader, snap *engine.Snapshot) {
 	var rdb bytes.Buffer
+	end := procs.Background()
 	_, err := snap.WriteTo(&rdb)
+	end()
 	snap.Release()
 	if err == nil {
 		head := append([]byte{'$'}, strconv.Itoa(rdb.Len())...)

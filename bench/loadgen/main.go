@@ -35,7 +35,7 @@ var (
 	fLimitPort = flag.Int("limitdb-port", 0, "port for the started limitdb (0: a free loopback port)")
 	fLimitBin  = flag.String("limitdb-bin", "", "limitdb binary to start (build it with go build -o … ./cmd/limitdb)")
 	fLimitPid  = flag.Int("limitdb-pid", 0, "pid of a running limitdb (memory mode with -limitdb)")
-	fProcs     = flag.Int("gomaxprocs", 0, "GOMAXPROCS for the started limitdb (0: Go's default, the CPU count)")
+	fProcs     = flag.Int("gomaxprocs", 0, "GOMAXPROCS for the started limitdb (0: limitdb's default, procs/DESIGN.md)")
 	fConns     = flag.Int("conns", 50, "connections per server")
 	fDepths    = flag.String("pipeline", "1,16", "pipeline depths, comma separated")
 	fWork      = flag.String("workloads", "ping,get,set,incr,multi,lpush,zadd", "workloads, comma separated (all: "+allNames()+")")
@@ -202,7 +202,7 @@ func main() {
 		if *fEnv != "" {
 			env = strings.Split(*fEnv, ",")
 		}
-		procs = strconv.Itoa(runtime.NumCPU()) + " (default)"
+		procs = "limitdb's default: 1, 2 during a background save"
 		if *fProcs > 0 {
 			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
 			procs = strconv.Itoa(*fProcs)

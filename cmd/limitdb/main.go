@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"limitdb/procs"
 	"limitdb/server"
 )
 
@@ -130,6 +131,7 @@ func main() {
 		log.Error("start-up failed", "err", err)
 		os.Exit(1)
 	}
+	procs.Serve() // loaded: one P from now on (procs/DESIGN.md)
 	addr := ""
 	if a := srv.Addr(); a != nil {
 		addr = a.String()

@@ -435,22 +435,20 @@ func (p *proposer) run() {
 				break
 			}
 		}
-		if len(p.cuts) < p.inflightLimit() {
-			p.cut()
-		}
+		p.cut()
 		p.mu.Unlock()
 	}
 }
 
 // cut proposes everything appended since the last cut as one entry
-// (mu held, a slot free). Raft's Apply is called under mu, so that the
+// when a slot is free (mu held); it reports whether it did. Raft's Apply is called under mu, so that the
 // entries reach the log in the order they were cut whoever cuts them
 // (the submitter, an event loop's TurnEnd, an acknowledgement). It does
 // not wait there: Raft's apply queue holds MaxAppendEntries (BatchApplyCh)
 // and at most inflightLimit entries are queued; and no enqueue timeout (a
 // timer per entry).
 func (p *proposer) cut() bool {
-	if p.pendN == 0 || p.epoch == 0 || p.stopped {
+	if p.pendN == 0 || p.epoch == 0 || p.stopped || len(p.cuts) >= p.inflightLimit() {
 		return false
 	}
 	h := entryHeader{epoch: p.epoch, firstSeq: p.cutSeq + 1, now: p.pendNow, ids: p.pendIDs, forget: p.pendGone, nrec: p.pendN}
@@ -505,9 +503,7 @@ func (p *proposer) turnEnd() bool {
 func (p *proposer) cutNow() (cut bool) {
 	p.turn.Store(false)
 	p.mu.Lock()
-	if len(p.cuts) < p.inflightLimit() {
-		cut = p.cut()
-	}
+	cut = p.cut()
 	p.mu.Unlock()
 	return cut
 }
@@ -543,7 +539,7 @@ func (p *proposer) ack(lastSeq, index uint64) {
 	p.progress.Store(time.Now().UnixNano())
 	p.wake()
 	solo := p.solo()
-	if solo && len(p.cuts) < p.inflightLimit() {
+	if solo {
 		p.cut()
 	}
 	p.mu.Unlock()

@@ -128,6 +128,13 @@ func (m *memGauge) collect() {
 // used is the current used_memory figure.
 func (m *memGauge) used() int64 { return max(0, m.heap-m.pendingFree+m.written) }
 
+// over refreshes the figure at now and returns how far used_memory is
+// above maxmemory (≤ 0: under it).
+func (m *memGauge) over(now int64) int64 {
+	m.refresh(now)
+	return m.used() - m.limit
+}
+
 // usedNow is used_memory from a fresh sample (INFO).
 func (s *Server) usedNow() int64 {
 	s.mem.sample()
@@ -150,12 +157,11 @@ func (s *Server) performEvictions(ctx *engine.Ctx) engine.EvictResult {
 
 // evictions is performEvictions on the node that executes.
 func (s *Server) evictions(ctx *engine.Ctx) engine.EvictResult {
-	m := &s.mem
-	m.refresh(ctx.Now)
-	over := m.used() - m.limit
+	over := s.mem.over(ctx.Now)
 	if over <= 0 {
 		return engine.EvictOK
 	}
+	m := &s.mem
 	if m.pendingFree > m.limit/4 {
 		// A quarter of maxmemory was evicted since the last collection
 		// and the heap still counts it, minus estimates. Evicting more on
@@ -176,9 +182,7 @@ func (s *Server) evictions(ctx *engine.Ctx) engine.EvictResult {
 // either, so it refuses as Redis does; under an eviction policy the
 // leader, over its own limit first with the same data, evicts.
 func (s *Server) followerEvictions(ctx *engine.Ctx) engine.EvictResult {
-	m := &s.mem
-	m.refresh(ctx.Now)
-	if m.used() > m.limit && s.eng.EvictPolicy() == engine.PolicyNoEviction {
+	if s.mem.over(ctx.Now) > 0 && s.eng.EvictPolicy() == engine.PolicyNoEviction {
 		return engine.EvictFail
 	}
 	return engine.EvictOK

@@ -46,18 +46,19 @@ func TestPaceGC(t *testing.T) {
 		}
 	}
 	s := New(Config{}, nil)
-	s.door.Lock()
-	s.conf.params["maxmemory"] = "1073741824"
-	s.applyMaxmemory()
-	s.door.Unlock()
-	if got := current(); got != 100 {
-		t.Fatalf("GOGC %d with maxmemory set, want 100", got)
-	}
-	s.door.Lock()
-	s.conf.params["maxmemory"] = "0"
-	s.applyMaxmemory()
-	s.door.Unlock()
-	if got := current(); got != 800 {
-		t.Fatalf("GOGC %d after maxmemory 0, want 800 again", got)
+	for _, c := range []struct {
+		maxmemory string
+		want      int
+	}{
+		{"1073741824", 100}, // maxmemory set: no floor
+		{"0", 800},          // unset: paced again
+	} {
+		s.door.Lock()
+		s.conf.params["maxmemory"] = c.maxmemory
+		s.applyMaxmemory()
+		s.door.Unlock()
+		if got := current(); got != c.want {
+			t.Fatalf("maxmemory %s: GOGC %d, want %d", c.maxmemory, got, c.want)
+		}
 	}
 }

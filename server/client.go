@@ -74,6 +74,7 @@ type client struct {
 	offArgv   [][]byte    // a script to run once off the loop (runsOffLoop)
 	parked    bool        // on its loop, its batch's replies wait for cl.ticket (park)
 	disarmed  bool        // parked, and its socket out of the loop's read interest
+	inRing    bool        // its replies are in this write pass's ring (sendTurn)
 	loopBlk   *blockState // blocked while its loop keeps it (evLoop.block)
 	calm      int         // batches in a row that did not need to leave the loop (calmBatches)
 }

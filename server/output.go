@@ -211,11 +211,18 @@ func (cl *client) flush() bool {
 // what the kernel took, and false when the connection is gone; when it
 // took everything the buffer is kept for the next replies.
 func (cl *client) writeNow() (int, bool) {
+	n, err := cl.tryWrite(cl.w.B)
+	return n, cl.wrote(n, err)
+}
+
+// wrote accounts for a write of cl.w.B that took n bytes (err: the
+// connection is gone, false); when it took everything the buffer is kept
+// for the next replies.
+func (cl *client) wrote(n int, err error) bool {
 	b := cl.w.B
-	n, err := cl.tryWrite(b)
 	cl.s.stats.netOutput.Add(int64(n))
 	if err != nil {
-		return n, false
+		return false
 	}
 	if n == len(b) {
 		if cap(b) > 1<<20 {
@@ -225,7 +232,7 @@ func (cl *client) writeNow() (int, bool) {
 		}
 		cl.out.softSince = 0
 	}
-	return n, true
+	return true
 }
 
 func (cl *client) enqueue(b []byte) {

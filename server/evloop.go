@@ -514,6 +514,9 @@ func (lp *evLoop) run() {
 		if woken && lp.service() {
 			lp.epf.Close()
 			unix.Close(lp.efd)
+			if lp.ring != nil {
+				lp.ring.close()
+			}
 			return
 		}
 		if len(lp.answers) != 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"syscall"
@@ -222,5 +223,37 @@ func TestLoopWritesOnce(t *testing.T) {
 				t.Fatalf("A's next reply: %q (its replies sent twice?)", r)
 			}
 		})
+	}
+}
+
+// TestLoopRingClosed: a server's close releases its loop's ring (the
+// tests start hundreds of servers in one process).
+func TestLoopRingClosed(t *testing.T) {
+	rings := func() int {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		n := 0
+		for _, e := range ents {
+			if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l == "anon_inode:[io_uring]" {
+				n++
+			}
+		}
+		return n
+	}
+	before := rings()
+	s := startTest(t, Config{})
+	dialT(t, s.Addr().String()).do(t, "PING") // the loop starts with its first connection
+	if len(s.loops) == 0 || s.loops[0].ring == nil {
+		t.Skip("no ring: io_uring refused here, or io-model goroutine")
+	}
+	if rings() != before+1 {
+		t.Fatalf("io_uring descriptors: %d before the server, %d with it", before, rings())
+	}
+	s.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for rings() != before {
+		if time.Now().After(deadline) {
+			t.Fatalf("io_uring descriptors: %d before the server, %d after its close", before, rings())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

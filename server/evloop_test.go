@@ -13,21 +13,9 @@ import (
 // connection does (goRead): the bytes sent, a read deadline's timeout
 // (blocked commands' timeouts rely on it), io.EOF after the peer's close.
 func TestGoRead(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	peer, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	peer, c := tcpConns(t)
 	defer peer.Close()
-	c, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc, err := newLoopConn(nil, c.(*net.TCPConn))
+	lc, err := newLoopConn(nil, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,4 +47,25 @@ func TestGoRead(t *testing.T) {
 	if _, err := lc.Read(b); err != io.EOF {
 		t.Fatalf("a read after the peer's close: %v, want io.EOF", err)
 	}
+}
+
+// tcpConns returns a connected loopback pair: the dialed side and the
+// accepted one.
+func tcpConns(t *testing.T) (*net.TCPConn, *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ln.Accept()
+	if err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c.(*net.TCPConn), a.(*net.TCPConn)
 }

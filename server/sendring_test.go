@@ -19,21 +19,9 @@ import (
 // descriptor (non-blocking, as a loop's sockets are) and the peer.
 func tcpPair(t *testing.T) (int, *net.TCPConn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	peer, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, peer := tcpConns(t)
 	t.Cleanup(func() { c.Close(); peer.Close() })
-	f, err := c.(*net.TCPConn).File() // a blocking duplicate
+	f, err := c.File() // a blocking duplicate
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +32,7 @@ func tcpPair(t *testing.T) (int, *net.TCPConn) {
 	}
 	unix.SetNonblock(fd, true)
 	t.Cleanup(func() { unix.Close(fd) })
-	return fd, peer.(*net.TCPConn)
+	return fd, peer
 }
 
 func newRingT(t *testing.T, n uint32) *sendRing {

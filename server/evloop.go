@@ -1059,9 +1059,13 @@ func (cl *client) keepRest(b []byte, n int, ok bool) bool {
 // (sendRing) and records each connection's outcome in lp.sent, as
 // flushLoop would have returned it; lp.batched says which connections
 // it took (a connection whose socket a goroutine holds, or that the ring
-// did not send, is left to flushLoop). Only the loop closes a loop
-// socket's descriptor (shut), so the numbers taken under lc.mu stay its
-// connections' through the call, as in loopRaw.Write.
+// did not send, is left to flushLoop). Each taken connection's lc.mu
+// is held across the call, as loopRaw.Write holds it across its
+// write(2): a connection handed to a goroutine in this turn gives up the
+// loop's descriptor there (toGoroutine closes it), and with a second P
+// (a background save) that could happen under the send, the number
+// reused by another socket. No one else holds two of these locks, and
+// a connection listed twice is locked once (inRing).
 func (lp *evLoop) sendTurn() {
 	lp.fds, lp.bufs, lp.res = lp.fds[:0], lp.bufs[:0], lp.res[:0]
 	lp.batched, lp.sent = lp.batched[:0], lp.sent[:0]
@@ -1076,8 +1080,9 @@ func (lp *evLoop) sendTurn() {
 				cl.inRing = true
 				lp.fds = append(lp.fds, int32(lc.fd))
 				lp.bufs = append(lp.bufs, cl.w.B)
+			} else {
+				lc.mu.Unlock()
 			}
-			lc.mu.Unlock()
 		}
 		lp.batched = append(lp.batched, take)
 		lp.sent = append(lp.sent, true)
@@ -1091,6 +1096,7 @@ func (lp *evLoop) sendTurn() {
 			continue
 		}
 		cl.inRing = false
+		cl.lc.mu.Unlock()
 		res := lp.res[j]
 		j++
 		if res == ringNotSent {

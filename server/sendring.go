@@ -25,7 +25,8 @@ import (
 //
 // The sends are MSG_DONTWAIT: each completes within io_uring_enter, as
 // write(2) on the non-blocking socket would (bytes taken, possibly fewer
-// than asked, or EAGAIN). No Go module for io_uring is served to this
+// than asked, or EAGAIN); newSendRing checks that the kernel does so
+// (dontWaitCompletes). No Go module for io_uring is served to this
 // project, and the part needed is small: setup, the two rings, one
 // opcode.
 type sendRing struct {
@@ -123,6 +124,10 @@ func newSendRing(n uint32) (*sendRing, error) {
 	r.cqMask = (*uint32)(unsafe.Add(base, p.cqOff.ringMask))
 	r.cqes = unsafe.Add(base, p.cqOff.cqes)
 	r.sqes = unsafe.Pointer(&sqes[0])
+	if !r.dontWaitCompletes() {
+		r.close()
+		return nil, unix.ENOTSUP
+	}
 	return r, nil
 }
 
@@ -156,6 +161,36 @@ func (r *sendRing) send(fds []int32, bufs [][]byte, res []int32) error {
 // sendChunk is send for at most r.entries buffers: the ring is empty
 // on entry and on return.
 func (r *sendRing) sendChunk(fds []int32, bufs [][]byte, res []int32) error {
+	taken, err := r.submit(fds, bufs)
+	got := uint32(0)
+	for {
+		n, rerr := r.reap(res)
+		got += n
+		if rerr != nil {
+			err = rerr
+		}
+		if got >= taken {
+			break
+		}
+		// not completed within the submission (newSendRing checked
+		// that MSG_DONTWAIT sends are): wait for the rest, as a system
+		// call that may block
+		_, _, e := syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, uintptr(taken-got), ioringEnterGetevents, 0, 0)
+		if e != 0 && e != syscall.EINTR {
+			return e
+		}
+	}
+	if err == nil && taken < uint32(len(fds)) {
+		err = unix.EAGAIN
+	}
+	return err
+}
+
+// submit queues a MSG_DONTWAIT send of bufs[i] on fds[i] for each i
+// (user data i) and submits them; it returns how many the kernel took.
+// What it did not take is taken back (the kernel reads the tail again at
+// each call), and is left to write(2).
+func (r *sendRing) submit(fds []int32, bufs [][]byte) (uint32, error) {
 	n := uint32(len(fds))
 	tail := *r.sqTail
 	mask := *r.sqMask
@@ -172,9 +207,8 @@ func (r *sendRing) sendChunk(fds []int32, bufs [][]byte, res []int32) error {
 		*(*uint32)(unsafe.Add(r.sqArray, uintptr(idx)*4)) = idx
 	}
 	atomic.StoreUint32(r.sqTail, tail+n)
-	// Submit: each send runs within the call (MSG_DONTWAIT), so no
-	// runtime system-call bookkeeping (nbsys.go says why that matters
-	// with one P).
+	// each send runs within the call (MSG_DONTWAIT), so no runtime
+	// system-call bookkeeping (nbsys.go says why that matters with one P)
 	var err error
 	for {
 		left := tail + n - atomic.LoadUint32(r.sqHead)
@@ -187,42 +221,65 @@ func (r *sendRing) sendChunk(fds []int32, bufs [][]byte, res []int32) error {
 		}
 		break
 	}
-	// what the kernel did not take is taken back (it reads the tail
-	// again at each call) and left to write(2)
 	taken := atomic.LoadUint32(r.sqHead) - tail
 	atomic.StoreUint32(r.sqTail, tail+taken)
+	return taken, err
+}
+
+// reap stores the completions posted so far in res (by user data) and
+// returns their count; a send the ring cannot make on its descriptor
+// (not the connection's fault) is ringNotSent, with an error.
+func (r *sendRing) reap(res []int32) (uint32, error) {
+	var err error
 	got := uint32(0)
-	for got < taken {
-		head := *r.cqHead
-		ctail := atomic.LoadUint32(r.cqTail)
-		for ; head != ctail; head++ {
-			cqe := unsafe.Add(r.cqes, uintptr(head&*r.cqMask)*cqeSize)
-			i := *(*uint64)(cqe)
-			v := *(*int32)(unsafe.Add(cqe, 8))
-			switch v {
-			case -int32(unix.EINVAL), -int32(unix.EOPNOTSUPP), -int32(unix.ENOTSOCK):
-				// the ring cannot send on it (not the connection's
-				// fault): write(2) will
-				v, err = ringNotSent, unix.EOPNOTSUPP
-			}
-			res[i] = v
-			got++
+	head := *r.cqHead
+	ctail := atomic.LoadUint32(r.cqTail)
+	for ; head != ctail; head++ {
+		cqe := unsafe.Add(r.cqes, uintptr(head&*r.cqMask)*cqeSize)
+		i := *(*uint64)(cqe)
+		v := *(*int32)(unsafe.Add(cqe, 8))
+		switch v {
+		case -int32(unix.EINVAL), -int32(unix.EOPNOTSUPP), -int32(unix.ENOTSOCK):
+			v, err = ringNotSent, unix.EOPNOTSUPP
 		}
-		atomic.StoreUint32(r.cqHead, head)
-		if got < taken {
-			// not completed within the submission (not expected for
-			// MSG_DONTWAIT sends): wait for the rest, as a system call
-			// that may block
-			_, _, e := syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, uintptr(taken-got), ioringEnterGetevents, 0, 0)
-			if e != 0 && e != syscall.EINTR {
-				return e
-			}
+		res[i] = v
+		got++
+	}
+	atomic.StoreUint32(r.cqHead, head)
+	return got, err
+}
+
+// dontWaitCompletes checks that a MSG_DONTWAIT send to a full socket
+// completes within its submission with EAGAIN, as the loop needs (a
+// kernel that waited for writability instead would stop the loop behind
+// a client that does not read): once, on a socket pair filled with
+// write(2). On failure the pending send is ended by shutting the pair.
+func (r *sendRing) dontWaitCompletes() bool {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(pair[0])
+	defer unix.Close(pair[1])
+	fill := make([]byte, 64<<10)
+	for i := 0; i < 1024; i++ { // a few MB at most
+		if _, err := unix.Write(pair[0], fill); err != nil {
+			break
 		}
 	}
-	if err == nil && taken < n {
-		err = unix.EAGAIN
+	res := []int32{ringNotSent}
+	taken, err := r.submit([]int32{int32(pair[0])}, [][]byte{fill[:1]})
+	if err != nil || taken != 1 {
+		return false
 	}
-	return err
+	if n, _ := r.reap(res); n == 1 {
+		return res[0] == -int32(unix.EAGAIN)
+	}
+	unix.Shutdown(pair[0], unix.SHUT_RDWR)
+	unix.Shutdown(pair[1], unix.SHUT_RDWR)
+	syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, ioringEnterGetevents, 0, 0)
+	r.reap(res)
+	return false
 }
 
 // sendRingEntries: a turn with more connections to write is sent in

@@ -80,6 +80,9 @@ func TestMain(m *testing.M) {
 //	@noeffects CMD …    replies compared; TestEffects leaves its effects
 //	                    out (limitdb records what Redis leaves out)
 //	@sleep MS           pause
+//	@minute S           wait, if fewer than S seconds are left in this
+//	                    wall-clock minute, for the next one (LFU counters
+//	                    decay once per minute crossed)
 //	@conn NAME          continue on connection NAME (opened on first use)
 //	@send CMD …         send to both, read nothing (SUBSCRIBE's replies,
 //	                    CLIENT REPLY OFF, a blocking command)
@@ -139,6 +142,17 @@ type pair struct {
 	ref, cand *Conn
 	// the connections' CLIENT IDs, for $id:NAME in scenario lines
 	refID, candID string
+}
+
+// awayFromMinute returns once at least margin is left in the current
+// wall-clock minute, waiting for the next minute if need be (the
+// servers' cached clocks may trail it by a cron tick, 100 ms: a little
+// more is waited).
+func awayFromMinute(margin time.Duration) {
+	now := time.Now()
+	if left := now.Truncate(time.Minute).Add(time.Minute).Sub(now); left < margin {
+		time.Sleep(left + 250*time.Millisecond)
+	}
 }
 
 func dialPair(t *testing.T, proto int) *pair {
@@ -212,6 +226,10 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 			case "@sleep":
 				ms, _ := strconv.Atoi(strings.TrimSpace(rest))
 				time.Sleep(time.Duration(ms) * time.Millisecond)
+				continue
+			case "@minute":
+				s, _ := strconv.Atoi(strings.TrimSpace(rest))
+				awayFromMinute(time.Duration(s) * time.Second)
 				continue
 			case "@conn":
 				name := strings.TrimSpace(rest)

@@ -291,6 +291,7 @@ func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lin
 		random    bool
 		noEffects bool
 		sleep     int
+		minute    int
 		conn      string
 		directive bool
 	}
@@ -305,6 +306,9 @@ func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lin
 				continue
 			case "@sleep":
 				x.sleep, _ = strconv.Atoi(strings.TrimSpace(rest))
+				x.directive = true
+			case "@minute":
+				x.minute, _ = strconv.Atoi(strings.TrimSpace(rest))
 				x.directive = true
 			case "@conn":
 				x.conn = strings.TrimSpace(rest)
@@ -356,6 +360,9 @@ func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lin
 		switch {
 		case x.sleep > 0:
 			time.Sleep(time.Duration(x.sleep) * time.Millisecond)
+			continue
+		case x.minute > 0:
+			awayFromMinute(time.Duration(x.minute) * time.Second)
 			continue
 		case x.conn != "":
 			if conns[x.conn] == nil {

@@ -178,11 +178,11 @@ func (m *syncedMeta) CommitState(st types.PersistentState) error {
 	return m.MetaStore.CommitState(st)
 }
 
-// pwriteLoop writes all of p at off (pwrite(2) until done).
-func pwriteLoop(fd int, p []byte, off int64) (int, error) {
+// pwriteAll writes all of p at off (pwrite until done).
+func pwriteAll(fd int, p []byte, off int64) (int, error) {
 	done := 0
 	for done < len(p) {
-		n, err := syscall.Pwrite(fd, p[done:], off+int64(done))
+		n, err := pwrite(fd, p[done:], off+int64(done))
 		if err == syscall.EINTR {
 			continue
 		}

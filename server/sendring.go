@@ -173,17 +173,24 @@ func (r *sendRing) sendChunk(fds []int32, bufs [][]byte, res []int32) error {
 			break
 		}
 		// not completed within the submission (newSendRing checked
-		// that MSG_DONTWAIT sends are): wait for the rest, as a system
-		// call that may block
-		_, _, e := syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, uintptr(taken-got), ioringEnterGetevents, 0, 0)
-		if e != 0 && e != syscall.EINTR {
-			return e
+		// that MSG_DONTWAIT sends are)
+		if err := r.wait(taken - got); err != nil {
+			return err
 		}
 	}
 	if err == nil && taken < uint32(len(fds)) {
 		err = unix.EAGAIN
 	}
 	return err
+}
+
+// wait waits for n more completions, as a system call that may block.
+func (r *sendRing) wait(n uint32) error {
+	_, _, e := syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, uintptr(n), ioringEnterGetevents, 0, 0)
+	if e != 0 && e != syscall.EINTR {
+		return e
+	}
+	return nil
 }
 
 // submit queues a MSG_DONTWAIT send of bufs[i] on fds[i] for each i
@@ -277,7 +284,7 @@ func (r *sendRing) dontWaitCompletes() bool {
 	}
 	unix.Shutdown(pair[0], unix.SHUT_RDWR)
 	unix.Shutdown(pair[1], unix.SHUT_RDWR)
-	syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, ioringEnterGetevents, 0, 0)
+	r.wait(1)
 	r.reap(res)
 	return false
 }

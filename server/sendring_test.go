@@ -144,25 +144,19 @@ func TestLoopWrites(t *testing.T) {
 				go func(c int, cn *rconn) {
 					defer wg.Done()
 					key := "k" + strconv.Itoa(c)
-					var req, want bytes.Buffer
-					for i := 1; i <= 20; i++ {
-						req.WriteString("*2\r\n$4\r\nINCR\r\n$" + strconv.Itoa(len(key)) + "\r\n" + key + "\r\n")
-						want.WriteString(":" + strconv.Itoa(i) + "\r\n")
-					}
+					req := pipeline(20, func(int) []string { return []string{"INCR", key} })
 					for round := 0; round < 10; round++ {
-						if round > 0 {
-							want.Reset()
-							for i := 1; i <= 20; i++ {
-								want.WriteString(":" + strconv.Itoa(round*20+i) + "\r\n")
-							}
+						var want []byte
+						for i := 1; i <= 20; i++ {
+							want = append(want, ":"+strconv.Itoa(round*20+i)+"\r\n"...)
 						}
 						cn.nc.SetDeadline(time.Now().Add(5 * time.Second))
-						if _, err := cn.nc.Write(req.Bytes()); err != nil {
+						if _, err := cn.nc.Write(req); err != nil {
 							errs <- err
 							return
 						}
-						got := make([]byte, want.Len())
-						if _, err := io.ReadFull(cn.br, got); err != nil || !bytes.Equal(got, want.Bytes()) {
+						got := make([]byte, len(want))
+						if _, err := io.ReadFull(cn.br, got); err != nil || !bytes.Equal(got, want) {
 							errs <- fmt.Errorf("connection %d, round %d: %q (%v)", c, round, got, err)
 							return
 						}

@@ -5,9 +5,15 @@
 #   bench/run.sh                 # throughput table + memory table
 #   GOMAXPROCS_LIMITDB=2 bench/run.sh   # a fixed P count (default: limitdb's, procs/)
 #   RUNS="core" bench/run.sh     # only the core set (parts: core, lists, blocking, scripts, rl,
-#                                # pubsub, sort, memory; sort is not in the default set)
+#                                # pubsub, sort, memory, cluster, cluster-replicas; sort and
+#                                # the cluster parts are not in the default set)
+#   RUNS="cluster cluster-replicas" bench/run.sh   # a three-node limitdb against one Redis,
+#                                # then against a Redis primary with two replicas
+#   AT=follower RUNS=cluster bench/run.sh   # measured at a follower (default: the leader)
 #
 # Ports: REDIS_PORT and LIMITDB_PORT (default: free loopback ports).
+# SEED_DIR: the seed scripts (default ../shared/seed-scripts, the project's
+# shared folder seen from the project root).
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/limitdb-bench-$$}
@@ -18,10 +24,17 @@ go build -o "$OUT/loadgen" ./bench/loadgen
 PORTS="${REDIS_PORT:+-redis-port $REDIS_PORT} ${LIMITDB_PORT:+-limitdb-port $LIMITDB_PORT}"
 PROCS=${GOMAXPROCS_LIMITDB:-0}
 RUNS=${RUNS:-"core lists blocking scripts rl pubsub memory"}
+SEED_DIR=${SEED_DIR:-../shared/seed-scripts}
+# the cluster parts' 14 cases take ~70 s
+CLUSTER_WORK=set,incr,multi,rl-tb,evalsha-tb,evalsha-sw,evalsha-fw
 lg() {
-	timeout 90 "$OUT/loadgen" -limitdb-bin "$OUT/limitdb" -gomaxprocs "$PROCS" \
-		$PORTS -max-time 60s "$@"
+	timeout "${LIMIT:-90}" "$OUT/loadgen" -limitdb-bin "$OUT/limitdb" -gomaxprocs "$PROCS" \
+		$PORTS -seed-dir "$SEED_DIR" -max-time 60s "$@"
 }
+lgc() (
+	LIMIT=150
+	lg -limitdb-nodes 3 -limitdb-at "${AT:-leader}" -workloads $CLUSTER_WORK -max-time 100s "$@"
+)
 for r in $RUNS; do
 	echo "=== $r"
 	case $r in
@@ -32,6 +45,8 @@ for r in $RUNS; do
 	rl) lg -workloads rl-tb,rl-fw ;;
 	pubsub) lg -workloads publish ;;
 	sort) lg -workloads sort,sort-alpha ;;
+	cluster) lgc ;;
+	cluster-replicas) lgc -redis-replicas 2 ;;
 	memory)
 		# each part on fresh servers: run in sequence on one pair, the
 		# sliding logs' garbage was reused by the next part and the rows

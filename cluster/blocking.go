@@ -62,6 +62,15 @@ const (
 	CancelError                     // CLIENT UNBLOCK ERROR: -UNBLOCKED …
 )
 
+// A 'Q' frame's mode says what the follower asks and which answers it
+// reads (forwardServer.queryAnswer). A follower without modes sends 0
+// and reads 0 or 1; a leader without them reads any mode as 0.
+const (
+	queryServedOnly CancelMode = 0 // blocked: 0 not served, 1 served
+	queryAnswer     CancelMode = 1 // not known to have blocked: 1, 2+answer, 3 blocked and dropped
+	queryBlocked    CancelMode = 2 // blocked: 0, 1, or 2+answer
+)
+
 // errReblock answers a blocked forwarded unit whose leader stopped
 // serving: nothing was popped; the follower sends the command again.
 var errReblock = errors.New("REBLOCK the leader stopped serving while the command was blocked")
@@ -114,6 +123,11 @@ type BlockingHooks struct {
 	// what is left of the timeout); false: the timeout has passed, and
 	// the server answers as on a timeout.
 	Refresh func(u *Unit) bool
+	// Left rewrites the unit's timeout with what is left of the client's
+	// before each send (a unit that waited for a leader blocks there
+	// only for the rest); false: nothing is, and the client times out
+	// unsent.
+	Left func(u *Unit) bool
 }
 
 // ErrTimedOut: a blocking command to be sent again found its timeout past.
@@ -128,12 +142,48 @@ func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
 		if n.Serving() {
 			return nil, ErrLocal
 		}
+		if h.Left != nil && !h.Left(u) {
+			return nil, ErrTimedOut
+		}
 		u.Session = n.fwd.session
 		blocked := false
 		a, err := n.fwd.callBlocking(u.encode(nil), func(rank uint64) {
 			blocked = true
 			h.Blocked(rank)
 		})
+		if errors.Is(err, errConnLost) {
+			// the link broke: the leader may have the answer
+			var kept *answer
+			if !blocked {
+				var resend bool
+				if kept, resend = n.askAnswer(u); resend {
+					// it blocked and was dropped with its link: nothing popped
+					if !h.Refresh(u) {
+						return nil, ErrTimedOut
+					}
+					deadline = time.Now().Add(n.cfg.leaderWait())
+					continue
+				}
+			} else {
+				served, ka, ok := n.askServed(u)
+				switch {
+				case ka != nil:
+					kept = ka
+				case !ok || served:
+					n.stats.Unknown.Add(1)
+					return nil, ErrUnknown
+				default:
+					if !h.Refresh(u) {
+						return nil, ErrTimedOut
+					}
+					deadline = time.Now().Add(n.cfg.leaderWait())
+					continue
+				}
+			}
+			if kept != nil {
+				a, err = *kept, nil
+			}
+		}
 		switch {
 		case err == nil && a.ok:
 			n.stats.Forwarded.Add(1)
@@ -152,21 +202,10 @@ func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
 		case err == nil:
 			n.stats.ForwardErrors.Add(1)
 			return nil, errors.New(string(a.data))
-		case errors.Is(err, errConnLost) && !blocked:
+		case errors.Is(err, errConnLost):
 			n.stats.ForwardErrors.Add(1)
 			n.stats.Unknown.Add(1)
 			return nil, ErrUnknown
-		case errors.Is(err, errConnLost):
-			served, ok := n.askServed(u)
-			if !ok || served {
-				n.stats.Unknown.Add(1)
-				return nil, ErrUnknown
-			}
-			if !h.Refresh(u) {
-				return nil, ErrTimedOut
-			}
-			deadline = time.Now().Add(n.cfg.leaderWait())
-			continue
 		}
 		if time.Now().After(deadline) {
 			n.stats.ClusterDown.Add(1)
@@ -181,11 +220,13 @@ func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
 }
 
 // askServed asks the leader (the same or a new one) whether u, blocked
-// when the connection was lost, was served. ok is false when no leader
-// answered within leader-wait-ms.
-func (n *Node) askServed(u *Unit) (served, ok bool) {
+// when the connection was lost, was served, and for its answer when the
+// same leader kept it (kept). ok is false when no leader answered within
+// leader-wait-ms.
+func (n *Node) askServed(u *Unit) (served bool, kept *answer, ok bool) {
 	body := binary.AppendUvarint(nil, u.Client)
 	body = binary.AppendUvarint(body, u.Seq)
+	body = append(body, byte(queryBlocked))
 	deadline := time.Now().Add(n.cfg.leaderWait())
 	for time.Now().Before(deadline) {
 		if n.Serving() {
@@ -193,19 +234,54 @@ func (n *Node) askServed(u *Unit) (served, ok bool) {
 			n.door.Lock()
 			served = n.fsm.seenUnit(unitID{n.fwd.session, u.Client, u.Seq + 1})
 			n.door.Unlock()
-			return served, true
+			return served, nil, true
 		}
-		a, err := n.fwd.call(frameQuery, body, n.cfg.leaderWait())
+		a, err := n.fwd.call(frameQuery, body, 2*n.cfg.leaderWait())
 		if err == nil && a.ok {
-			return len(a.data) > 0 && a.data[0] == 1, true
+			if len(a.data) > 0 && a.data[0] == 2 {
+				if ka, err := decodeAnswer(a.data[1:]); err == nil {
+					return true, &ka, true
+				}
+			}
+			return len(a.data) > 0 && a.data[0] != 0, nil, true
 		}
 		select {
 		case <-time.After(20 * time.Millisecond):
 		case <-n.closing:
-			return false, false
+			return false, nil, false
 		}
 	}
-	return false, false
+	return false, nil, false
+}
+
+// askAnswer asks the leader for the answer of u, which did not block (or
+// did not say so) before its link broke: the leader that ran it keeps
+// each client's last answer (keptAnswer). nil when it has none (another
+// leader, an answer too long, the unit never arrived) or no leader
+// answered within leader-wait-ms: the outcome is then unknown. resend:
+// its command blocked there and was dropped unserved.
+func (n *Node) askAnswer(u *Unit) (kept *answer, resend bool) {
+	body := binary.AppendUvarint(nil, u.Client)
+	body = binary.AppendUvarint(body, u.Seq)
+	body = append(body, byte(queryAnswer))
+	deadline := time.Now().Add(n.cfg.leaderWait())
+	for time.Now().Before(deadline) && !n.Serving() {
+		a, err := n.fwd.call(frameQuery, body, 2*n.cfg.leaderWait())
+		if err == nil && a.ok {
+			if len(a.data) > 0 && a.data[0] == 2 {
+				if ka, err := decodeAnswer(a.data[1:]); err == nil {
+					return &ka, false
+				}
+			}
+			return nil, len(a.data) > 0 && a.data[0] == 3
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-n.closing:
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 // CancelForward tells the leader that this follower's client stopped

@@ -20,7 +20,7 @@ import (
 // and the log store acknowledges it, and the loop polls its ticket.
 // ns/op is the CPU of one entry with one unit in it: what every turn
 // that writes pays beside executing its units (DESIGN.md, "The commit
-// path of a cluster of one").
+// path"; its figures in ../bench/RESULTS.md, "Cluster measurements").
 func BenchmarkTurnCommit(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	e := engine.New()

@@ -150,10 +150,11 @@ func (f *fanout) run() {
 				break
 			}
 			for _, b := range bs {
-				if b.ticket != 0 && !f.n.Committed(b.ticket) {
-					// an unknown outcome (leadership lost) still sends:
-					// the write may be committed by the next leader
-					f.n.prop.Wait(b.ticket, 10*time.Second)
+				if b.ticket != 0 && f.n.prop.Wait(b.ticket, 10*time.Second) != nil {
+					// an unknown outcome (leadership lost): the write may
+					// never happen, so its events are not sent (the local
+					// subscribers' are cut too, server/pubsub.go)
+					continue
 				}
 				f.refreshPeers()
 				for _, p := range f.peers {
@@ -174,7 +175,7 @@ func (f *fanout) refreshPeers() {
 	if cf.Error() != nil {
 		return
 	}
-	self := raft.ServerID(f.n.cfg.NodeID)
+	self := f.n.rid
 	seen := map[raft.ServerAddress]bool{}
 	for _, s := range cf.Configuration().Servers {
 		if s.ID == self {

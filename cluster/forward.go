@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"hash/fnv"
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -21,8 +23,8 @@ import (
 // its own writes. Linearizable reads ask the leader for its applied index
 // (after it confirmed its leadership) and wait to have applied as far.
 // The same connection carries a ping every second (clock offset, applied
-// index: a joining non-voter is promoted once caught up), joins and
-// removals.
+// index: a joining non-voter is promoted once caught up), joins,
+// removals and leadership transfers (transfer.go).
 //
 // Frames: uint32 length, then a type byte, a uvarint request ID and the
 // body. Answers: type 'a', the request ID, a status byte (0 ok, 1 error),
@@ -242,15 +244,35 @@ type forwarder struct {
 	nextID  uint64
 	pending map[uint64]chan answer
 	closed  bool
+	// drops not sent yet (no connection): sent after the next hello
+	drops [][]byte
 }
+
+// maxQueuedDrops bounds the drops kept while the leader cannot be
+// reached; beyond it a gone client's row stays in the leader's table
+// until this process's session ends.
+const maxQueuedDrops = 4096
 
 var errNoLeader = errors.New("cluster: no leader")
 var errConnLost = errors.New("cluster: the connection to the leader was lost")
 
-func newForwarder(n *Node) *forwarder {
-	var b [8]byte
+// newSession returns a forwarding session for a new process of node: the
+// node's hash in the high 32 bits, so that any leader tells the node's
+// earlier sessions in its table (noteSession), random low bits.
+func newSession(node string) uint64 {
+	var b [4]byte
 	rand.Read(b[:])
-	f := &forwarder{n: n, session: binary.LittleEndian.Uint64(b[:]) | 1, pending: map[uint64]chan answer{}}
+	return uint64(nodeHash(node))<<32 | uint64(binary.LittleEndian.Uint32(b[:])) | 1
+}
+
+func nodeHash(node string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(node))
+	return h.Sum32()
+}
+
+func newForwarder(n *Node) *forwarder {
+	f := &forwarder{n: n, session: newSession(n.cfg.NodeID), pending: map[uint64]chan answer{}}
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); f.pinger() }()
 	return f
@@ -278,7 +300,7 @@ func (f *forwarder) connect() error {
 	f.conn, f.leader = c, addr
 	f.w = bufio.NewWriterSize(c, 64<<10)
 	hello := binary.AppendUvarint(nil, f.session)
-	hello = appendBytes(hello, []byte(f.n.cfg.NodeID))
+	hello = appendBytes(hello, []byte(f.n.rid))
 	hello = appendBytes(hello, []byte(f.n.cfg.ClientAddr))
 	if err := writeFrame(f.w, frameHello, 0, hello); err != nil || f.w.Flush() != nil {
 		f.dropLocked(err)
@@ -295,6 +317,14 @@ func (f *forwarder) connect() error {
 		f.dropLocked(errConnLost)
 		return errNoLeader
 	}
+	for _, body := range f.drops {
+		writeFrame(f.w, frameDrop, 0, body)
+	}
+	if len(f.drops) > 0 && f.w.Flush() != nil {
+		f.dropLocked(errConnLost)
+		return errNoLeader
+	}
+	f.drops = nil
 	go f.readLoop(c, r)
 	return nil
 }
@@ -407,6 +437,26 @@ func (f *forwarder) send(typ byte, body []byte) {
 	}
 }
 
+// drop sends a client's drop, or keeps it for the next connection (the
+// pinger makes one within a second). It never dials: a client's close
+// may run on an event loop.
+func (f *forwarder) drop(body []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	if f.conn != nil {
+		if writeFrame(f.w, frameDrop, 0, body) == nil && f.w.Flush() == nil {
+			return
+		}
+		f.dropLocked(errConnLost)
+	}
+	if len(f.drops) < maxQueuedDrops {
+		f.drops = append(f.drops, body)
+	}
+}
+
 func (f *forwarder) close() {
 	f.mu.Lock()
 	f.closed = true
@@ -431,9 +481,9 @@ func (f *forwarder) pinger() {
 			continue
 		}
 		body := binary.AppendUvarint(nil, f.n.appliedIndex())
-		t0 := time.Now().UnixMilli() + f.n.door.Skew
+		t0 := f.n.door.WallNs() / 1e6
 		a, err := f.call(framePing, body, 2*time.Second)
-		t1 := time.Now().UnixMilli() + f.n.door.Skew
+		t1 := f.n.door.WallNs() / 1e6
 		if err != nil || !a.ok {
 			continue
 		}
@@ -448,7 +498,9 @@ func (f *forwarder) pinger() {
 		f.n.skewMs.Store(skew)
 		if f.n.skewed() && time.Since(warned) > time.Minute {
 			warned = time.Now()
-			f.n.log.Warn("cluster: CLOCK SKEW: this node's clock is off the leader's past max-clock-skew-ms; it will not lead", "offset_ms", skew, "max_ms", f.n.cfg.maxSkew().Milliseconds())
+			// one of the two clocks is wrong; the leader, which measures
+			// every voter's, serves only while a quorum agrees with it
+			f.n.log.Warn("cluster: CLOCK SKEW: this node's clock is off the leader's past max-clock-skew-ms", "offset_ms", skew, "max_ms", f.n.cfg.maxSkew().Milliseconds())
 		}
 	}
 }
@@ -470,6 +522,11 @@ type forwardServer struct {
 	conns map[net.Conn]bool
 	// peers' last reported applied index and when, by node ID (promotion)
 	peers map[string]peerInfo
+	// sessions: each node's forwarding session, from its last hello
+	sessions map[string]uint64
+	// kept: each follower client's last unit's answer (keptAnswer)
+	kept  map[clientKey]*keptAnswer
+	swept time.Time
 }
 
 type peerInfo struct {
@@ -479,7 +536,213 @@ type peerInfo struct {
 }
 
 func newForwardServer(n *Node) *forwardServer {
-	return &forwardServer{n: n, conns: map[net.Conn]bool{}, peers: map[string]peerInfo{}}
+	return &forwardServer{n: n, conns: map[net.Conn]bool{}, peers: map[string]peerInfo{}, sessions: map[string]uint64{}, kept: map[clientKey]*keptAnswer{}}
+}
+
+// keptAnswer is the answer of a follower client's last unit, kept on the
+// leader until the client's next unit or its leaving: a follower whose
+// link broke before the answer arrived asks for it ('Q'), and its client
+// gets it instead of -UNCERTAIN (the unit ran once). Only the leader that
+// ran the unit has it.
+type keptAnswer struct {
+	seq     uint64
+	done    chan struct{} // closed once settled
+	answer  []byte        // as an answer frame's body: status, index, data
+	blocked atomic.Bool   // its command blocked: the answer counts if served
+	at      time.Time     // when it settled
+}
+
+// keptFor is how long an answer is kept after its unit ended (at most; the
+// client's next unit replaces it): its follower asks within leader-wait-ms
+// of losing the link, and a node that stops leading is asked nothing more.
+const keptFor = 30 * time.Second
+
+// maxKeptAnswer bounds an answer kept (a BLPOP's is a few dozen bytes):
+// a longer one is not, and its client gets -UNCERTAIN if its link breaks.
+const maxKeptAnswer = 4 << 10
+
+// keep starts keeping the answer of unit id (engine lock held, after its
+// ID was recorded: the unit runs).
+func (s *forwardServer) keep(id unitID) *keptAnswer {
+	k := &keptAnswer{seq: id.seq, done: make(chan struct{})}
+	s.mu.Lock()
+	s.kept[clientKey{id.session, id.client}] = k
+	if now := time.Now(); now.Sub(s.swept) > time.Second {
+		s.swept = now
+		for key, o := range s.kept {
+			select {
+			case <-o.done:
+				if now.Sub(o.at) > keptFor {
+					delete(s.kept, key)
+				}
+			default:
+			}
+		}
+	}
+	s.mu.Unlock()
+	return k
+}
+
+// settle records the unit's answer.
+func (k *keptAnswer) settle(data []byte, index uint64, err error) {
+	if err != nil {
+		data = []byte(err.Error())
+	}
+	if len(data) <= maxKeptAnswer {
+		b := []byte{1}
+		if err == nil {
+			b[0] = 0
+		}
+		b = binary.AppendUvarint(b, index)
+		k.answer = append(b, data...)
+	}
+	k.at = time.Now()
+	close(k.done)
+}
+
+// keptAnswer returns the answer kept for unit id, waiting up to d for
+// the unit to end (answer nil: none, or too long), and whether its
+// command blocked; found is false when this node has none for id.
+func (s *forwardServer) keptAnswer(id unitID, d time.Duration) (answer []byte, blocked, found bool) {
+	s.mu.Lock()
+	k := s.kept[clientKey{id.session, id.client}]
+	s.mu.Unlock()
+	if k == nil || k.seq != id.seq {
+		return nil, false, false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-k.done:
+		return k.answer, k.blocked.Load(), true
+	case <-t.C:
+		return nil, false, false
+	}
+}
+
+// queryAnswer answers a 'Q' frame: 0, not served (nothing popped: send it
+// again); 1, it ran or may have, and no answer is kept here; 2 then the
+// answer frame's body: it ran, and this is its answer; 3 (queryAnswer
+// only) it blocked and was dropped unserved: send it again. A unit that
+// did not say it blocked is otherwise never sent again.
+func (s *forwardServer) queryAnswer(id unitID, mode CancelMode) ([]byte, error) {
+	// cancels the unit if it still waits here (its answer then settles)
+	served, err := s.n.queryServed(id.session, id.client, id.seq)
+	if err != nil {
+		return nil, err
+	}
+	if mode == queryServedOnly {
+		if served {
+			return []byte{1}, nil
+		}
+		return []byte{0}, nil
+	}
+	answer, blocked, found := s.keptAnswer(id, s.n.cfg.leaderWait())
+	switch {
+	case mode == queryAnswer && found && blocked && !served:
+		return []byte{3}, nil
+	case (mode == queryAnswer || served) && answer != nil:
+		return append([]byte{2}, answer...), nil
+	case mode == queryAnswer || served:
+		return []byte{1}, nil
+	}
+	return []byte{0}, nil
+}
+
+// forgetKept drops the answers kept for a client (client 0: a session).
+func (s *forwardServer) forgetKept(session, client uint64) {
+	s.mu.Lock()
+	for k := range s.kept {
+		if k.session == session && (client == 0 || k.client == client) {
+			delete(s.kept, k)
+		}
+	}
+	s.mu.Unlock()
+}
+
+// fwdLink is one forwarding connection's blocked units. A connection
+// that closes takes only them: nobody waits for their answers any more,
+// so they are dropped (the follower asks about them with 'Q' on its next
+// connection). The session outlives its connections, and with it its
+// rows of the table of executed units and its clients' WATCHes: a link
+// reset forgetting the table made a served pop look unserved to that
+// 'Q', and the command popped a second element (the first was lost).
+type fwdLink struct {
+	mu      sync.Mutex
+	closed  bool
+	blocked map[uint64]uint64 // client → seq of its unit blocked here
+}
+
+// hold notes a unit that blocked (engine lock held); false when the
+// connection has closed already: the caller drops the unit.
+func (l *fwdLink) hold(client, seq uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.blocked[client] = seq
+	return true
+}
+
+// release forgets a blocked unit that was answered.
+func (l *fwdLink) release(client, seq uint64) {
+	l.mu.Lock()
+	if l.blocked[client] == seq {
+		delete(l.blocked, client)
+	}
+	l.mu.Unlock()
+}
+
+// dropLink drops the units still blocked through a connection that
+// closed. Under the engine lock, so a unit blocking meanwhile either is
+// in the set or sees the connection closed (runForwarded).
+func (n *Node) dropLink(session uint64, l *fwdLink) {
+	n.door.Lock()
+	defer n.door.Unlock()
+	l.mu.Lock()
+	l.closed = true
+	units := l.blocked
+	l.blocked = nil
+	l.mu.Unlock()
+	for client, seq := range units {
+		n.exec.CancelForwarded(session, client, seq, CancelDrop)
+	}
+}
+
+// noteSession records a node's forwarding session from its hello. A
+// node's other sessions are of its earlier processes: their clients are
+// gone with them, so their state here and their rows of the table of
+// executed units go too (what keeps the table as big as the clients
+// alive, with the drops a follower sends for each client that leaves).
+// They are the one this leader saw before, and the table's rows with the
+// node's hash (newSession), which a leader elected since the node's
+// restart finds too.
+func (s *forwardServer) noteSession(node string, session uint64) {
+	s.mu.Lock()
+	old := s.sessions[node]
+	s.sessions[node] = session
+	s.mu.Unlock()
+	gone := map[uint64]bool{}
+	if old != 0 && old != session {
+		gone[old] = true
+	}
+	// the hello names the node's Raft ID (node-id@incarnation); the
+	// session carries the hash of its node-id, which a replaced disk
+	// (a new incarnation) keeps
+	if prefix := session >> 32; prefix == uint64(nodeHash(nodeName(raft.ServerID(node)))) {
+		s.n.door.Lock()
+		for k := range s.n.fsm.units {
+			if k.session>>32 == prefix && k.session != session {
+				gone[k.session] = true
+			}
+		}
+		s.n.door.Unlock()
+	}
+	for g := range gone {
+		s.n.exec.DropSession(g, 0)
+		s.n.forgetClient(g, 0)
+	}
 }
 
 func (s *forwardServer) close() {
@@ -500,14 +763,14 @@ func (s *forwardServer) serveConn(c net.Conn) {
 	w := bufio.NewWriterSize(c, 64<<10)
 	var session uint64
 	var peer, peerClient string
+	link := &fwdLink{blocked: map[uint64]uint64{}}
 	defer func() {
 		c.Close()
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
 		if session != 0 {
-			s.n.exec.DropSession(session, 0)
-			s.n.forgetClient(session, 0)
+			s.n.dropLink(session, link)
 		}
 	}()
 	reply := func(id uint64, ok bool, index uint64, data []byte) {
@@ -534,6 +797,9 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			session = rd.u()
 			peer = string(rd.bytes())
 			peerClient = string(rd.bytes())
+			if rd.err == nil && session != 0 {
+				s.noteSession(peer, session)
+			}
 			reply(id, true, 0, nil)
 		case frameUnit:
 			u, err := decodeUnit(session, body)
@@ -542,7 +808,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			}
 			u.Peer = c.RemoteAddr()
 			go func() {
-				data, index, err := s.n.runForwarded(u, func(rank uint64) {
+				data, index, err := s.n.runForwarded(u, link, func(rank uint64) {
 					wmu.Lock()
 					if writeFrame(w, frameBlocked, id, binary.AppendUvarint(nil, rank)) == nil {
 						w.Flush()
@@ -562,7 +828,8 @@ func (s *forwardServer) serveConn(c net.Conn) {
 					reply(id, false, 0, []byte(err.Error()))
 					return
 				}
-				reply(id, true, index, nil)
+				// the time the follower's reads judge deadlines by
+				reply(id, true, index, binary.AppendVarint(nil, s.n.door.ReadTime()))
 			}()
 		case framePing:
 			rd := &reader{p: body}
@@ -571,7 +838,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			s.peers[peer] = peerInfo{applied, peerClient, time.Now()}
 			s.mu.Unlock()
 			s.n.maybePromote(peer, applied)
-			ms := time.Now().UnixMilli() + s.n.door.Skew
+			ms := s.n.door.WallNs() / 1e6
 			pong := binary.AppendUvarint(nil, uint64(ms))
 			pong = appendBytes(pong, []byte(s.n.cfg.ClientAddr))
 			reply(id, true, s.n.raft.CommitIndex(), pong)
@@ -592,19 +859,15 @@ func (s *forwardServer) serveConn(c net.Conn) {
 				s.n.door.Unlock()
 			}()
 		case frameQuery:
-			client, seq, _, err := decodeCancel(body)
+			client, seq, mode, err := decodeCancel(body)
 			if err != nil || session == 0 {
 				return
 			}
 			go func() {
-				served, err := s.n.queryServed(session, client, seq)
+				b, err := s.queryAnswer(unitID{session, client, seq}, mode)
 				if err != nil {
 					reply(id, false, 0, []byte(err.Error()))
 					return
-				}
-				b := []byte{0}
-				if served {
-					b[0] = 1
 				}
 				reply(id, true, 0, b)
 			}()
@@ -628,6 +891,16 @@ func (s *forwardServer) serveConn(c net.Conn) {
 				}
 				reply(id, true, 0, nil)
 			}()
+		case frameTransfer:
+			rd := &reader{p: body}
+			tid := string(rd.bytes())
+			go func() {
+				if err := s.n.transfer(tid, transferWait, true); err != nil {
+					reply(id, false, 0, []byte(err.Error()))
+					return
+				}
+				reply(id, true, 0, nil)
+			}()
 		default:
 			return
 		}
@@ -637,10 +910,10 @@ func (s *forwardServer) serveConn(c net.Conn) {
 var errNotLeader = errors.New("TRYAGAIN this node is no longer the leader")
 var errDuplicate = errors.New("UNCERTAIN this forwarded command was already executed")
 
-// runForwarded executes a follower's unit on this leader and waits for
-// its commit. It returns the replies and the Raft index the follower must
-// have applied before answering its client.
-func (n *Node) runForwarded(u *Unit, blocked func(rank uint64)) ([]byte, uint64, error) {
+// runForwarded executes a follower's unit, which came through link, on
+// this leader and waits for its commit. It returns the replies and the
+// Raft index the follower must have applied before answering its client.
+func (n *Node) runForwarded(u *Unit, link *fwdLink, blocked func(rank uint64)) ([]byte, uint64, error) {
 	id := unitID{u.Session, u.Client, u.Seq}
 	d := n.door
 	if !n.LeaseHeld() && !n.ConfirmLease() {
@@ -665,11 +938,33 @@ func (n *Node) runForwarded(u *Unit, blocked func(rank uint64)) ([]byte, uint64,
 	// holds it is committed, the unit is never executed again
 	n.fsm.markUnit(id)
 	n.prop.addForwarded(id)
+	kept := n.fsrv.keep(id)
+	data, index, err := n.runMarked(u, link, kept, blocked)
+	kept.settle(data, index, err)
+	return data, index, err
+}
+
+// runMarked is runForwarded's part once the unit's ID is recorded (engine
+// lock held; it releases it).
+func (n *Node) runMarked(u *Unit, link *fwdLink, kept *keptAnswer, blocked func(rank uint64)) ([]byte, uint64, error) {
+	d := n.door
 	data, b := n.exec.ExecForwarded(u)
 	ticket := n.prop.Ticket()
+	if b != nil {
+		kept.blocked.Store(true)
+	}
+	held := b != nil && link.hold(u.Client, u.Seq)
+	if b != nil && !held {
+		// its connection closed while it ran (dropLink did not see it):
+		// a waiter nobody waits for would pop an element for nobody
+		n.exec.CancelForwarded(u.Session, u.Client, u.Seq, CancelDrop)
+	}
 	d.Unlock()
 	if b != nil {
 		// its command blocked: no forwarding timeout applies (blocking.go)
+		if held {
+			defer link.release(u.Client, u.Seq)
+		}
 		blocked(b.Rank())
 		return n.runBlocked(b)
 	}
@@ -692,9 +987,15 @@ func (n *Node) readIndex() (uint64, error) {
 	return n.raft.AppliedIndex(), nil
 }
 
+// ForwardedClients is the number of followers' clients in the table of
+// executed units (INFO: it follows the clients alive); the engine lock is
+// held.
+func (n *Node) ForwardedClients() int { return len(n.fsm.units) }
+
 // forgetClient drops a follower's client from the table of executed
 // units, here and, through the next entry, everywhere.
 func (n *Node) forgetClient(session, client uint64) {
+	n.fsrv.forgetKept(session, client)
 	n.door.Lock()
 	defer n.door.Unlock()
 	if n.serving.Load() == 0 {

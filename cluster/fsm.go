@@ -31,7 +31,16 @@ import (
 type fsm struct {
 	n *Node
 
-	mu       sync.Mutex           // the state-machine lock: Apply, Snapshot, Restore, reset
+	// mu is the state-machine lock: Apply, Snapshot, Restore, startEpoch,
+	// leadershipLost (its rebuild). Lock order: mu before the engine lock
+	// (the door), never the other way; and nothing holding the engine
+	// lock waits for a goroutine that needs mu — which is why a capture
+	// under a snapshot's pause does not take it (Snapshot). applied,
+	// ownEpoch and ownSeq are written only by Raft's FSM goroutine or
+	// under both locks, and units under the engine lock (seenUnit), so the
+	// FSM goroutine may read them all under the engine lock alone (the
+	// pause's).
+	mu       sync.Mutex
 	applied  uint64               // Raft index of the last entry applied or counted
 	ownEpoch uint64               // the epoch this node executes under; 0: none
 	ownSeq   uint64               // last record sequence of ownEpoch that Raft applied
@@ -60,18 +69,39 @@ func (e *errApply) Error() string {
 // Apply implements raft.FSM.
 func (f *fsm) Apply(l *raft.Log) interface{} {
 	f.mu.Lock()
-	err := f.apply(l)
+	err := f.apply(l, false)
 	f.mu.Unlock()
 	if err != nil {
 		f.n.fatal(err)
 		return err
 	}
+	if f.n.cache != nil {
+		f.n.cache.noteApplied(l)
+	}
 	f.n.notifyApplied(l.Index)
 	return nil
 }
 
-// apply applies or counts one log entry; f.mu is held.
-func (f *fsm) apply(l *raft.Log) error {
+// StoreConfiguration implements raft.ConfigurationStore: hashicorp/raft
+// hands the FSM goroutine each committed configuration entry in log order
+// (and, without this method, leaves it out of the applied index). Counting
+// it keeps raft_applied_index at the commit index once caught up when the
+// last entry is a membership change, as waiters on the applied index need
+// (a follower's catch-up after a join had no later command to reach it).
+func (f *fsm) StoreConfiguration(index uint64, _ raft.Configuration) {
+	f.mu.Lock()
+	if index > f.applied {
+		f.applied = index
+	}
+	f.mu.Unlock()
+	f.n.notifyApplied(index)
+}
+
+// apply applies or counts one log entry; f.mu is held, and the engine
+// lock too when locked (the rebuild holds it throughout). An entry of the
+// epoch this node executes under is counted without the engine lock,
+// which a long script or a snapshot's pause may hold.
+func (f *fsm) apply(l *raft.Log, locked bool) error {
 	f.applied = l.Index
 	if l.Type != raft.LogCommand {
 		return nil
@@ -82,7 +112,7 @@ func (f *fsm) apply(l *raft.Log) error {
 	}
 	if h.epoch != 0 && h.epoch == f.ownEpoch {
 		f.ownSeq = h.firstSeq + uint64(h.nrec) - 1
-		f.n.prop.applied(f.ownSeq, l.Index)
+		f.n.prop.applied(h.firstSeq, f.ownSeq, l.Index)
 		return nil
 	}
 	h, recs, err := decodeEntry(l.Data)
@@ -90,8 +120,10 @@ func (f *fsm) apply(l *raft.Log) error {
 		return &errApply{l.Index, err}
 	}
 	d := f.n.door
-	d.Lock()
-	defer d.Unlock()
+	if !locked {
+		d.Lock()
+		defer d.Unlock()
+	}
 	for _, rec := range recs {
 		if err := d.Apply(rec); err != nil {
 			return &errApply{l.Index, err}
@@ -144,15 +176,23 @@ var errSpeculating = errors.New("cluster: the leader has executed units not yet 
 // last applied index: a leader whose engine holds executed units not yet
 // applied refuses (Raft only logs the error); Node.snapshot pauses the
 // leader and asks again.
+//
+// Under a pause (Node.snapshot holds the engine lock for this capture)
+// it takes no lock: the pause's hold guards everything read here (see
+// fsm.mu), and waiting for f.mu would wait for leadershipLost, which holds
+// it and waits for the engine lock the pause holds — the deadlock that
+// hung a leader losing its quorum during SAVE.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	d := f.n.door
 	paused := f.n.pause.Swap(nil) // one capture per pause
-	if paused == nil {
+	if paused != nil {
+		defer close(*paused)
+	} else {
+		f.mu.Lock()
+		defer f.mu.Unlock()
 		if f.ownEpoch != 0 {
 			// Raft's own timer on a leader: the engine lock may be held by
-			// Node.Snapshot waiting for this goroutine to count entries,
+			// Node.snapshot waiting for this goroutine to count entries,
 			// so do not wait for it (the leader snapshots through its pause)
 			if !d.TryLock() {
 				return nil, errSpeculating
@@ -164,9 +204,6 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	}
 	if f.ownEpoch != 0 && f.n.prop.seq.Load() != f.ownSeq {
 		return nil, errSpeculating
-	}
-	if paused != nil {
-		defer close(*paused)
 	}
 	s := &fsmSnapshot{applied: f.applied, state: d.E.Capture()}
 	s.units = make([]unitID, 0, len(f.units))
@@ -227,7 +264,11 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer procs.Background()() // a follower serves reads meanwhile
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.restore(rc); err != nil {
+	d := f.n.door
+	d.Lock()
+	err := f.restore(rc)
+	d.Unlock()
+	if err != nil {
 		return err
 	}
 	f.installed.Add(1)
@@ -268,7 +309,8 @@ func readSnapHeader(br *bufio.Reader) (applied uint64, units map[clientKey]uint6
 	return applied, units, nil
 }
 
-// restore loads a snapshot into a fresh engine; f.mu is held.
+// restore loads a snapshot into a fresh engine; f.mu and the engine lock
+// are held.
 func (f *fsm) restore(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 256<<10)
 	applied, units, err := readSnapHeader(br)
@@ -276,8 +318,6 @@ func (f *fsm) restore(r io.Reader) error {
 		return err
 	}
 	d := f.n.door
-	d.Lock()
-	defer d.Unlock()
 	if err := d.E.Reset(br); err != nil {
 		return err
 	}
@@ -288,7 +328,10 @@ func (f *fsm) restore(r io.Reader) error {
 
 // reset rebuilds the engine from the newest snapshot and the log up to
 // the last applied index, dropping effects executed under an epoch that
-// ended. The caller holds f.mu and has stopped execution (ownEpoch 0).
+// ended. The caller holds f.mu and the engine lock, from the moment it
+// stopped execution (ownEpoch 0) until the rebuild ends: nothing reads
+// the engine between, when it would show effects never committed, then
+// the snapshot's older state, then each replayed entry's.
 func (f *fsm) reset() error {
 	target := f.applied
 	d := f.n.door
@@ -309,10 +352,8 @@ func (f *fsm) reset() error {
 		}
 		from = metas[0].Index
 	} else {
-		d.Lock()
 		err := d.E.Reset(nil)
 		f.units = map[clientKey]uint64{}
-		d.Unlock()
 		if err != nil {
 			return err
 		}
@@ -322,7 +363,7 @@ func (f *fsm) reset() error {
 		if err := f.n.logs.GetLog(i, &l); err != nil {
 			return fmt.Errorf("cluster: rebuilding from the log, entry %d: %w", i, err)
 		}
-		if err := f.apply(&l); err != nil {
+		if err := f.apply(&l, true); err != nil {
 			return err
 		}
 	}

@@ -32,7 +32,7 @@ func (n *Node) HoldsNoData() (bool, error) {
 		return false, err
 	}
 	servers := cf.Configuration().Servers
-	if len(servers) != 1 || string(servers[0].ID) != n.cfg.NodeID {
+	if len(servers) != 1 || servers[0].ID != n.rid {
 		return false, nil
 	}
 	first, err := n.logs.FirstIndex()
@@ -82,12 +82,15 @@ func (n *Node) Import(r io.Reader, size int64) error {
 	if err := n.raft.Restore(meta, io.MultiReader(bytes.NewReader(hdr), r), importWait); err != nil {
 		return err
 	}
-	// should the label differ after all, the FSM takes Raft's
+	// should the label differ after all, the FSM takes Raft's (under both
+	// locks, as every write of f.applied outside the FSM goroutine: fsm.mu)
 	f := n.fsm
 	f.mu.Lock()
+	n.door.Lock()
 	if metas, err := n.snaps.List(); err == nil && len(metas) > 0 && f.applied < metas[0].Index {
 		f.applied = metas[0].Index
 	}
+	n.door.Unlock()
 	f.mu.Unlock()
 	n.snapshotTaken()
 	return nil

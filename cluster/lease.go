@@ -1,8 +1,13 @@
 package cluster
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/raft"
+
+	"limitdb/door"
 )
 
 // The leader serves reads from memory under its lease: hashicorp/raft
@@ -18,16 +23,38 @@ import (
 // comes, means the process did not run, and the next units wait until
 // Raft confirms the leadership (VerifyLeader: a round of heartbeats to a
 // quorum) — or it turns out lost, and they run as a follower's.
+//
+// Raft's check also times a follower's contact from its reply's arrival,
+// not from the request's sending: a reply held back on its way stretches
+// the lease by its delay (TestClusterLeaseDelayedReplies: a leader whose
+// followers' bytes to it came 150 ms late, then its own to them stopped,
+// answered from memory GETs sent up to 390 ms after the cut; past 250 ms of
+// delay that is past the followers' election). What bounds another
+// node's election is when the follower received the request, no earlier
+// than its sending: a follower that accepted an AppendEntries sent at s
+// votes for no one before s + 500 ms (its election timeout, counted from
+// the receipt). So the transport (transport.go) notes, per server, the
+// send time of the newest AppendEntries it acknowledged — the heartbeats'
+// and the replication pipeline's — and the lease holds only while enough
+// voters that they and this node are a quorum acknowledged one sent
+// within the last leaderLease. Else units wait in ConfirmLease, which
+// also waits for a quorum's acknowledgement of something sent after
+// it began: VerifyLeader alone can be answered by a heartbeat sent before
+// (a reply in flight, or one that waited in a socket through a pause).
 
 const (
-	leaseTick = 10 * time.Millisecond
+	// leaderLease is hashicorp/raft's LeaderLeaseTimeout (node.go): a
+	// leader steps down without a quorum's contact for this long, half
+	// the followers' election timeout
+	leaderLease = 250 * time.Millisecond
+	leaseTick   = 10 * time.Millisecond
 	// leaseGap: well below the followers' election timeout (500 ms), the
 	// time a pause must last before another node can lead
 	leaseGap = 100 * time.Millisecond
 )
 
 type lease struct {
-	last    atomic.Int64  // the ticker's last run (unix ns)
+	last    atomic.Int64  // the ticker's last run (door.Nanotime: monotonic, so a step of the wall clock is no pause)
 	gaps    atomic.Uint64 // gaps seen; ConfirmLease clears only its own
 	suspect atomic.Bool   // a gap since the last confirmation
 }
@@ -36,14 +63,14 @@ type lease struct {
 func (n *Node) leaseTicker() {
 	t := time.NewTicker(leaseTick)
 	defer t.Stop()
-	n.lease.last.Store(time.Now().UnixNano())
+	n.lease.last.Store(door.Nanotime())
 	for {
 		select {
 		case <-n.closing:
 			return
 		case <-t.C:
 		}
-		now := time.Now().UnixNano()
+		now := door.Nanotime()
 		if now-n.lease.last.Swap(now) > int64(leaseGap) {
 			n.lease.gaps.Add(1)
 			n.lease.suspect.Store(true)
@@ -52,8 +79,10 @@ func (n *Node) leaseTicker() {
 }
 
 // LeaseHeld reports whether this leader may serve from memory: its
-// process ran without a gap since its leadership was last confirmed.
-// When not, the caller releases the engine lock and calls ConfirmLease.
+// process ran without a gap since its leadership was last confirmed, no
+// log write stalls, and a quorum acknowledged a request sent within the
+// last leaderLease. When not, the caller releases the engine lock and
+// calls ConfirmLease.
 func (n *Node) LeaseHeld() bool {
 	if !n.peers.Load() {
 		return true // a cluster of one: no other node can lead
@@ -61,13 +90,20 @@ func (n *Node) LeaseHeld() bool {
 	if n.lease.suspect.Load() {
 		return false
 	}
-	if time.Now().UnixNano()-n.lease.last.Load() > int64(leaseGap) {
+	now := door.Nanotime()
+	if now-n.lease.last.Load() > int64(leaseGap) {
 		// the ticker has not run yet since the pause
 		n.lease.gaps.Add(1)
 		n.lease.suspect.Store(true)
 		return false
 	}
-	return true
+	if w := n.store.writing.Load(); w != 0 && now-w > int64(leaseGap) {
+		// a log write stalls Raft's leader loop, which checks the lease
+		// (and steps down) only between writes: as good as a pause
+		return false
+	}
+	v := n.acks.view.Load()
+	return v != nil && v.since(now-int64(leaderLease))
 }
 
 // ConfirmLease asks Raft to confirm this node's leadership after a gap
@@ -75,17 +111,149 @@ func (n *Node) LeaseHeld() bool {
 // waits up to leader-wait-ms for the node to stop serving (the monitor
 // ends the epoch under the engine lock), so that the caller then runs the
 // unit as a follower's.
+//
+// It confirms once a quorum acknowledged an AppendEntries sent after it
+// began (VerifyLeader nudges the heartbeats; one whose reply was in
+// flight when it began can answer it, hence the loop); a leader whose
+// replies take longer than leader-wait-ms is not confirmed (the caller
+// answers CLUSTERDOWN while it still serves).
 func (n *Node) ConfirmLease() bool {
 	n.stats.LeaseChecks.Add(1)
 	gaps := n.lease.gaps.Load()
-	if n.raft.VerifyLeader().Error() == nil {
-		if n.lease.gaps.Load() == gaps {
-			n.lease.suspect.Store(false)
+	from := door.Nanotime()
+	deadline := time.Now().Add(n.cfg.leaderWait())
+	for n.raft.VerifyLeader().Error() == nil {
+		v := n.acks.view.Load()
+		if v == nil {
+			n.refreshAckView()
+			v = n.acks.view.Load()
 		}
-		return true
+		if v != nil && v.since(from) {
+			if n.lease.gaps.Load() == gaps {
+				n.lease.suspect.Store(false)
+			}
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
 	}
-	for deadline := time.Now().Add(n.cfg.leaderWait()); n.Serving() && time.Now().Before(deadline); {
+	for n.Serving() && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return false
+}
+
+// peerAcks: per server, the send time (door.Nanotime) of the newest
+// AppendEntries it acknowledged, written by the transport; and the view
+// LeaseHeld reads: the slots of the other voters and how many of them
+// must be fresh.
+type peerAcks struct {
+	mu    sync.Mutex // inserts into slots
+	slots atomic.Pointer[map[raft.ServerID]*atomic.Int64]
+	view  atomic.Pointer[ackView]
+}
+
+type ackView struct {
+	ids   []raft.ServerID
+	peers []*atomic.Int64 // the other voters' slots, in ids' order
+	need  int             // how many of them make a quorum with this node
+}
+
+// slot returns id's slot (copy on write: a new server's first reply).
+func (a *peerAcks) slot(id raft.ServerID) *atomic.Int64 {
+	if m := a.slots.Load(); m != nil {
+		if s := (*m)[id]; s != nil {
+			return s
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m := map[raft.ServerID]*atomic.Int64{}
+	if old := a.slots.Load(); old != nil {
+		if s := (*old)[id]; s != nil {
+			return s
+		}
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	s := new(atomic.Int64)
+	m[id] = s
+	a.slots.Store(&m)
+	return s
+}
+
+// acked notes that id acknowledged an AppendEntries sent at sent.
+func (a *peerAcks) acked(id raft.ServerID, sent int64) {
+	s := a.slot(id)
+	for {
+		old := s.Load()
+		if sent <= old || s.CompareAndSwap(old, sent) {
+			return
+		}
+	}
+}
+
+// since reports whether enough voters acknowledged something sent at t
+// or later.
+func (v *ackView) since(t int64) bool {
+	n := 0
+	for _, p := range v.peers {
+		if n >= v.need {
+			break
+		}
+		if p.Load() >= t {
+			n++
+		}
+	}
+	return n >= v.need
+}
+
+// setVoters makes the view for the configuration's voters (a view equal
+// to the current one is kept: the monitor calls this every tick).
+func (a *peerAcks) setVoters(self raft.ServerID, servers []raft.Server) {
+	var ids []raft.ServerID
+	voters, selfVotes := 0, false
+	for _, s := range servers {
+		if s.Suffrage != raft.Voter {
+			continue
+		}
+		voters++
+		if s.ID == self {
+			selfVotes = true
+		} else {
+			ids = append(ids, s.ID)
+		}
+	}
+	need := voters/2 + 1
+	if selfVotes {
+		need--
+	}
+	if v := a.view.Load(); v != nil && v.need == need && len(v.ids) == len(ids) {
+		same := true
+		for i := range ids {
+			same = same && v.ids[i] == ids[i]
+		}
+		if same {
+			return
+		}
+	}
+	v := &ackView{ids: ids, need: need}
+	for _, id := range ids {
+		v.peers = append(v.peers, a.slot(id))
+	}
+	a.view.Store(v)
+}
+
+// refreshAckView takes the voters from Raft's latest configuration (the
+// monitor, every tick while this node leads; hashicorp/raft changes one
+// server at a time, and the majorities of two configurations one server
+// apart intersect, so a view one change behind for a tick still needs a
+// voter that would not elect another leader).
+func (n *Node) refreshAckView() {
+	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
+		n.acks.setVoters(n.rid, cf.Configuration().Servers)
+	}
 }

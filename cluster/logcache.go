@@ -21,16 +21,56 @@ const logCacheSize = 16
 // last 16 of them, each up to maxEntry: after 1,000,000 pipelined
 // RL.ALLOW (bench memory mode, ~34 KB entries) 0.5 MB, 0.5 B of RSS per
 // limiter, and up to 16 × 16 MB with big batches.
+//
+// It also counts the entries' memory for logMem: what the ring holds
+// (cached), and each entry's buffer as freed once the state machine has
+// applied it and the ring no longer holds it — counted by whichever of
+// the two comes last (applied, or the ring's dropping it), both under mu,
+// so every buffer exactly once.
 type peerLogCache struct {
 	raft.LogStore
 	peers *atomic.Bool
+	mem   *logMem
 
-	mu   sync.RWMutex
-	ring []*raft.Log // nil while alone
+	mu      sync.RWMutex
+	ring    []*raft.Log // nil while alone
+	applied uint64      // the last index the state machine applied (mu)
 }
 
-func newPeerLogCache(store raft.LogStore, peers *atomic.Bool) *peerLogCache {
-	return &peerLogCache{LogStore: store, peers: peers}
+func newPeerLogCache(store raft.LogStore, peers *atomic.Bool, mem *logMem) *peerLogCache {
+	return &peerLogCache{LogStore: store, peers: peers, mem: mem}
+}
+
+// noteApplied is the state machine's report that it applied l: its
+// buffer is garbage now, unless the ring still holds it (then it is when
+// the ring drops it).
+func (c *peerLogCache) noteApplied(l *raft.Log) {
+	c.mu.Lock()
+	c.applied = max(c.applied, l.Index)
+	if c.ring == nil || c.ring[l.Index%logCacheSize] == nil || c.ring[l.Index%logCacheSize].Index != l.Index {
+		c.mem.freed.Add(int64(len(l.Data)))
+	}
+	c.mu.Unlock()
+}
+
+// drop notes that the ring no longer holds old (mu held): its buffer is
+// garbage if the state machine applied it (else noteApplied counts it).
+func (c *peerLogCache) drop(old *raft.Log) {
+	if old == nil {
+		return
+	}
+	c.mem.cached.Add(-int64(len(old.Data)))
+	if old.Index <= c.applied {
+		c.mem.freed.Add(int64(len(old.Data)))
+	}
+}
+
+// dropAll empties the ring (mu held).
+func (c *peerLogCache) dropAll() {
+	for _, l := range c.ring {
+		c.drop(l)
+	}
+	c.ring = nil
 }
 
 // IsMonotonic passes the store's raft.MonotonicLogStore answer on.
@@ -64,13 +104,15 @@ func (c *peerLogCache) StoreLogs(logs []*raft.Log) error {
 	c.mu.Lock()
 	switch {
 	case !c.peers.Load():
-		c.ring = nil
+		c.dropAll()
 	case c.ring == nil:
 		c.ring = make([]*raft.Log, logCacheSize)
 		fallthrough
 	default:
 		for _, l := range logs {
+			c.drop(c.ring[l.Index%logCacheSize])
 			c.ring[l.Index%logCacheSize] = l
+			c.mem.cached.Add(int64(len(l.Data)))
 		}
 	}
 	c.mu.Unlock()
@@ -79,7 +121,7 @@ func (c *peerLogCache) StoreLogs(logs []*raft.Log) error {
 
 func (c *peerLogCache) DeleteRange(min, max uint64) error {
 	c.mu.Lock()
-	c.ring = nil
+	c.dropAll()
 	c.mu.Unlock()
 	return c.LogStore.DeleteRange(min, max)
 }

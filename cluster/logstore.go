@@ -4,11 +4,14 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/raft-wal/segment"
+
+	"limitdb/door"
 )
 
 // logStore is the Raft log: raft-wal (openStores), with three things it
@@ -38,6 +41,11 @@ type logStore struct {
 	closed bool // by the node (guarded by mu)
 	// failing is the last write's error text ("" when it succeeded)
 	failing atomic.Pointer[string]
+	// writing: when the running write started (door.Nanotime; 0: none). Raft's
+	// leader loop makes the writes and checks the leader's lease between
+	// them, so a stalled write suspends that check (LeaseHeld)
+	writing atomic.Int64
+	mem     *logMem // the log's memory: raft-wal's copies (nil in tests)
 }
 
 // openWAL opens the raft-wal log in dir on logFS (the node's, and the
@@ -95,6 +103,8 @@ func (s *logStore) GetLog(index uint64, l *raft.Log) error {
 func (s *logStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
 func (s *logStore) StoreLogs(logs []*raft.Log) error {
+	s.writing.Store(door.Nanotime())
+	defer s.writing.Store(0)
 	if s.broken {
 		if err := s.reopen(); err != nil {
 			return s.failed(err)
@@ -112,6 +122,15 @@ func (s *logStore) StoreLogs(logs []*raft.Log) error {
 	}
 	if s.failing.Load() != nil {
 		s.failing.Store(nil)
+	}
+	if s.mem != nil {
+		// raft-wal encoded each entry into a buffer of its own and copied
+		// it into its commit buffer: the copies are garbage now
+		var n int64
+		for _, l := range logs {
+			n += int64(len(l.Data))
+		}
+		s.mem.stored(n)
 	}
 	return nil
 }
@@ -189,3 +208,7 @@ func (n *Node) LogFailure() string {
 
 // InjectLogFailure makes every write to the log's files fail (tests).
 func (n *Node) InjectLogFailure(on bool) { n.logFS.inject.Store(on) }
+
+// InjectLogStall makes every write to the log's files take d first (a
+// stalled disk; tests; 0 ends it).
+func (n *Node) InjectLogStall(d time.Duration) { n.logFS.stall.Store(int64(d)) }

@@ -45,17 +45,34 @@ type Config struct {
 	// LeaderWait bounds how long a command waits for a leader before
 	// -CLUSTERDOWN (default 2 s).
 	LeaderWait time.Duration
-	// MaxClockSkew: past it a node logs loudly and hands leadership away
-	// (default 500 ms).
+	// MaxClockSkew: a leader serves only while its clock agrees within it
+	// with a quorum of the voters, and a replicated time floor is kept
+	// within it of each node's clock (default 500 ms; clock.go).
 	MaxClockSkew time.Duration
 	// Snapshot policy (0: defaults). Tests lower them.
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
 	SnapshotInterval  time.Duration
 	Log               *slog.Logger
-	// JoinAuth authenticates the join request on the member's client port
-	// (its requirepass or ACL user), when that port requires it.
-	JoinUser, JoinPass string
+	// Link authenticates RAFT JOIN on the member's client port and, without
+	// a cluster secret, the inter-node links (transport.go); nil: neither
+	// is authenticated.
+	Link LinkAuth
+}
+
+// LinkAuth is the server's side of authenticating joins and links: its
+// users and masteruser/masterauth, read at each connection (CONFIG SET
+// and ACL changes apply to the next one). Safe without the engine lock.
+type LinkAuth interface {
+	// LinkRequired reports whether this node's clients must authenticate
+	// (its default user has a password or is off); its links then must.
+	LinkRequired() bool
+	// LinkCredentials returns masteruser ("" is the default user) and
+	// masterauth, what this node authenticates with.
+	LinkCredentials() (user, pass string)
+	// LinkKeys returns the SHA-256 (hex) of each password of user when
+	// user is on and may run RAFT JOIN; nil otherwise.
+	LinkKeys(user string) []string
 }
 
 func (c *Config) applyTimeout() time.Duration { return 10 * time.Second }
@@ -79,9 +96,13 @@ type Node struct {
 	cfg  Config
 	log  *slog.Logger
 	door *door.Door
+	// rid is the node's Raft server ID: node-id@incarnation (membership.go)
+	rid raft.ServerID
 
 	raft   *raft.Raft
 	logs   raft.LogStore
+	cache  *peerLogCache // logs, the log cache over the store
+	mem    logMem        // the log's memory (logmem.go)
 	stable *raftboltdb.BoltStore
 	logFS  *syncFS // the log's files, synced as appendfsync says
 	store  *logStore
@@ -93,6 +114,7 @@ type Node struct {
 	fwd    *forwarder
 	fsrv   *forwardServer
 	fan    *fanout // Pub/Sub messages to and from the other nodes (fanout.go)
+	clk    *clocks // the leader's view of the voters' clocks (clock.go)
 	exec   Executor
 
 	// serving is the epoch this node executes under while it is the
@@ -106,19 +128,28 @@ type Node struct {
 	leaderClient atomic.Value // the leader's client address, from pings (string)
 	appliedW     appliedWaiter
 	stats        Stats
-	lease        lease // the read lease across pauses (lease.go)
+	lease        lease    // the read lease across pauses (lease.go)
+	acks         peerAcks // the followers' acknowledgements, by send time (lease.go)
 	closing      chan struct{}
 	closeOnce    sync.Once
 	wg           sync.WaitGroup
 	fatalOnce    sync.Once
 	lastSnap     atomic.Int64
 	fsyncs       atomic.Int64 // log syncs: one per stored batch (always), at most one a second (everysec)
+	ready        atomic.Bool  // n.raft is set (the listener runs before)
+	promoting    atomic.Bool  // a maybePromote's AddVoter is in flight
 	// peers: the configuration has other servers (the proposer keeps
 	// more entries in flight then); refreshed by the monitor
 	peers atomic.Bool
 	// pause is set while the leader holds the engine lock for a snapshot
 	// (snapshot.go): the FSM captures under that lock and closes the channel
 	pause atomic.Pointer[chan struct{}]
+	// transferring: a handover runs (transfer.go); the monitor starts no
+	// epoch meanwhile
+	transferring atomic.Bool
+	// joining: started with --join on an empty dir and not added yet
+	// (joinLoop)
+	joining atomic.Bool
 }
 
 // Stats are the slow-path counters INFO shows.
@@ -126,7 +157,7 @@ type Stats struct {
 	Forwarded     atomic.Int64 // units forwarded to the leader
 	ForwardErrors atomic.Int64
 	ReadBarriers  atomic.Int64 // linearizable read barriers (ReadIndex)
-	LeaseChecks   atomic.Int64 // leaderships confirmed with Raft after a pause (lease.go)
+	LeaseChecks   atomic.Int64 // leaderships confirmed with Raft: after a pause, a stalled log write, or with no quorum's fresh acknowledgement (lease.go)
 	LeaderWaits   atomic.Int64 // commands that waited for a leader
 	ClusterDown   atomic.Int64 // -CLUSTERDOWN replies
 	Unknown       atomic.Int64 // units answered with an unknown outcome
@@ -165,6 +196,9 @@ type Executor interface {
 // was lost without Raft changing state where the monitor could see it.
 var errStalled = errors.New("cluster: the entry in flight made no progress")
 
+// errRefused ends an epoch one of whose entries Raft refused (proposer.ack).
+var errRefused = errors.New("cluster: Raft refused an entry of this epoch")
+
 // ErrClusterDown answers a command that found no leader in time.
 var ErrClusterDown = errors.New("CLUSTERDOWN The cluster is down: no leader was elected in time")
 
@@ -179,6 +213,11 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 	n.appliedW.cond = sync.NewCond(&n.appliedW.mu)
 	n.fsm = newFSM(n)
 	n.prop = newProposer(n)
+	n.clk = newClocks(n)
+	// a floor further ahead of this node's clock than max-clock-skew-ms,
+	// written by a clock that was wrong, holds time here no longer than
+	// that (DESIGN.md, "Time")
+	d.SetMaxLead(n.cfg.maxSkew().Milliseconds())
 	dir := filepath.Join(cfg.Dir, "raft")
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
@@ -194,12 +233,23 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 		n.closeStores()
 		return nil, err
 	}
+	existing, err := raft.HasExistingState(n.logs, n.stable, n.snaps)
+	if err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	inc, err := incarnation(dir, existing)
+	if err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	n.rid = raftID(n.cfg.NodeID, inc)
 	if err := n.openTransport(); err != nil {
 		n.closeStores()
 		return nil, err
 	}
 	rc := raft.DefaultConfig()
-	rc.LocalID = raft.ServerID(n.cfg.NodeID)
+	rc.LocalID = n.rid
 	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
 	rc.SnapshotThreshold = 8192
 	rc.TrailingLogs = 10240
@@ -216,17 +266,12 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 	// the bound is a new leader within 3 s of a kill.
 	rc.HeartbeatTimeout = 500 * time.Millisecond
 	rc.ElectionTimeout = 500 * time.Millisecond
-	rc.LeaderLeaseTimeout = 250 * time.Millisecond
+	rc.LeaderLeaseTimeout = leaderLease
 	rc.BatchApplyCh = true
 	// Raft's default: processLogs allocates a batch of this many
 	// pointers per commit, and each entry is a group commit already
-	// (DESIGN.md, "The commit path of a cluster of one")
+	// (DESIGN.md, "The commit path"; ../bench/RESULTS.md, "Cluster measurements")
 	rc.MaxAppendEntries = 64
-	existing, err := raft.HasExistingState(n.logs, n.stable, n.snaps)
-	if err != nil {
-		n.close()
-		return nil, err
-	}
 	r, err := raft.NewRaft(rc, n.fsm, n.logs, n.stable, n.snaps, n.trans)
 	if err != nil {
 		n.close()
@@ -236,6 +281,7 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 	n.fan = newFanout(n)
 	d.SetLog(n.prop)
 	n.fwd = newForwarder(n)
+	n.ready.Store(true)
 	n.wg.Add(5)
 	go func() { defer n.wg.Done(); n.leaseTicker() }()
 	go func() { defer n.wg.Done(); n.snapshotLoop(rc.SnapshotThreshold, time.Second) }()
@@ -244,12 +290,15 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 	go func() { defer n.wg.Done(); n.syncLoop() }()
 	switch {
 	case existing:
-		n.log.Info("cluster: restarting from the Raft state in dir", "node", n.cfg.NodeID, "dir", dir)
+		n.log.Info("cluster: restarting from the Raft state in dir", "node", string(n.rid), "dir", dir)
 	case cfg.Join != "":
-		if err := n.join(); err != nil {
+		if cfg.RaftAddr == "" {
 			n.Close()
-			return nil, err
+			return nil, errors.New("cluster: --join needs --raft-addr (the address the others reach this node at)")
 		}
+		n.joining.Store(true)
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.joinLoop() }()
 	default:
 		addr := n.trans.LocalAddr()
 		f := r.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: addr}}})
@@ -257,7 +306,7 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 			n.Close()
 			return nil, err
 		}
-		n.log.Info("cluster: bootstrapped a cluster of one", "node", n.cfg.NodeID, "raft-addr", string(addr))
+		n.log.Info("cluster: bootstrapped a cluster of one", "node", string(n.rid), "raft-addr", string(addr))
 	}
 	n.electAlone()
 	return n, nil
@@ -275,7 +324,7 @@ func (n *Node) electAlone() {
 		return
 	}
 	servers := cf.Configuration().Servers
-	if len(servers) != 1 || string(servers[0].ID) != n.cfg.NodeID || servers[0].Suffrage != raft.Voter {
+	if len(servers) != 1 || servers[0].ID != n.rid || servers[0].Suffrage != raft.Voter {
 		return
 	}
 	rc := n.raft.ReloadableConfig()
@@ -314,7 +363,7 @@ const walSegmentSize = 16 << 20
 // transaction per batch of entries (B+tree pages read, split, spilled,
 // the meta page written, msgpack encoding) — 25 % of a cluster of one's
 // CPU at INCR P=1; raft-wal appends the encoded entries to the tail
-// segment with one pwrite (see DESIGN.md for the measurements).
+// segment with one pwrite (../bench/RESULTS.md, "Cluster measurements").
 func (n *Node) openStores(dir string) error {
 	var err error
 	n.stable, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "stable.db"), BoltOptions: &bbolt.Options{Timeout: time.Second}})
@@ -335,7 +384,9 @@ func (n *Node) openStores(dir string) error {
 	if err != nil {
 		return err
 	}
-	n.logs = newPeerLogCache(ackingStore{n.store, n.prop}, &n.peers)
+	n.store.mem = &n.mem
+	n.cache = newPeerLogCache(ackingStore{n.store, n.prop}, &n.peers, &n.mem)
+	n.logs = n.cache
 	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, 2, hclog.New(&hclog.LoggerOptions{Name: "snapshot", Level: hclog.Warn, Output: os.Stderr}))
 	return err
 }
@@ -388,11 +439,14 @@ func (n *Node) openTransport() error {
 	if err != nil {
 		return err
 	}
-	a := &auth{secret: []byte(n.cfg.Secret)}
+	a := &auth{secret: []byte(n.cfg.Secret), link: n.cfg.Link}
 	if n.cfg.Secret == "" {
 		n.log.Warn("cluster: no cluster-secret set: Raft, forwarding and joins are accepted from loopback addresses only", "raft-addr", n.cfg.RaftAddr)
 	}
 	n.mux = newMux(ln, a, func(msg string, args ...any) { n.log.Warn(msg, args...) })
+	n.mux.ready = &n.ready
+	n.mux.self = string(n.rid)
+	n.mux.dialedAs = n.dialedAs
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsUnspecified() {
 		n.mux.local = &net.TCPAddr{IP: ta.IP}
 	}
@@ -406,14 +460,15 @@ func (n *Node) openTransport() error {
 	}
 	n.fsrv = newForwardServer(n)
 	n.mux.fwd = n.fsrv.serveConn
+	n.mux.clock = n.serveClock
 	go n.mux.serve()
-	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+	n.trans = identTransport{acks: &n.acks, NetworkTransport: raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:                raftLayer{n.mux},
 		MaxPool:               3,
 		Timeout:               10 * time.Second,
 		Logger:                hclog.New(&hclog.LoggerOptions{Name: "raft-net", Level: hclog.Warn, Output: os.Stderr}),
 		ServerAddressProvider: nil,
-	})
+	})}
 	return nil
 }
 
@@ -424,13 +479,18 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 // to be committed (their clients may have gone; the data may not).
 const closeDrain = 2 * time.Second
 
-// Close stops the node: the units already executed are committed (for up
-// to closeDrain; none when Halt stopped proposing), Raft shuts down, the
+// Close stops the node: a leader with other voters hands leadership over
+// first (transfer.go), after its units already executed are committed;
+// else those are committed for up to closeDrain (none when Halt stopped
+// proposing). Then Raft shuts down, the
 // log is synced (appendfsync everysec, as Redis fsyncs its AOF on
 // shutdown) and the stores close. The server calls it after its clients
 // are gone, so nothing executes meanwhile.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		if n.Serving() && n.otherVoters() {
+			n.handOverOnClose()
+		}
 		if n.Serving() {
 			n.prop.cutNow()
 			n.prop.Wait(n.prop.seq.Load(), closeDrain)
@@ -481,13 +541,18 @@ func newEpoch() uint64 {
 
 // monitor follows Raft's state: on winning an election it waits for every
 // earlier entry to be applied and for an entry of its own term to commit
-// (Barrier), then starts an epoch and serves; on losing leadership it
-// stops executing and rebuilds the engine from the log. LeaderCh can drop
-// transitions, so the state is polled too.
+// (Barrier) and for its clock to agree with a quorum of the voters'
+// (clock.go), then starts an epoch and serves; on losing leadership, or
+// the clock's agreement, it stops executing and rebuilds the engine from
+// the log. LeaderCh can drop transitions, so the state is polled too.
 func (n *Node) monitor() {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	var lastConf time.Time
+	// barrier: Barrier succeeded since this node last became leader or
+	// stopped serving (waiting for the clocks, it is not asked again
+	// every tick: each one is a log entry)
+	barrier := false
 	for {
 		select {
 		case <-n.closing:
@@ -497,6 +562,12 @@ func (n *Node) monitor() {
 		}
 		st := n.raft.State()
 		n.state.Store(uint32(st))
+		n.clk.reconcile(st == raft.Leader)
+		if st != raft.Leader {
+			barrier = false
+		} else {
+			n.refreshAckView()
+		}
 		// refreshed every second, and before an epoch starts: a leader
 		// of three must not begin with a cluster of one's commit path
 		// (proposer.solo) for its first second
@@ -507,16 +578,18 @@ func (n *Node) monitor() {
 			}
 		}
 		switch {
-		case st == raft.Leader && n.serving.Load() == 0:
-			if err := n.raft.Barrier(n.cfg.applyTimeout()).Error(); err != nil {
-				continue
+		case st == raft.Leader && n.serving.Load() == 0 && !n.transferring.Load():
+			if !barrier {
+				if err := n.raft.Barrier(n.cfg.applyTimeout()).Error(); err != nil {
+					continue
+				}
+				barrier = true
 			}
 			if n.raft.State() != raft.Leader {
 				continue
 			}
-			if n.skewed() {
-				n.log.Warn("cluster: this node's clock is off the cluster's by more than max-clock-skew-ms: handing leadership away", "offset_ms", n.skewMs.Load())
-				n.raft.LeadershipTransfer()
+			if v := n.clk.settle(); v.state != ClockOK && v.state != ClockExempt {
+				n.clk.disagrees(v)
 				continue
 			}
 			n.startEpoch()
@@ -524,6 +597,13 @@ func (n *Node) monitor() {
 			n.leadershipLost(n.serving.Load(), raft.ErrLeadershipLost)
 		case n.serving.Load() != 0 && n.prop.stalled(n.cfg.applyTimeout()):
 			n.leadershipLost(n.serving.Load(), errStalled)
+			barrier = false
+		case n.serving.Load() != 0:
+			if v := n.clk.view(); v.state != ClockOK && v.state != ClockExempt {
+				n.leadershipLost(n.serving.Load(), errClockQuorum)
+				barrier = false
+				n.clk.disagrees(v)
+			}
 		}
 	}
 }
@@ -546,7 +626,10 @@ func (n *Node) startEpoch() {
 
 // leadershipLost ends epoch (if it is still the one served): clients
 // waiting on its uncommitted units get ErrUnknown, and the engine is
-// rebuilt from the committed log.
+// rebuilt from the committed log. It holds the state-machine lock, then
+// the engine lock (fsm.mu's order), from the end of the epoch until the
+// engine is the committed state again: no reader in between sees effects
+// that were never committed, or the older states of the rebuild.
 func (n *Node) leadershipLost(epoch uint64, cause error) {
 	f := n.fsm
 	f.mu.Lock()
@@ -561,9 +644,10 @@ func (n *Node) leadershipLost(epoch uint64, cause error) {
 	f.ownEpoch = 0
 	n.prop.abort()
 	n.exec.StopServing()
-	n.door.Unlock()
 	n.log.Warn("cluster: leadership lost; rebuilding the engine from the log", "node", n.cfg.NodeID, "cause", cause.Error())
-	if err := f.reset(); err != nil {
+	err := f.reset()
+	n.door.Unlock()
+	if err != nil {
 		n.fatal(err)
 	}
 	n.exec.DropSession(0, 0)

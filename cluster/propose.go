@@ -54,6 +54,11 @@ type proposer struct {
 	// acknowledged, oldest first (how many are in flight). An
 	// acknowledgement may cover several (ack, from the log store).
 	cuts []uint64
+	// flying: the entries cut under this epoch that Raft's state machine
+	// has not applied yet, oldest first, with their sizes (guarded by mu;
+	// the log's memory, logMem.inflight)
+	flying []flyingEntry
+	mem    *logMem
 	// idle: the submitter waits for a first record or an epoch, so
 	// Flush wakes it (a Signal per record otherwise cost 1 % of the CPU
 	// at SET P=16); ack and stop wake it for the other conditions.
@@ -93,6 +98,12 @@ type proposer struct {
 
 type seqRange struct{ from, to uint64 }
 
+// flyingEntry is one entry in flight: its last sequence and its size.
+type flyingEntry struct {
+	last uint64
+	size int64
+}
+
 // maxLost bounds the lost ranges kept: a waiter gives up after its
 // timeout, long before 64 leadership changes.
 const maxLost = 64
@@ -123,7 +134,10 @@ const gatherRounds = 64
 const maxEntry = 16 << 20
 
 func newProposer(n *Node) *proposer {
-	p := &proposer{n: n, stopCh: make(chan struct{})}
+	p := &proposer{n: n, stopCh: make(chan struct{}), mem: &logMem{}}
+	if n != nil {
+		p.mem = &n.mem
+	}
 	p.cutCond = sync.NewCond(&p.mu)
 	return p
 }
@@ -148,6 +162,7 @@ func (p *proposer) Flush() {
 	}
 	p.mu.Lock()
 	p.pend = append(p.pend, p.stage...)
+	p.notePend()
 	p.pendN += p.stageN
 	p.pendNow = p.n.door.E.ClockMs
 	p.seq.Add(uint64(p.stageN))
@@ -163,6 +178,9 @@ func (p *proposer) Flush() {
 	p.stage, p.stageN = p.stage[:0], 0
 	if cap(p.stage) > maxEntry {
 		p.stage = nil
+	}
+	if c := int64(cap(p.stage)); c != p.mem.stage.Load() {
+		p.mem.stage.Store(c)
 	}
 	if wake {
 		p.cutCond.Signal()
@@ -369,6 +387,7 @@ func (p *proposer) begin(epoch uint64) {
 	p.cutSeq = p.seq.Load()
 	p.counted.Store(p.cutSeq)
 	p.cuts = p.cuts[:0]
+	p.dropFlying()
 	p.mu.Unlock()
 }
 
@@ -379,6 +398,7 @@ func (p *proposer) abort() {
 	p.mu.Lock()
 	p.epoch = 0
 	p.cuts = p.cuts[:0]
+	p.dropFlying()
 	p.pend, p.pendN, p.pendIDs = p.pend[:0], 0, p.pendIDs[:0]
 	p.dropStage()
 	if seq, done := p.seq.Load(), p.done.Load(); seq > done {
@@ -464,10 +484,13 @@ func (p *proposer) cut() bool {
 	p.pend = p.pend[:0]
 	if cap(p.pend) > maxEntry {
 		p.pend = nil
+		p.notePend()
 	}
 	p.cutSeq += uint64(p.pendN)
 	p.pendN, p.pendIDs, p.pendGone = 0, p.pendIDs[:0], p.pendGone[:0]
 	p.cuts = append(p.cuts, p.cutSeq)
+	p.flying = append(p.flying, flyingEntry{p.cutSeq, int64(len(data))})
+	p.mem.inflight.Add(int64(len(data)))
 	p.progress.Store(time.Now().UnixNano())
 	p.n.raft.Apply(data, 0)
 	return true
@@ -511,9 +534,34 @@ func (p *proposer) cutNow() (cut bool) {
 // applied notes that Raft's state machine counted the records up to
 // lastSeq, committed in the entry at index (this epoch's entries, in log
 // order), and acknowledges them unless the log store did (stored).
-func (p *proposer) applied(lastSeq, index uint64) {
+func (p *proposer) applied(firstSeq, lastSeq, index uint64) {
 	p.counted.Store(lastSeq)
-	p.ack(lastSeq, index)
+	p.mu.Lock()
+	i := 0
+	for i < len(p.flying) && p.flying[i].last <= lastSeq {
+		p.mem.inflight.Add(-p.flying[i].size)
+		i++
+	}
+	p.flying = append(p.flying[:0], p.flying[i:]...)
+	p.mu.Unlock()
+	p.ack(firstSeq, lastSeq, index)
+}
+
+// notePend updates the log's memory with pend's capacity (mu held).
+func (p *proposer) notePend() {
+	if c := int64(cap(p.pend)); c != p.mem.pend.Load() {
+		p.mem.pend.Store(c)
+	}
+}
+
+// dropFlying forgets the entries in flight when an epoch begins or ends
+// (mu held): Raft applies or drops them, and the state machine counts
+// no other epoch's entries as this leader's.
+func (p *proposer) dropFlying() {
+	for _, f := range p.flying {
+		p.mem.inflight.Add(-f.size)
+	}
+	p.flying = p.flying[:0]
 }
 
 // ack settles the records up to lastSeq, committed in the entry at
@@ -523,10 +571,24 @@ func (p *proposer) applied(lastSeq, index uint64) {
 // turn's records that found it taken, goroutines' records), so that the
 // log is written again while the loop sends the replies; with peers the
 // submitter is woken to gather and cut.
-func (p *proposer) ack(lastSeq, index uint64) {
+func (p *proposer) ack(firstSeq, lastSeq, index uint64) {
 	p.mu.Lock()
 	if lastSeq <= p.done.Load() {
 		p.mu.Unlock()
+		return
+	}
+	if len(p.cuts) > 0 && p.cuts[0] < firstSeq {
+		// an earlier entry of this epoch is not in the log: Raft refused
+		// it (ErrLeadershipTransferInProgress refuses without ending the
+		// leadership) and no one waits on Apply's future (run says why).
+		// Settling past it would tell its clients their writes committed;
+		// the epoch ends instead (its clients get ErrUnknown), and every
+		// later ack of it stops here, the gap still first in cuts
+		epoch := p.epoch
+		p.mu.Unlock()
+		if p.n != nil {
+			go p.n.leadershipLost(epoch, errRefused)
+		}
 		return
 	}
 	i := 0
@@ -573,7 +635,7 @@ func (p *proposer) stored(logs []*raft.Log) {
 	if epoch == 0 {
 		return
 	}
-	var last, index uint64
+	var first, last, index uint64
 	for _, l := range logs {
 		if l.Type == raft.LogConfiguration {
 			return
@@ -586,13 +648,18 @@ func (p *proposer) stored(logs []*raft.Log) {
 			continue
 		}
 		if h.epoch == epoch {
+			if last != 0 && h.firstSeq != last+1 {
+				first = last + 2 // a gap inside the batch: ack refuses it
+			} else if first == 0 {
+				first = h.firstSeq
+			}
 			last, index = h.firstSeq+uint64(h.nrec)-1, l.Index
 		}
 	}
 	if last == 0 || !p.n.soleVoter() {
 		return
 	}
-	p.ack(last, index)
+	p.ack(first, last, index)
 }
 
 // stalled reports whether an entry has been in flight without progress

@@ -15,6 +15,13 @@ import (
 // the answer holds until it is released.
 func (n *Node) Serving() bool { return n.serving.Load() != 0 }
 
+// Epoch names the leadership this node serves under: no other stint of
+// leadership, on this node or another, has the same; 0 while it does
+// not serve. The engine lock is held. While it stays the same, every
+// write goes through this node's engine (the WATCH rule: a WATCH belongs
+// to the epoch it was taken in, and EXEC under another aborts).
+func (n *Node) Epoch() uint64 { return n.serving.Load() }
+
 // Ticket is what a client's replies wait for (engine lock held): the last
 // record executed on this node so far.
 func (n *Node) Ticket() uint64 { return n.prop.Ticket() }
@@ -73,6 +80,13 @@ func (n *Node) Forward(u *Unit) ([]byte, error) {
 			return nil, ErrLocal
 		}
 		a, err := n.fwd.call(frameUnit, body, n.cfg.applyTimeout())
+		if errors.Is(err, errConnLost) {
+			// the link broke (or the answer is late): the leader that ran
+			// the unit keeps its answer
+			if kept, _ := n.askAnswer(u); kept != nil {
+				a, err = *kept, nil
+			}
+		}
 		switch {
 		case err == nil && a.ok:
 			n.stats.Forwarded.Add(1)
@@ -107,42 +121,54 @@ func (n *Node) Forward(u *Unit) ([]byte, error) {
 	}
 }
 
-// DropClient tells the leader that a client of this follower is gone (its
-// WATCHes there are released).
+// DropClient tells the leader that a client of this follower is gone, or
+// holds no WATCH any more: its WATCHes there are released, and its row of
+// the table of executed units is forgotten (a unit of a client that
+// left is never sent again). A drop that finds no connection waits for
+// the next one (forwarder.drop).
 func (n *Node) DropClient(client uint64) {
 	if n.Serving() || n.fwd == nil {
 		return
 	}
-	n.fwd.send(frameDrop, binary.AppendUvarint(nil, client))
+	n.fwd.drop(binary.AppendUvarint(nil, client))
 }
 
 // ReadBarrier makes a follower's next reads linearizable: it asks the
 // leader for the index every acknowledged write is at (ReadIndex) and
-// waits until this node has applied it. On the leader it returns at once
-// (its reads wait for their ticket instead). Without a leader it waits up
-// to LeaderWait, then ErrClusterDown.
-func (n *Node) ReadBarrier() error {
+// waits until this node has applied it. It returns the leader's time
+// (unix ms) when it answered, which those reads judge deadlines by
+// (expiry, limiters): the follower's own clock may be off the leader's by
+// up to max-clock-skew-ms, and a read here must not find expired what the
+// leader, asked right after, still holds (Door.ReadTime). On the leader it
+// returns at once with 0 (its reads wait for their ticket instead; they
+// use its own clock). Without a leader it waits up to LeaderWait, then
+// ErrClusterDown.
+func (n *Node) ReadBarrier() (int64, error) {
 	deadline := time.Now().Add(n.cfg.leaderWait())
 	for {
 		if n.Serving() {
-			return nil
+			return 0, nil
 		}
 		a, err := n.fwd.call(frameRead, nil, n.cfg.leaderWait())
 		if err == nil && a.ok {
 			n.stats.ReadBarriers.Add(1)
 			if !n.waitApplied(a.index, n.cfg.applyTimeout()) {
-				return ErrClusterDown
+				return 0, ErrClusterDown
 			}
-			return nil
+			ms, k := binary.Varint(a.data)
+			if k <= 0 {
+				ms = 0 // a leader that does not send its time: this node's
+			}
+			return ms, nil
 		}
 		if time.Now().After(deadline) {
 			n.stats.ClusterDown.Add(1)
-			return ErrClusterDown
+			return 0, ErrClusterDown
 		}
 		select {
 		case <-time.After(20 * time.Millisecond):
 		case <-n.closing:
-			return ErrClusterDown
+			return 0, ErrClusterDown
 		}
 	}
 }

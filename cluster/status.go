@@ -36,9 +36,18 @@ type Status struct {
 	SnapshotsInstalled   int64
 	Members              []Member
 	ClockOffsetMs        int64
-	AppendFsync          string
-	LogFsyncs            int64
-	Serving              bool
+	// the leader's clock agreement (clock.go): ClockQuorum is ClockOK,
+	// ClockLost, ClockExempt or ClockFollower; ClockAgreeing counts the
+	// voters (the leader included) whose clocks agree with the leader's,
+	// of ClockVoters; ClockErrorMs is the largest measuring error (half
+	// a round trip) among those counted
+	ClockQuorum                string
+	ClockAgreeing, ClockVoters int
+	ClockErrorMs               int64
+	AppendFsync                string
+	LogFsyncs                  int64
+	Serving                    bool
+	Joining                    bool // started with --join on an empty dir, not added yet
 }
 
 // Status gathers the node's view.
@@ -55,9 +64,12 @@ func (n *Node) Status() Status {
 		AppendFsync:   n.cfg.AppendFsync,
 		LogFsyncs:     n.fsyncs.Load(),
 		Serving:       n.Serving(),
+		Joining:       n.Joining(),
 	}
+	cv := n.clk.view()
+	s.ClockQuorum, s.ClockAgreeing, s.ClockVoters, s.ClockErrorMs = cv.state, cv.agreeing, cv.voters, cv.maxErr/1e6
 	addr, id := n.raft.LeaderWithID()
-	s.LeaderID, s.LeaderRaft = string(id), string(addr)
+	s.LeaderID, s.LeaderRaft = nodeName(id), string(addr)
 	s.LeaderClient = n.leaderClient.Load().(string)
 	if n.raft.State() == raft.Leader {
 		s.LeaderClient = n.cfg.ClientAddr
@@ -82,11 +94,11 @@ func (n *Node) Status() Status {
 			n.fsrv.mu.Unlock()
 		}
 		for _, srv := range cf.Configuration().Servers {
-			m := Member{ID: string(srv.ID), RaftAddr: string(srv.Address), Voter: srv.Suffrage == raft.Voter, Leader: srv.ID == id}
-			if p, ok := peers[m.ID]; ok {
+			m := Member{ID: nodeName(srv.ID), RaftAddr: string(srv.Address), Voter: srv.Suffrage == raft.Voter, Leader: srv.ID == id}
+			if p, ok := peers[string(srv.ID)]; ok {
 				m.Applied, m.ClientAddr, m.Reported = p.applied, p.client, p.seen
 			}
-			if m.ID == n.cfg.NodeID {
+			if srv.ID == n.rid {
 				m.ClientAddr, m.Applied = n.cfg.ClientAddr, s.AppliedIndex
 			}
 			s.Members = append(s.Members, m)
@@ -103,6 +115,7 @@ func (s Status) Text() string {
 	kv("raft_node_id", s.NodeID)
 	kv("raft_state", strings.ToLower(s.State))
 	kv("raft_serving", boolInt(s.Serving))
+	kv("raft_joining", boolInt(s.Joining))
 	kv("raft_term", s.Term)
 	kv("raft_leader_id", s.LeaderID)
 	kv("raft_leader_addr", s.LeaderRaft)
@@ -117,6 +130,10 @@ func (s Status) Text() string {
 	kv("raft_appendfsync", s.AppendFsync)
 	kv("raft_log_fsyncs", s.LogFsyncs)
 	kv("raft_clock_offset_ms", s.ClockOffsetMs)
+	kv("raft_clock_quorum", s.ClockQuorum)
+	kv("raft_clock_agreeing", s.ClockAgreeing)
+	kv("raft_clock_voters", s.ClockVoters)
+	kv("raft_clock_error_ms", s.ClockErrorMs)
 	kv("raft_members", len(s.Members))
 	for i, m := range s.Members {
 		kv("raft_member"+strconv.Itoa(i), fmt.Sprintf("id=%s,raft_addr=%s,client_addr=%s,voter=%d,leader=%d,applied=%d",
@@ -166,7 +183,7 @@ func (n *Node) GoodReplicas(maxLag int64) int {
 	good := 0
 	n.fsrv.mu.Lock()
 	for _, srv := range cf.Configuration().Servers {
-		if string(srv.ID) == n.cfg.NodeID {
+		if srv.ID == n.rid {
 			continue
 		}
 		if p, ok := n.fsrv.peers[string(srv.ID)]; ok && now-p.seen.Unix() <= maxLag {

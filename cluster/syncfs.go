@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/raft-wal/types"
 )
@@ -21,19 +23,30 @@ import (
 // Under everysec, syncAll also runs before the WAL commits its metadata
 // (a segment sealed, the log truncated: syncedMeta), so the metadata never
 // names a sealed segment whose data is not on disk.
+//
+// Under every policy each file also keeps the range written since its
+// last fsync: what a power cut would lose (DEBUG RAFT-POWER-CUT,
+// powercut.go).
 type syncFS struct {
 	types.VFS
 	policy string // appendfsync: always, everysec or no
 	fsyncs *atomic.Int64
-	onErr  func(error) // a failed background sync (logged)
-	inject atomic.Bool // every write fails (DEBUG RAFT-FAIL-WRITES)
+	onErr  func(error)  // a failed background sync (logged)
+	inject atomic.Bool  // every write fails (DEBUG RAFT-FAIL-WRITES)
+	stall  atomic.Int64 // every write first sleeps this long, ns (DEBUG RAFT-STALL-WRITES)
 
-	mu   sync.Mutex // guards open, and holds a file open while syncAll syncs it
+	mu   sync.Mutex // guards open, closed and cut, and holds a file open while syncAll syncs it
 	open map[*syncFile]struct{}
+	// closed: files closed with writes not yet synced (appendfsync no,
+	// or a failed sync at Close), by path: a power cut loses those too
+	// (powercut.go); a deleted file leaves the map
+	closed map[string]span
+	cut    bool // the power is cut (powercut.go): no file opens again
 }
 
 func newSyncFS(vfs types.VFS, policy string, fsyncs *atomic.Int64, onErr func(error)) *syncFS {
-	return &syncFS{VFS: vfs, policy: policy, fsyncs: fsyncs, onErr: onErr, open: map[*syncFile]struct{}{}}
+	return &syncFS{VFS: vfs, policy: policy, fsyncs: fsyncs, onErr: onErr,
+		open: map[*syncFile]struct{}{}, closed: map[string]span{}}
 }
 
 func (s *syncFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
@@ -41,7 +54,7 @@ func (s *syncFS) Create(dir, name string, size uint64) (types.WritableFile, erro
 	if err != nil {
 		return nil, err
 	}
-	return s.track(f), nil
+	return s.track(f, filepath.Join(dir, name)), nil
 }
 
 func (s *syncFS) OpenWriter(dir, name string) (types.WritableFile, error) {
@@ -49,17 +62,31 @@ func (s *syncFS) OpenWriter(dir, name string) (types.WritableFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.track(f), nil
+	return s.track(f, filepath.Join(dir, name)), nil
 }
 
-func (s *syncFS) track(f types.WritableFile) *syncFile {
-	sf := &syncFile{WritableFile: f, fs: s, fd: -1}
+func (s *syncFS) Delete(dir, name string) error {
+	err := s.VFS.Delete(dir, name)
+	if err == nil {
+		s.mu.Lock()
+		delete(s.closed, filepath.Join(dir, name))
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func (s *syncFS) track(f types.WritableFile, path string) *syncFile {
+	sf := &syncFile{WritableFile: f, fs: s, fd: -1, path: path}
 	if s.policy == "everysec" {
 		if fd, ok := f.(interface{ Fd() uintptr }); ok {
 			sf.fd = int(fd.Fd())
 		}
 	}
 	s.mu.Lock()
+	if s.cut {
+		s.mu.Unlock()
+		select {} // the power is off: the process is about to die
+	}
 	s.open[sf] = struct{}{}
 	s.mu.Unlock()
 	return sf
@@ -78,7 +105,7 @@ func (s *syncFS) syncAll() error {
 		if !f.dirty.Swap(false) {
 			continue
 		}
-		if err := f.WritableFile.Sync(); err != nil {
+		if err := f.sync(); err != nil {
 			f.dirty.Store(true)
 			if first == nil {
 				first = err
@@ -94,7 +121,12 @@ func (s *syncFS) syncAll() error {
 type syncFile struct {
 	types.WritableFile
 	fs    *syncFS
+	path  string
 	dirty atomic.Bool // written since its last sync (everysec)
+	// un is what a power cut would lose of this file (powercut.go): what
+	// was written since the last fsync that completed. Its mutex is held
+	// across each write, so a cut sees every write done or not begun
+	un unsynced
 	// everysec: the range written since its writeback was last started
 	// (startWriteback; raft-wal's writer only); fd -1: not started
 	fd           int
@@ -112,16 +144,24 @@ type syncFile struct {
 const writebackChunk = 1 << 20
 
 func (f *syncFile) WriteAt(p []byte, off int64) (int, error) {
+	if d := f.fs.stall.Load(); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
 	if f.fs.inject.Load() {
 		return 0, errInjected
 	}
 	var n int
 	var err error
+	f.un.mu.Lock() // a power cut holds it for good (powercut.go)
 	if f.fd >= 0 { // everysec, raft-wal's writer: a page-cache copy
 		n, err = pwriteAll(f.fd, p, off)
 	} else {
 		n, err = f.WritableFile.WriteAt(p, off)
 	}
+	if n > 0 {
+		f.un.cur = f.un.cur.add(off, int64(n))
+	}
+	f.un.mu.Unlock()
 	if f.fd >= 0 && n > 0 {
 		if off < f.wbFrom || off > f.wbTo {
 			f.wbFrom, f.wbTo = off, off // not an append: a new range
@@ -138,7 +178,7 @@ func (f *syncFile) WriteAt(p []byte, off int64) (int, error) {
 func (f *syncFile) Sync() error {
 	switch f.fs.policy {
 	case "always":
-		if err := f.WritableFile.Sync(); err != nil {
+		if err := f.sync(); err != nil {
 			return err
 		}
 		f.fs.fsyncs.Add(1)
@@ -154,11 +194,14 @@ func (f *syncFile) Close() error {
 	if f.dirty.Swap(false) {
 		// a file raft-wal lets go of (the log closed, a segment deleted):
 		// what was written to it is synced now rather than never
-		if err := f.WritableFile.Sync(); err == nil {
+		if err := f.sync(); err == nil {
 			f.fs.fsyncs.Add(1)
 		} else if f.fs.onErr != nil {
 			f.fs.onErr(err)
 		}
+	}
+	if lost := f.un.lost(); !lost.empty() {
+		f.fs.closed[f.path] = lost.hull(f.fs.closed[f.path])
 	}
 	f.fs.mu.Unlock()
 	return f.WritableFile.Close()

@@ -16,6 +16,7 @@
 package door
 
 import (
+	"sync/atomic"
 	"time"
 
 	"limitdb/engine"
@@ -57,8 +58,15 @@ type Door struct {
 	depth int
 	// Records counts records handed to the log (INFO, tests).
 	Records int64
-	// Skew is added to the wall clock (ms): a test-only clock offset.
-	Skew int64
+	// skew is added to the wall clock (ms): a test-only clock offset
+	// (SetSkew), changed while running (CONFIG SET), read without the lock
+	skew atomic.Int64
+	// readTime is the latest time ReadTime gave out (unix ms): Now never
+	// goes below it
+	readTime atomic.Int64
+	// maxLead bounds how far ahead of this node's clock Now may run (ms,
+	// 0: unbounded; SetMaxLead)
+	maxLead atomic.Int64
 
 	// sem is the engine lock: a one-slot semaphore rather than a mutex,
 	// so that a client waiting for it can stop waiting (LockOr) when a

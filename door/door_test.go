@@ -105,7 +105,7 @@ func TestUnits(t *testing.T) {
 	tx.Enqueue(args("INCR n"))
 	tx.Enqueue(args("GET n"))
 	tx.Enqueue(args("INCR n"))
-	ok := f.d.ExecTx(f.c, &tx, func(q [][]byte) {
+	ok := f.d.ExecTx(f.c, &tx, 0, func(q [][]byte) {
 		if cmd := f.c.Resolve(q); cmd != nil {
 			f.d.Exec(f.c, cmd, q)
 		}
@@ -127,19 +127,67 @@ func TestWatchAborts(t *testing.T) {
 	f.d.Lock()
 	defer f.d.Unlock()
 	var tx Tx
-	tx.Watch(f.c, f.c.DB, args("w"))
+	tx.Watch(f.c, f.c.DB, args("w"), 0)
 	tx.Active = true
 	tx.Enqueue(args("SET z 1"))
 	f.exec("SET w changed")
 	f.log.recs = nil
 	ran := false
-	if f.d.ExecTx(f.c, &tx, func([][]byte) { ran = true }) || ran {
+	if f.d.ExecTx(f.c, &tx, 0, func([][]byte) { ran = true }) || ran {
 		t.Fatal("EXEC ran after a watched key changed")
 	}
 	if tx.Active || tx.Watching() {
 		t.Fatal("transaction not reset")
 	}
 	f.want(t)
+}
+
+// TestWatchGeneration: a WATCH belongs to the generation it was taken in
+// (a cluster node's leadership epoch): EXEC in another aborts although no
+// key changed here, and a WATCH added in a later generation leaves the
+// earlier ones changed. In the same generation nothing aborts. WATCHes
+// lost (taken elsewhere) abort EXEC until UNWATCH.
+func TestWatchGeneration(t *testing.T) {
+	f := newFixture()
+	f.d.Lock()
+	defer f.d.Unlock()
+	exec := func(tx *Tx, gen uint64) bool {
+		tx.Active = true
+		tx.Enqueue(args("SET z 1"))
+		return f.d.ExecTx(f.c, tx, gen, func([][]byte) {})
+	}
+	var tx Tx
+	tx.Watch(f.c, f.c.DB, args("w"), 7)
+	if !exec(&tx, 7) {
+		t.Fatal("EXEC aborted in the WATCH's generation, nothing changed")
+	}
+	tx.Watch(f.c, f.c.DB, args("w"), 7)
+	if exec(&tx, 8) {
+		t.Fatal("EXEC ran in another generation than its WATCH's")
+	}
+	if tx.Active || tx.Watching() {
+		t.Fatal("transaction not reset")
+	}
+	tx.Watch(f.c, f.c.DB, args("w"), 7)
+	tx.Watch(f.c, f.c.DB, args("v"), 8)
+	if exec(&tx, 8) {
+		t.Fatal("EXEC ran with a WATCH of an earlier generation")
+	}
+	tx.Watch(f.c, f.c.DB, args("w"), 8)
+	if !exec(&tx, 8) {
+		t.Fatal("EXEC aborted: its only WATCH is of its generation")
+	}
+	// WATCHes taken elsewhere (Lose): EXEC aborts until UNWATCH
+	tx.Lose()
+	tx.Watch(f.c, f.c.DB, args("w"), 8)
+	if !tx.Watching() || exec(&tx, 8) {
+		t.Fatal("EXEC ran with WATCHes lost")
+	}
+	tx.Lose()
+	tx.Unwatch()
+	if tx.Watching() || !exec(&tx, 8) {
+		t.Fatal("EXEC aborted after UNWATCH dropped the lost WATCHes")
+	}
 }
 
 // TestActiveExpireRecords: the active cycle's deletions are DEL effects.
@@ -174,7 +222,7 @@ func TestUnwind(t *testing.T) {
 			}
 			f.d.Unwind(0)
 		}()
-		f.d.ExecTx(f.c, &tx, func(q [][]byte) {
+		f.d.ExecTx(f.c, &tx, 0, func(q [][]byte) {
 			if string(q[1]) == "q" {
 				panic("boom")
 			}

@@ -73,7 +73,7 @@ func TestPanicKeepsReplicaInStep(t *testing.T) {
 	tx.Enqueue([][]byte{[]byte("INCR"), []byte("n")})
 	tx.Enqueue([][]byte{[]byte("TEST.PANICSET"), []byte("m"), []byte("x")})
 	tx.Enqueue([][]byte{[]byte("INCR"), []byte("n")})
-	d.ExecTx(c, &tx, func(q [][]byte) {
+	d.ExecTx(c, &tx, 0, func(q [][]byte) {
 		if string(q[0]) == "TEST.PANICSET" {
 			contained(func() { d.Exec(c, c.Resolve(q), q) })
 			return

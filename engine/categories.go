@@ -63,7 +63,11 @@ func (cmd *Command) CategoryList() []string {
 	return out
 }
 
-//go:generate go run ./internal/gencmdmeta -src ../../redis-7.0.15 -o cmdmeta_gen.go
+// The Redis tree comes from the environment (a 7.0.15 checkout):
+//
+//	REDIS_SRC=path/to/redis go generate ./engine
+//
+//go:generate go run ./internal/gencmdmeta -src $REDIS_SRC -o cmdmeta_gen.go
 
 // cmdMeta is what Redis's command JSON says about a command beyond the
 // flags: its explicit ACL categories, the ones its Redis flags imply, and

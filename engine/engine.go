@@ -1,8 +1,10 @@
 // Package engine is limitdb's keyspace: 16 databases of typed values with
 // millisecond expiry, the data commands that operate on them, and the one
 // command table. It is deterministic: the time of a command (Ctx.Now) and
-// all randomness (Engine.Rand) come from the caller; nothing here reads the
-// clock or iterates a Go map where the order could reach a reply or the state.
+// all randomness (Engine.Rand, engine state) are given, not read; nothing
+// here reads the clock or iterates a Go map where the order could reach a
+// reply or the state (Evict's time bound and rdb-key-save-delay's sleeps
+// read the clock, node-local, reaching neither).
 package engine
 
 import (

@@ -141,9 +141,12 @@ const (
 // passed. Each deletion
 // goes through the ordinary delete path: WATCH is signalled, the key is
 // appended to Deleted when set, and Stats.EvictedKeys counts it. It returns
-// the estimated bytes freed. With effects on it is a unit of its own (as
-// Redis evicts before the command that needs the memory, apart from it):
-// its DELs go out bare (Effects.NoMulti).
+// the estimated bytes freed; while a capture is active the victims count
+// as the capture's memory instead (it shares their values until it is
+// released, CaptureMemory), and are left out of what it returns. With
+// effects on it is a unit of its own (as Redis evicts before the command
+// that needs the memory, apart from it): its DELs go out bare
+// (Effects.NoMulti).
 func (c *Ctx) Evict(toFree int64, maxKeys int) (int64, EvictResult) {
 	if c.E.ev.policy == PolicyNoEviction {
 		return 0, EvictFail
@@ -151,13 +154,15 @@ func (c *Ctx) Evict(toFree int64, maxKeys int) (int64, EvictResult) {
 	if c.Eff != nil {
 		c.Eff.NoMulti = true
 	}
-	var freed int64
+	var freed, pinned int64
+	defer func() { c.E.cow.pin(pinned) }()
 	limit := c.E.EvictTimeLimit
 	var start time.Time
 	if limit > 0 {
 		start = time.Now()
 	}
-	for n := 0; freed < toFree; n++ {
+	captured := c.E.cow.active.Load() > 0
+	for n := 0; freed+pinned < toFree; n++ {
 		if n == maxKeys || limit > 0 && n > 0 && n%16 == 0 && time.Since(start) > limit {
 			return freed, EvictRunning
 		}
@@ -165,7 +170,11 @@ func (c *Ctx) Evict(toFree int64, maxKeys int) (int64, EvictResult) {
 		if e == nil {
 			return freed, EvictFail
 		}
-		freed += e.memUsage()
+		if captured {
+			pinned += e.memUsage()
+		} else {
+			freed += e.memUsage()
+		}
 		key := e.keyStr()
 		db.removeEntry(e)
 		c.E.Stats.EvictedKeys++
@@ -402,12 +411,19 @@ const lruHorizon = 128
 func (c *Ctx) AgeAccess(calls int) {
 	ev := &c.E.ev
 	p := ev.policy
+	minute := c.Now / 60000
 	if !ev.lfu && p != PolicyAllKeysLRU && p != PolicyVolatileLRU {
-		ev.aging = false
+		// The minute is tracked under every policy, so that switching to
+		// LFU mid-minute does not start a pass at once: a counter read
+		// a second ago would lose one although no minute was crossed
+		// (a scenario's OBJECT FREQ saw 5 where Redis answered 6).
+		ev.aging, ev.ageMin = false, minute
 		return
 	}
+	if ev.ageMin == 0 {
+		ev.ageMin = minute // the first call: no minute crossed yet
+	}
 	if !ev.aging {
-		minute := c.Now / 60000
 		if minute == ev.ageMin {
 			return
 		}

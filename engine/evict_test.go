@@ -221,6 +221,7 @@ func TestEvictAllDatabases(t *testing.T) {
 // IDLETIME answers Redis's error then, and the other way round.
 func TestObjectFreqLFU(t *testing.T) {
 	c, _ := evictEngine(t, PolicyAllKeysLFU, 1, 0)
+	c.AgeAccess(1) // the cron's first call notes the minute
 	if got := run(c, "OBJECT", "FREQ", "k0"); got != ":5\r\n" {
 		t.Fatalf("new key freq %q", got)
 	}
@@ -246,11 +247,41 @@ func TestObjectFreqLFU(t *testing.T) {
 	}
 }
 
+// TestAgeAccessWaitsForAMinute: a pass starts only when a minute is
+// crossed, never because the policy became LFU (or the server started)
+// mid-minute: Redis decays a counter by the minutes since its last access.
+func TestAgeAccessWaitsForAMinute(t *testing.T) {
+	c, _ := evictEngine(t, PolicyNoEviction, 1, 0)
+	c.Now = evictT0/60000*60000 + 10_000
+	c.AgeAccess(1) // under noeviction: only notes the minute
+	c.E.SetEvictPolicy(PolicyAllKeysLFU, 5)
+	run(c, "SET", "f", "v")
+	run(c, "GET", "f")
+	c.Now += 1000
+	c.AgeAccess(1)
+	if got := run(c, "OBJECT", "FREQ", "f"); got != ":6\r\n" {
+		t.Fatalf("after a switch mid-minute: %q, want 6", got)
+	}
+	c.Now += 60_000
+	c.AgeAccess(1)
+	if got := run(c, "OBJECT", "FREQ", "f"); got != ":5\r\n" {
+		t.Fatalf("after a minute crossed: %q, want 5", got)
+	}
+	// a fresh engine whose first call is already under LFU
+	c2, _ := evictEngine(t, PolicyAllKeysLFU, 0, 0)
+	run(c2, "SET", "f", "v")
+	c2.AgeAccess(1)
+	if got := run(c2, "OBJECT", "FREQ", "f"); got != ":5\r\n" {
+		t.Fatalf("first pass at start: %q, want 5", got)
+	}
+}
+
 // TestLRUSaturates: under an LRU policy the aging pass stops a cold key's
 // clock at 128 s, so after 300 s it still looks older than a key read 10 s
 // ago (without the pass its idle time would have wrapped to 44 s).
 func TestLRUSaturates(t *testing.T) {
 	c, _ := evictEngine(t, PolicyAllKeysLRU, 2, 0)
+	c.AgeAccess(1) // the cron's first call notes the minute
 	c.Now += 200_000
 	c.AgeAccess(1)
 	c.Now += 90_000
@@ -289,5 +320,39 @@ func TestEvictLimiters(t *testing.T) {
 				t.Fatalf("%v evicted %s", p, k)
 			}
 		}
+	}
+}
+
+// TestEvictDuringCapture: keys evicted while a capture is active are not
+// returned as freed (the capture keeps their values alive) but counted as
+// the capture's pinned memory, which its release turns into freed; the
+// capture's arrays count while it lasts, and with no spare kept, go with it.
+func TestEvictDuringCapture(t *testing.T) {
+	c, _ := evictEngine(t, PolicyAllKeysLRU, 1000, 0)
+	e := c.E
+	e.SetCaptureSpare(false)
+	if a, p, f := e.CaptureMemory(); a != 0 || p != 0 || f != 0 {
+		t.Fatalf("before any capture: arrays %d pinned %d freed %d", a, p, f)
+	}
+	if freed, _ := c.Evict(1, 10); freed == 0 {
+		t.Fatal("eviction without a capture freed nothing")
+	}
+	s := e.Capture()
+	arrays, _, _ := e.CaptureMemory()
+	if arrays < 999*40 {
+		t.Fatalf("capture of 990 keys: arrays %d bytes", arrays)
+	}
+	freed, res := c.Evict(2000, 20)
+	_, pinned, _ := e.CaptureMemory()
+	if freed != 0 || pinned < 20*5 || res != EvictRunning {
+		t.Fatalf("20 evictions during a capture: freed %d, pinned %d, %v", freed, pinned, res)
+	}
+	s.Release()
+	a, p, f := e.CaptureMemory()
+	if a != 0 || p != 0 || f != arrays+pinned {
+		t.Fatalf("after the release: arrays %d pinned %d freed %d, want 0 0 %d", a, p, f, arrays+pinned)
+	}
+	if freed, _ := c.Evict(1, 10); freed == 0 {
+		t.Fatal("eviction after the release freed nothing")
 	}
 }

@@ -3,7 +3,9 @@ package engine
 // Rand is the engine's deterministic random source (splitmix64). Its state is
 // part of the engine state: replaying the same commands from the same state
 // draws the same numbers, which a replicated keyspace needs for RANDOMKEY,
-// SPOP, SRANDMEMBER and the like. Nothing in the engine uses math/rand.
+// SPOP, SRANDMEMBER and the like. Nothing in the engine's state or replies
+// comes from math/rand: the one use, rdb-key-save-delay's "one key in N"
+// sleep (snapshot.go), is node-local timing.
 type Rand struct{ s uint64 }
 
 // Seed sets the generator's state.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Snapshots of the whole state (see DESIGN.md "Snapshots"):
@@ -78,6 +79,7 @@ type Snapshot struct {
 	// total is the key count, set when taken (Release leaves both)
 	written atomic.Int64
 	total   int64
+	arrays  int64 // bytes of its entry and bucket arrays (a Capture's)
 }
 
 // snapDB is one database's table: a copy (Capture) or the live one
@@ -118,7 +120,7 @@ func (e *Engine) snapshotHeader() *Snapshot {
 // The cost under the lock is a copy of each database's entry chunks and
 // bucket array (40 bytes per key plus 4 per bucket; the key bytes, which
 // never change, are shared): 1,000,000 keys take 44 MB and 23–74 ms on
-// the shared 2-CPU VM (BenchmarkCapture1M; DESIGN.md).
+// the shared 2-CPU VM (BenchmarkCapture1M; bench/RESULTS.md).
 // Values are not copied: until Release, a write that would change a list,
 // hash, set, sorted set or limiter object in place copies it first, once
 // per object (cow.go). Strings are never changed in place below their
@@ -127,6 +129,7 @@ func (e *Engine) Capture() *Snapshot {
 	s := e.snapshotHeader()
 	s.captured = true
 	spare := e.cow.takeSpare()
+	var reused int64 // of the spare's arrays (the rest is garbage now)
 	for i, db := range e.DBs {
 		d := &db.dict
 		if d.count == 0 {
@@ -140,6 +143,7 @@ func (e *Engine) Capture() *Snapshot {
 		if sp := spare; sp != nil && cap(sp.dbs[i].entries) >= used && cap(sp.dbs[i].buckets) >= len(d.buckets) {
 			all = sp.dbs[i].entries[:used]
 			sd.buckets = append(sp.dbs[i].buckets[:0], d.buckets...)
+			reused += arraysSize(sp.dbs[i].entries, sp.dbs[i].buckets)
 		} else {
 			all = make([]entry, used)
 			sd.buckets = slices.Clone(d.buckets)
@@ -152,7 +156,13 @@ func (e *Engine) Capture() *Snapshot {
 			copy(all[lo:hi], d.chunks[c])
 			sd.chunks[c] = all[lo:hi:hi]
 		}
+		s.arrays += arraysSize(all, sd.buckets) + int64(len(sd.chunks))*int64(unsafe.Sizeof(sd.chunks[0]))
 	}
+	if spare != nil {
+		e.cow.bytes.Add(-spare.size)
+		e.cow.freed.Add(spare.size - reused)
+	}
+	e.cow.bytes.Add(s.arrays)
 	// a new generation: every object that exists now may be shared (a
 	// generation is never 0, which objects are created with)
 	if e.cow.gen++; e.cow.gen == 0 {
@@ -171,7 +181,7 @@ func (s *Snapshot) Release() {
 	}
 	if s.captured {
 		s.e.cow.active.Add(-1)
-		s.e.cow.keepSpare(s)
+		s.e.cow.released(s.arrays, s.e.cow.keepSpare(s))
 	}
 	s.dbs = [NumDBs]snapDB{}
 }

@@ -46,12 +46,13 @@ func BenchmarkEvalShaCounter(b *testing.B) {
 // (001-token-bucket.lua, needs GET and SET … EX). It is skipped when the
 // seed scripts are not reachable or SET is not in this build.
 func BenchmarkEvalShaTokenBucket(b *testing.B) {
-	src, err := os.ReadFile("../../shared/seed-scripts/001-token-bucket.lua")
-	if err != nil {
-		src, err = os.ReadFile("/work/shared/seed-scripts/001-token-bucket.lua")
+	dir := os.Getenv("LIMITDB_SEED_DIR")
+	if dir == "" {
+		dir = "../../shared/seed-scripts" // from the repository root, ../shared
 	}
+	src, err := os.ReadFile(dir + "/001-token-bucket.lua")
 	if err != nil {
-		b.Skip("seed scripts not found")
+		b.Skipf("seed scripts not found (../shared/seed-scripts from the repository root, or LIMITDB_SEED_DIR): %v", err)
 	}
 	if engine.Lookup([]byte("set")) == nil {
 		b.Skip("SET not in this build")

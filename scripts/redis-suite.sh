@@ -9,9 +9,10 @@
 #   scripts/redis-suite.sh unit/sort unit/type/incr
 #
 # Environment:
-#   REDIS_SRC   a Redis 7.0.15 source tree holding tests/ and runtest; by
-#               default it is extracted from the git mirror REDIS_GIT
-#               (default /work/.mirror/redis+redis/repo), tag 7.0.15
+#   REDIS_SRC   a Redis 7.0.15 source tree holding tests/ and runtest;
+#               or else
+#   REDIS_GIT   a git clone of redis/redis, whose tag 7.0.15's tests/ and
+#               runtest are extracted (one of the two must be set)
 #   OUT         where logs go (default: a new temp dir, printed)
 #   TAGS        --tags argument for runtest (default: none, every test the
 #               external mode allows)
@@ -45,9 +46,13 @@ TAGS=${TAGS:-}
 ONLY=${ONLY:-}
 
 if [ -z "${REDIS_SRC:-}" ]; then
+  if [ -z "${REDIS_GIT:-}" ]; then
+    echo "set REDIS_SRC (a Redis 7.0.15 source tree) or REDIS_GIT (a clone of redis/redis)" >&2
+    exit 2
+  fi
   REDIS_SRC=$OUT/redis-src
   mkdir -p "$REDIS_SRC"
-  git -C "${REDIS_GIT:-/work/.mirror/redis+redis/repo}" archive 7.0.15 tests runtest |
+  git -C "$REDIS_GIT" archive 7.0.15 tests runtest |
     tar -x -C "$REDIS_SRC" || { echo "cannot extract Redis's tests" >&2; exit 1; }
 fi
 

@@ -35,8 +35,12 @@ type authState struct {
 	// connections: accepting must not wait for the engine lock, which a
 	// running script holds (clients arriving then get BUSY, as in Redis).
 	defaultUser atomic.Pointer[acl.User]
-	log         aclLog
-	file        string // aclfile, "" when none
+	// master is masteruser and masterauth; linkKeys the password hashes
+	// of the users a peer node may authenticate as (cluster_auth.go)
+	master   atomic.Pointer[[2]string]
+	linkKeys atomic.Pointer[map[string][]string]
+	log      aclLog
+	file     string // aclfile, "" when none
 	// confUsers: names defined by config file "user" lines (each once)
 	confUsers map[string]bool
 	// confDefault: the rules of a config file's "user default" line
@@ -57,6 +61,7 @@ func (s *Server) syncAuth() {
 	s.auth.defaultUser.Store(d)
 	s.auth.needAuth.Store(!d.NoPass() || !d.Enabled())
 	s.auth.defaultNoPass.Store(d.NoPass())
+	s.publishLinkKeys()
 }
 
 // defaultUserNoPass reports whether the default user has the nopass flag
@@ -81,7 +86,7 @@ func (s *Server) authenticate(cl *client, argv0, user, pass []byte) bool {
 		// user just created elsewhere catches up before refusing (a read
 		// barrier, as for any linearizable read)
 		s.door.Unlock()
-		err := s.node.ReadBarrier()
+		_, err := s.node.ReadBarrier()
 		s.door.Lock()
 		if err == nil {
 			u = s.auth.acl.Authenticate(user, pass)

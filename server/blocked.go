@@ -77,8 +77,11 @@ type blockingState struct {
 	// count within the ms (Waiter.Rank)
 	lastRank uint64
 	// rerank: a client blocked here before this node stopped leading
-	// keeps its rank when its command is forwarded (blocked_cluster.go)
+	// keeps its rank when its command is forwarded (cluster_blocked.go)
 	rerank map[*client]uint64
+	// fwdUnits: the followers' units blocked here, by follower client,
+	// each with its seq (cluster_blocked.go)
+	fwdUnits map[fwdKey]*fwdBlocked
 }
 
 // blockState is a blocked client (Redis's CLIENT_BLOCKED and bpop).
@@ -120,7 +123,7 @@ type blockState struct {
 	// answer is handed to the loop (evLoop.answered). Set under the lock
 	// when it blocks.
 	onLoop bool
-	// a follower's unit (blocked_cluster.go): its client and sequence
+	// a follower's unit (cluster_blocked.go): its client and sequence
 	fwdKey fwdKey
 	fwdSeq uint64
 	// The answer is written here, under the engine lock, by whoever

@@ -32,7 +32,7 @@ type client struct {
 	tx  door.Tx     // WATCHes and the MULTI queue
 	blk *blockState // blocked in a blocking command (blocked.go)
 	// fwdBlk: waiting in a blocking command forwarded to the leader
-	// (blocked_cluster.go); set and cleared under the engine lock
+	// (cluster_blocked.go); set and cleared under the engine lock
 	fwdBlk *fwdWait
 	// directs: answers to blocked clients this goroutine writes once it
 	// has released the engine lock (blocked.go, sendDirects)
@@ -42,7 +42,7 @@ type client struct {
 	// busy (without the engine lock) left WATCHes to drop (dispatch)
 	unwatchLater bool
 
-	// cluster (replication.go)
+	// cluster (cluster_route.go)
 	readonly    bool   // READONLY: a follower serves reads without a barrier
 	barrier     bool   // this batch's read barrier is done
 	leased      bool   // this batch found the leader's lease held (route)
@@ -431,7 +431,9 @@ func (cl *client) flushTurn() (t turn, done bool) {
 
 func (s *Server) dropClient(cl *client) {
 	cl.nc.Close()
-	if cl.fwdWatching {
+	if cl.fwdWatching || cl.fwdSeq != 0 {
+		// the leader keeps the client's WATCHes and its row of the table
+		// of executed units (at most once) until it is gone
 		s.node.DropClient(uint64(cl.id))
 	}
 	if cl.ps != nil {
@@ -562,6 +564,18 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	return s.call(cl, cmd, argv)
 }
 
+// revealsState names the connection-level commands whose replies show
+// replicated state: keys and values (INFO's keyspace and counters, DEBUG
+// DIGEST, DIGEST-VALUE, OBJECT…), whether a WATCHed key changed (EXEC's
+// abort), settings and users (CONFIG GET, ACL's listings). On a leader an
+// effect they see may not be committed yet, so their replies wait for
+// the client's ticket (cluster/DESIGN.md), as a GET's does; the others
+// (PING, CLIENT, ROLE, SLOWLOG…) show the connection or the node.
+var revealsState = map[string]bool{
+	"info": true, "debug": true, "exec": true, "config|get": true,
+	"acl|getuser": true, "acl|list": true, "acl|users": true, "acl|dryrun": true,
+}
+
 // isTxnControl names the commands that run at once inside MULTI.
 func isTxnControl(name string) bool {
 	switch name {
@@ -587,9 +601,10 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 		if s.node == nil || s.node.Serving() || !changesShared(cmd, argv) || s.forward(cl, [][][]byte{argv}) {
 			recs := s.door.Records
 			connHandlers[cmd.Name](s, cl, argv)
-			if s.door.Records != recs && s.node != nil && s.node.Serving() {
-				// it changed replicated state (ACL, CONFIG, DEBUG RELOAD…):
-				// its reply waits for the commit like a write's
+			if s.node != nil && s.node.Serving() && (s.door.Records != recs || revealsState[cmd.Name]) {
+				// it changed replicated state (ACL, CONFIG, DEBUG RELOAD…),
+				// or its reply shows the engine's: the reply waits for the
+				// commit of what it changed or read, like a write's or a read's
 				cl.ticket = s.node.Ticket()
 			}
 		}

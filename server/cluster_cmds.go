@@ -22,8 +22,9 @@ func init() {
 	registerConn(&engine.Command{Name: "readwrite", Arity: 1, Flags: "loading stale fast", Group: "cluster", Since: "3.0.0", Summary: "Disables read queries for a connection to a cluster replica node."}, cmdReadwrite)
 	registerConn(&engine.Command{Name: "raft", Arity: -2, Group: "cluster", Since: "7.0.0", Summary: "limitdb's Raft membership and status."}, nil,
 		connSub{&engine.Command{Name: "info", Arity: 2, Flags: "loading stale", Group: "cluster", Since: "7.0.0", Summary: "Returns the node's view of the Raft cluster."}, cmdRaftInfo},
-		connSub{&engine.Command{Name: "join", Arity: -4, Flags: "admin noscript loading stale no_auth", Group: "cluster", Since: "7.0.0", Summary: "Adds a node to the cluster (sent by a joining node)."}, cmdRaftJoin},
+		connSub{&engine.Command{Name: "join", Arity: -4, Flags: "admin noscript loading stale", Group: "cluster", Since: "7.0.0", Summary: "Adds a node to the cluster (sent by a joining node)."}, cmdRaftJoin},
 		connSub{&engine.Command{Name: "remove", Arity: 3, Flags: "admin noscript loading stale", Group: "cluster", Since: "7.0.0", Summary: "Removes a node from the cluster."}, cmdRaftRemove},
+		connSub{&engine.Command{Name: "transfer", Arity: -2, Flags: "admin noscript loading stale", Group: "cluster", Since: "7.0.0", Summary: "Hands leadership over to a voter (planned maintenance)."}, cmdRaftTransfer},
 	)
 }
 
@@ -97,9 +98,11 @@ func cmdRaftInfo(s *Server, cl *client, argv [][]byte) {
 }
 
 // cmdRaftJoin: RAFT JOIN id raft-addr [proof] — sent by a node started
-// with --join: the cluster adds it as a non-voter (and promotes it once
-// it caught up). Without a cluster secret only loopback clients may ask;
-// with one, proof must be its HMAC (cluster.JoinProof).
+// with --join, authenticated with its masteruser/masterauth like any
+// client (an administrative command: @admin @dangerous): the cluster adds
+// it as a non-voter (and promotes it once it caught up). id is its Raft
+// ID (node-id@incarnation). Without a cluster secret only loopback
+// clients may ask; with one, proof must be its HMAC (cluster.JoinProof).
 func cmdRaftJoin(s *Server, cl *client, argv [][]byte) {
 	if s.node == nil {
 		cl.w.Error(errNoCluster)
@@ -147,6 +150,32 @@ func cmdRaftRemove(s *Server, cl *client, argv [][]byte) {
 	cl.w.OK()
 }
 
+// cmdRaftTransfer: RAFT TRANSFER [id] — hands leadership to voter id,
+// or to the most up-to-date voter, through the leader (a follower asks
+// it), and answers +OK once another node leads (cluster/transfer.go).
+func cmdRaftTransfer(s *Server, cl *client, argv [][]byte) {
+	if s.node == nil {
+		cl.w.Error(errNoCluster)
+		return
+	}
+	if len(argv) > 3 {
+		cl.w.Error(engine.ErrSyntax)
+		return
+	}
+	id := ""
+	if len(argv) == 3 {
+		id = string(argv[2])
+	}
+	s.door.Unlock()
+	err := s.node.Transfer(id)
+	s.door.Lock()
+	if err != nil {
+		cl.w.Error(errText(err))
+		return
+	}
+	cl.w.OK()
+}
+
 // errText makes an error a RESP error text with a code word.
 func errText(err error) string {
 	m := err.Error()
@@ -171,6 +200,7 @@ func infoRaft(s *Server, b []byte) []byte {
 	b = kv(b, "raft_leader_waits", st.LeaderWaits)
 	b = kv(b, "raft_clusterdown_replies", st.ClusterDown)
 	b = kv(b, "raft_unknown_outcomes", st.Unknown)
+	b = kv(b, "raft_forwarded_clients", s.node.ForwardedClients())
 	return b
 }
 

@@ -40,7 +40,6 @@ func (s *Server) StartCluster() error {
 		}
 		clientAddr = net.JoinHostPort(host, strconv.Itoa(a.Port))
 	}
-	s.door.Skew = num("debug-clock-offset-ms")
 	cfg := cluster.Config{
 		NodeID:            p["node-id"],
 		RaftAddr:          p["raft-addr"],
@@ -56,7 +55,7 @@ func (s *Server) StartCluster() error {
 		TrailingLogs:      uint64(num("raft-trailing-logs")),
 		SnapshotInterval:  time.Duration(num("raft-snapshot-interval")) * time.Second,
 		Log:               s.log,
-		JoinPass:          p["requirepass"],
+		Link:              linkAuth{s},
 	}
 	// a follower never deletes on its own; the node lifts this while it leads
 	s.door.Lock()
@@ -67,6 +66,9 @@ func (s *Server) StartCluster() error {
 		return err
 	}
 	s.node = n
+	s.door.Lock()
+	s.mem.log = n.LogMemory // maxmemory leaves the log's memory out (maxmemory.go)
+	s.door.Unlock()
 	n.OnMessages(s.deliverRemote) // other nodes' Pub/Sub messages (pubsub.go)
 	return nil
 }

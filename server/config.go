@@ -24,7 +24,7 @@ const (
 	pEvents
 	pOctal // an integer written in octal (unixsocketperm)
 	pObuf  // client-output-buffer-limit: classes with hard, soft, seconds
-	pOOM   // oom-score-adj-values: three scores (oom.go)
+	pOOM   // oom-score-adj-values: three scores (oom_score_adj.go)
 )
 
 // param is one CONFIG parameter, with Redis 7.0's name, default, checks
@@ -44,8 +44,11 @@ type param struct {
 	// limitdb reads it at start-up (errStartupOnly)
 	startup   bool
 	protected bool
+	// debug: CONFIG SET only from a connection DEBUG is allowed from
+	// (enable-debug-command): a test's fault, not a setting
+	debug bool
 	// cannot, when set, returns why limitdb refuses a valid value it
-	// cannot honour (see capabilities.go); "" when it can.
+	// cannot honour (see config_refusals.go); "" when it can.
 	cannot func(v string) string
 }
 
@@ -77,7 +80,7 @@ var params = []*param{
 	// current value: the Raft log and the RDB file were opened in it
 	{name: "dir", kind: pString, def: ".", protected: true, startup: true},
 	{name: "loglevel", kind: pEnum, def: "notice", enum: []string{"debug", "verbose", "notice", "warning"}},
-	{name: "notify-keyspace-events", kind: pEvents, def: ""}, // notify.go
+	{name: "notify-keyspace-events", kind: pEvents, def: ""}, // config_notify.go
 	{name: "slowlog-log-slower-than", kind: pInt, def: "10000", min: -1, max: 9223372036854775807},
 	{name: "slowlog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "maxmemory-samples", kind: pInt, def: "5", min: 1, max: 2147483647},
@@ -109,6 +112,11 @@ var params = []*param{
 	{name: "tls-auth-clients", kind: pEnum, def: "yes", enum: []string{"no", "yes", "optional"}},
 	{name: "tls-protocols", kind: pString, def: ""},
 	{name: "requirepass", kind: pString, def: ""},
+	// what a cluster node authenticates its join and its links to the
+	// other nodes with (cluster_auth.go), as a Redis replica authenticates
+	// to its master
+	{name: "masteruser", kind: pString, def: ""},
+	{name: "masterauth", kind: pString, def: ""},
 	{name: "aclfile", kind: pString, def: "", immutable: true},
 	{name: "acllog-max-len", kind: pInt, def: "128", min: 0, max: 9223372036854775807},
 	{name: "client-output-buffer-limit", kind: pObuf, def: obufDefault},
@@ -132,11 +140,10 @@ var params = []*param{
 	{name: "repl-ping-replica-period", alias: "repl-ping-slave-period", kind: pInt, def: "10", min: 1, max: 2147483647},
 	{name: "repl-timeout", kind: pInt, def: "60", min: 1, max: 2147483647},
 	{name: "repl-backlog-size", kind: pMem, def: "1048576", min: 1, max: 9223372036854775807},
-	{name: "masterauth", kind: pString, def: ""},
 	{name: "replica-serve-stale-data", alias: "slave-serve-stale-data", kind: pBool, def: "yes"},
 	{name: "replica-read-only", alias: "slave-read-only", kind: pBool, def: "yes"},
 	{name: "replica-lazy-flush", alias: "slave-lazy-flush", kind: pBool, def: "no"},
-	// with both above 0 writes get NOREPLICAS (replicas.go)
+	// with both above 0 writes get NOREPLICAS (min_replicas.go)
 	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: pInt, def: "0", min: 0, max: 2147483647},
 	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: pInt, def: "10", min: 0, max: 2147483647},
 	{name: "aof-use-rdb-preamble", kind: pBool, def: "yes"},
@@ -160,7 +167,7 @@ var params = []*param{
 	{name: "tracking-table-max-keys", kind: pInt, def: "1000000", min: 0, max: 9223372036854775807},
 	// the time one eviction may run (applyMaxmemory, evictionTimeLimit)
 	{name: "maxmemory-eviction-tenacity", kind: pInt, def: "10", min: 0, max: 100},
-	// the process's /proc/self/oom_score_adj (oom.go); relative is shown
+	// the process's /proc/self/oom_score_adj (oom_score_adj.go); relative is shown
 	// as yes, Redis's first name of the same value
 	{name: "oom-score-adj", kind: pEnum, def: "no", enum: []string{"no", "yes", "relative", "absolute"}},
 	{name: "oom-score-adj-values", kind: pOOM, def: oomValuesDef},
@@ -176,8 +183,9 @@ var params = []*param{
 	{name: "raft-trailing-logs", kind: pInt, def: "10240", min: 0, max: 9223372036854775807, immutable: true},
 	{name: "raft-snapshot-interval", kind: pInt, def: "120", min: 1, max: 86400, immutable: true},
 	// a test-only offset added to this node's clock (ms): the cluster
-	// tests show its effect on limits and INFO
-	{name: "debug-clock-offset-ms", kind: pInt, def: "0", min: -86400000, max: 86400000, immutable: true},
+	// tests show its effect on limits and INFO, and CONFIG SET steps a
+	// running node's clock (an NTP step, for the fault tests)
+	{name: "debug-clock-offset-ms", kind: pInt, def: "0", min: -86400000, max: 86400000, debug: true},
 }
 
 // applyFn is what CONFIG SET runs after storing a new value, before
@@ -205,6 +213,8 @@ var paramApply = map[string]*applyFn{
 	"tls-protocols":    applyTLSSet,
 	"tls-auth-clients": applyTLSSet,
 	"requirepass":      applyRequirePass,
+	"masteruser":       applyMasterAuth,
+	"masterauth":       applyMasterAuth,
 	"acllog-max-len":   applyACLLogMax,
 }
 
@@ -376,6 +386,10 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 			cl.w.Error(setFailed(name, "can't set protected config"))
 			return
 		}
+		if p.debug && !s.debugAllowed(cl) {
+			cl.w.Error(setFailed(name, errDebugConfig))
+			return
+		}
 		v, why := s.value(p, string(argv[i+1]))
 		if why == "" && p.startup && v != s.conf.params[p.name] {
 			why = errStartupOnly
@@ -436,7 +450,13 @@ func (s *Server) applyConfig() {
 	s.applyNet()
 	s.applyRDBConfig()
 	s.applyMinReplicas()
+	skew, _ := strconv.ParseInt(s.conf.params["debug-clock-offset-ms"], 10, 64)
+	s.door.SetSkew(skew)
 }
+
+// errDebugConfig refuses CONFIG SET of a debug parameter where DEBUG
+// itself is refused.
+const errDebugConfig = "can't set debug config: enable-debug-command does not allow DEBUG from this connection"
 
 // value validates v for p as CONFIG SET and a config file both do:
 // Redis's checks, then client-output-buffer-limit's merge into the current
@@ -518,7 +538,7 @@ func (p *param) check(v string) (string, string) {
 		}
 		return strings.Join(f, " "), ""
 	case pEvents:
-		return checkNotify(v) // notify.go
+		return checkNotify(v) // config_notify.go
 	case pOOM:
 		return checkOOMValues(v)
 	}

@@ -12,10 +12,14 @@ import (
 )
 
 // DEBUG (Redis 7.0 debug.c): the subcommands Redis's own tests lean on —
-// DIGEST, DIGEST-VALUE, OBJECT, RELOAD, SLEEP, SET-ACTIVE-EXPIRE, HELP — and
-// limitdb's DIGEST-STRICT (engine.StrictDigest; not in HELP, which keeps
-// Redis's text). The rest (JMAP, POPULATE…) get Redis's unknown-subcommand
-// error.
+// DIGEST, DIGEST-VALUE, OBJECT, RELOAD (and LOADAOF, which reloads as it
+// does), SLEEP, SET-ACTIVE-EXPIRE, PROTOCOL, HELP; QUICKLIST-PACKED-
+// THRESHOLD, PAUSE-CRON, SET-DISABLE-DENY-SCRIPTS and REPLYBUFFER are
+// accepted without effect — and limitdb's DIGEST-STRICT
+// (engine.StrictDigest) and, on a Raft node, the fault tests'
+// RAFT-FAIL-WRITES, RAFT-STALL-WRITES and RAFT-POWER-CUT (none of them in
+// HELP, which keeps Redis's text). The rest (JMAP, POPULATE…) get Redis's
+// unknown-subcommand error.
 // enable-debug-command (no|yes|local, immutable) guards the whole command
 // as Redis's processCommand does, right after the arity check.
 
@@ -97,6 +101,21 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 		// while set, as a full disk would
 		s.node.InjectLogFailure(string(argv[2]) == "1")
 		cl.w.OK()
+	case sub == "raft-stall-writes" && len(argv) == 3 && s.node != nil:
+		// test-only (not in HELP): each write to the Raft log's files
+		// first sleeps this many ms while set (a stalled disk); 0 ends it
+		ms, err := strconv.ParseInt(string(argv[2]), 10, 64)
+		if err != nil || ms < 0 {
+			cl.w.Error(engine.ErrNotInt)
+			return
+		}
+		s.node.InjectLogStall(time.Duration(ms) * time.Millisecond)
+		cl.w.OK()
+	case sub == "raft-power-cut" && len(argv) == 2 && s.node != nil:
+		// test-only (not in HELP): the node loses what a power cut would
+		// (the log's writes since their last fsync) and dies as on
+		// SIGKILL; no reply
+		s.node.PowerCut()
 	case sub == "digest-value":
 		db := s.eng.DBs[cl.db]
 		cl.w.Array(len(argv) - 2)

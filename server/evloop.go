@@ -19,10 +19,12 @@ import (
 	"limitdb/resp"
 )
 
-// Event loops (io-model loop): plain-TCP connections are served by a few
-// goroutines each waiting on its own epoll set, as Redis's event loop
-// serves its clients: every turn reads each ready socket once, runs the
-// complete requests it holds and writes their replies with one write(2).
+// Event loops (io-model loop): plain-TCP connections are served by a
+// goroutine waiting on its own epoll set (one, unless LIMITDB_LOOPS says
+// more), as Redis's event loop serves its clients: every turn reads each
+// ready socket once, runs the complete requests it holds and then writes
+// every served connection's replies (writeAll: one io_uring_enter for
+// several, sendTurn, or a write(2)).
 // A batch whose commit has not arrived is parked on the loop: its
 // replies wait, unsent, and the node's settled hook wakes the loop, which
 // writes them in its write pass (park, unparkSettled). A connection
@@ -372,7 +374,7 @@ type evLoop struct {
 }
 
 // loopFor returns the loop a new connection joins (round robin), starting
-// the loops on first use: one per P.
+// the loops on first use: one, or LIMITDB_LOOPS of them (measurements).
 func (s *Server) loopFor() *evLoop {
 	s.loopsOnce.Do(func() {
 		n := 1
@@ -596,15 +598,26 @@ func (lp *evLoop) poll(events []unix.EpollEvent, wait int) (int, error) {
 		return n, err
 	}
 	if runtime.GOMAXPROCS(0) == 1 {
-		rerr := lp.epr.Read(func(uintptr) bool {
-			n, err = nbEpollPoll(lp.ep, events)
-			return n != 0 || err != nil
-		})
-		if rerr == nil {
-			return n, err
-		}
-		// not in the poller (it refused the descriptor): block below
+		return lp.pollWait(events, wait)
 	}
+	return unix.EpollWait(lp.ep, events, wait)
+}
+
+// pollWait is poll's wait in Go's poller. Its own function: the closure's
+// results escape to the heap, and declared in poll they were allocated on
+// every call, waiting or not (91 MB of garbage in 300,000 pipelined SETs,
+// which maxmemory's figure counts until a collection).
+func (lp *evLoop) pollWait(events []unix.EpollEvent, wait int) (int, error) {
+	var n int
+	var err error
+	rerr := lp.epr.Read(func(uintptr) bool {
+		n, err = nbEpollPoll(lp.ep, events)
+		return n != 0 || err != nil
+	})
+	if rerr == nil {
+		return n, err
+	}
+	// not in the poller (it refused the descriptor): block instead
 	return unix.EpollWait(lp.ep, events, wait)
 }
 
@@ -816,7 +829,8 @@ func (lp *evLoop) takeAnswers() {
 // A deep batch (a pipeline) is parked too: it was handed to a goroutine
 // while a submitter goroutine cut the entries, but since the loop's turn
 // commits (run), parking it measured 0.93–1.76 × the throughput at P=16
-// and 0.79–0.98 × the CPU (server/DESIGN.md).
+// and 0.79–0.98 × the CPU (bench/RESULTS.md, "Server measurements",
+// "Parked batches").
 func (cl *client) parkTurn() turn {
 	if cl.ps != nil {
 		return turnHandoff
@@ -828,7 +842,8 @@ func (cl *client) parkTurn() turn {
 // cl.ticket: the commit side wakes the loop (settled), which sends them
 // in its write pass (unparkSettled). Against handing the connection to
 // a goroutine that waited for the commit (and the hysteresis that kept
-// write-heavy connections there), see DESIGN.md, "Event loops".
+// write-heavy connections there), see bench/RESULTS.md, "Server
+// measurements", "Parked batches".
 func (lp *evLoop) park(cl *client) {
 	cl.onLoop = false
 	cl.parked = true
@@ -1005,7 +1020,7 @@ func runsOffLoop(cl *client, cmd *engine.Command) bool {
 	if cl.tx.Active {
 		return false // queued, not run
 	}
-	if cmd.Has(engine.FlagScript) {
+	if cmd.Has(engine.FlagScript) || waitsForCluster[cmd.Name] {
 		return true
 	}
 	if cmd.Name == "exec" {
@@ -1017,6 +1032,16 @@ func runsOffLoop(cl *client, cmd *engine.Command) bool {
 	}
 	return false
 }
+
+// waitsForCluster are the commands that wait for the cluster with the
+// engine lock released: a membership change until the leader committed
+// it (Raft may take up to its 10 s enqueue timeout per change where the
+// leader cannot change its configuration yet, and a joining node asks
+// again until it is added), a transfer until another node leads. On a
+// loop every other connection of the loop would wait with them
+// (TestClusterMembershipOffLoop: a PING waited out a RAFT TRANSFER to a
+// stopped voter, ~2 s).
+var waitsForCluster = map[string]bool{"raft|join": true, "raft|remove": true, "raft|transfer": true}
 
 // calmBatches: batches in a row that did not need to leave the loop (no
 // script, no blocking command) before a connection served by a goroutine

@@ -196,6 +196,10 @@ func infoMemory(s *Server, b []byte) []byte {
 	b = kv(b, "maxmemory_human", humanBytes(maxm))
 	b = kv(b, "maxmemory_policy", s.conf.params["maxmemory-policy"])
 	b = kv(b, "mem_fragmentation_ratio", float64(rss)/float64(max(used, 1)))
+	// what the log holds, left out of the figure eviction compares with
+	// maxmemory up to logAllowance (maxmemory.go), as Redis leaves out
+	// its AOF buffer and replicas' output buffers
+	b = kv(b, "mem_not_counted_for_evict", s.mem.notCounted())
 	b = kv(b, "mem_allocator", "go")
 	b = kv(b, "lazyfree_pending_objects", 0)
 	return b

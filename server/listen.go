@@ -397,3 +397,23 @@ func acceptedLine(nc net.Conn) string {
 	}
 	return "Accepted " + nc.RemoteAddr().String()
 }
+
+const errMaxClients = "-ERR max number of clients reached\r\n"
+
+// refuseClient turns a connection away when maxclients are connected, as
+// Redis does: one error reply, then close.
+func (s *Server) refuseClient(nc net.Conn) bool {
+	s.mu.Lock()
+	n := int64(len(s.clients)) + s.net.pending.Load() // handshaking ones count, as in Redis
+	s.mu.Unlock()
+	if n < s.maxClients.Load() {
+		return false
+	}
+	s.stats.rejectedConns.Add(1)
+	if _, secure := nc.(*tls.Conn); !secure { // no handshake yet: Redis sends nothing on TLS
+		nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = nc.Write([]byte(errMaxClients))
+	}
+	nc.Close()
+	return true
+}

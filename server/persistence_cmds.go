@@ -23,8 +23,18 @@ func init() {
 // cmdSave: SAVE — writes dir/dbfilename now, with every other client
 // waiting (Redis's saveCommand). +OK; -ERR when the file could not be
 // written (the log says why); refused while a BGSAVE runs. With a Raft
-// node a Raft snapshot follows, in the background.
+// node a Raft snapshot follows, in the background. On a follower a read
+// barrier comes first (cluster.Node.SnapshotState says why): the file
+// holds every write acknowledged before SAVE was sent.
 func cmdSave(s *Server, cl *client, argv [][]byte) {
+	if s.node != nil && !s.node.Serving() {
+		s.door.Unlock() // the barrier waits for entries applied under the engine lock
+		_, err := s.node.ReadBarrier()
+		s.door.Lock()
+		if err != nil {
+			s.log.Warn("SAVE on a follower without a read barrier (no leader): writes acknowledged in its last moments may be missing", "err", err.Error())
+		}
+	}
 	if s.rdb.bg != nil {
 		cl.w.Error(errBgsaveInProgress)
 		return

@@ -15,7 +15,7 @@ import (
 )
 
 // Pub/Sub delivery (commands in pubsub_cmds.go, keyspace notifications
-// in notify.go and engine/notify.go).
+// in config_notify.go and engine/notify.go).
 //
 // Who writes a subscriber's socket. A message is published under the
 // engine lock by whatever runs a unit (a client's command, a script, the
@@ -44,7 +44,8 @@ import (
 // receiver is gated (pushMark) until the record the batch's replies wait
 // for (its ticket) is committed: the batch settles its marks with the
 // ticket at its end (settlePushes), waits, then clears them and has them
-// written. A writer meanwhile writes only the part before the first
+// written, or, the outcome unknown (UNCERTAIN), cuts what they gated
+// (cutMarks). A writer meanwhile writes only the part before the first
 // unsatisfied mark. Only what could reveal an uncommitted change is gated
 // (pubsubPublish): a keyspace event, a PUBLISH after a write in its unit,
 // or any message while records executed here are not committed yet.
@@ -153,10 +154,13 @@ type clientPS struct {
 	own     ownSeg
 }
 
-// pushMark gates the stream from pos on until ticket is committed.
+// pushMark gates the stream from pos on until ticket is committed. A
+// mark of pushes (not of the client's own replies) also has end, where
+// its settle period's pushes stopped: if ticket's outcome is unknown,
+// pos..end is cut (cutMarks).
 type pushMark struct {
-	pos    int64
-	ticket uint64
+	pos, end int64
+	ticket   uint64
 }
 
 // ownSeg is where the client's last batch of replies sits in buf (push
@@ -319,7 +323,7 @@ func (s *Server) push(self, r *client, msg []byte, gated bool) {
 		if gated && !st.gate {
 			// from here on this period's bytes wait for its ticket
 			st.gate = true
-			st.marks = append(st.marks, pushMark{st.base + int64(len(st.buf)), pendingTicket})
+			st.marks = append(st.marks, pushMark{pos: st.base + int64(len(st.buf)), ticket: pendingTicket})
 		}
 		if !st.dirty && (st.gate || len(st.buf) == 0 && !st.writing) {
 			st.dirty = true
@@ -371,6 +375,7 @@ func (s *Server) settlePushes(ticket uint64, to []*client) ([]*client, uint64) {
 					st.marks = st.marks[:i]
 				} else {
 					st.marks[i].ticket = ticket
+					st.marks[i].end = st.base + int64(len(st.buf))
 				}
 			}
 			st.mu.Unlock()
@@ -399,23 +404,31 @@ func (s *Server) settleAsync() {
 		return
 	}
 	if ticket == 0 || s.committed(ticket) {
-		s.releasePushes(list, 0)
+		s.releasePushes(list, 0, false)
 		return
 	}
 	go func() {
-		s.node.Wait(ticket)
-		s.releasePushes(list, ticket)
+		err := s.node.Wait(ticket)
+		s.releasePushes(list, ticket, err != nil)
 	}()
 }
 
-// releasePushes clears the marks of ticket (waited for, whatever the
-// outcome) in the receivers' buffers and has the flusher write them. The
+// releasePushes clears the marks of ticket (waited for) in the
+// receivers' buffers and has the flusher write them. When ticket's
+// outcome is unknown (lost: leadership ended before its commit) the
+// pushes it gated are cut first: a keyspace event, or a message
+// published after a write, must not report a write that may never have
+// happened (the write may still be committed by the next leader; its
+// event is then missed, as a message is by a node that is down). The
 // engine lock is not needed.
-func (s *Server) releasePushes(list []*client, ticket uint64) {
+func (s *Server) releasePushes(list []*client, ticket uint64, lost bool) {
 	if ticket != 0 {
 		for _, r := range list {
 			st := r.ps
 			st.mu.Lock()
+			if lost {
+				st.cutMarks(ticket)
+			}
 			for i := range st.marks {
 				if st.marks[i].ticket == ticket {
 					st.marks[i].ticket = 0
@@ -440,6 +453,35 @@ func (s *Server) releasePushes(list []*client, ticket uint64) {
 	select {
 	case fl.wake <- struct{}{}:
 	default:
+	}
+}
+
+// cutMarks removes the pushes that the marks of ticket gated (pos..end;
+// not yet written: a writer stops at the first unsatisfied mark) and
+// shifts what follows. st.mu is held.
+func (st *clientPS) cutMarks(ticket uint64) {
+	for i := 0; i < len(st.marks); {
+		m := st.marks[i]
+		from, to := m.pos-st.base, m.end-st.base
+		if m.ticket != ticket || m.end <= m.pos || from < 0 || to > int64(len(st.buf)) {
+			i++
+			continue
+		}
+		st.buf = append(st.buf[:from], st.buf[to:]...)
+		st.marks = append(st.marks[:i], st.marks[i+1:]...)
+		shift := m.end - m.pos
+		for j := i; j < len(st.marks); j++ {
+			if st.marks[j].pos >= m.end {
+				st.marks[j].pos -= shift
+				if st.marks[j].end != 0 {
+					st.marks[j].end -= shift
+				}
+			}
+		}
+		if st.own.from >= m.end {
+			st.own.from -= shift
+			st.own.to -= shift
+		}
 	}
 }
 
@@ -500,7 +542,7 @@ func (s *Server) batchEnd(cl *client) (moved bool) {
 		st.mu.Lock()
 		if cl.ticket != 0 && s.gated() && !s.committed(cl.ticket) {
 			from := st.base + int64(len(st.buf))
-			st.marks = append(st.marks, pushMark{from, cl.ticket})
+			st.marks = append(st.marks, pushMark{pos: from, ticket: cl.ticket})
 			st.own = ownSeg{from + int64(min(cl.batchStart, len(cl.w.B))), from + int64(len(cl.w.B)), cl.batchN, cl.ticket}
 		}
 		st.buf = append(st.buf, cl.w.B...)
@@ -555,10 +597,16 @@ func (s *Server) batchDone(cl *client, ticket uint64, err error) {
 		st.mu.Unlock()
 	}
 	if st.active {
-		// its own replies: written at once by its own goroutine
+		// its own replies: written at once by its own goroutine (pushes
+		// its buffer holds under the same unknown outcome are cut first)
+		if err != nil && ticket != 0 {
+			st.mu.Lock()
+			st.cutMarks(ticket)
+			st.mu.Unlock()
+		}
 		s.flushPushes(cl, ticket)
 	}
-	s.releasePushes(st.flushTo, st.relTicket)
+	s.releasePushes(st.flushTo, st.relTicket, err != nil)
 	st.relTicket = 0
 	clear(st.flushTo)
 	st.flushTo = st.flushTo[:0]
@@ -841,7 +889,7 @@ func (s *Server) deliverRemote(batch []byte) {
 	})
 	list, _ := s.settlePushes(0, nil)
 	s.door.Unlock()
-	s.releasePushes(list, 0)
+	s.releasePushes(list, 0, false)
 }
 
 // killRevokedSubscribers closes the subscribed clients whose user may no

@@ -24,7 +24,7 @@ import (
 //   - SAVE writes under the engine lock (engine.WriteSnapshot): every
 //     other client waits, as Redis's SAVE blocks its event loop.
 //   - BGSAVE takes a copy-on-write capture under the lock
-//     (engine.Capture: 1M keys in 23–74 ms, engine/DESIGN.md) and a
+//     (engine.Capture: 1M keys in 23–74 ms, bench/RESULTS.md) and a
 //     goroutine writes it while commands go on: the capture is the only
 //     time other clients wait, where Redis forks.
 //   - The save rules are checked by the cron at hz, as serverCron does,
@@ -287,16 +287,18 @@ func (s *Server) bgsaveStart() {
 // mode): one pause and capture, one encoding, for both the Raft snapshot
 // (log compaction) and the file, which gets the snapshot's RDB bytes.
 // The state is the one when the goroutine pauses admission, just after
-// the command. Should Raft refuse (a snapshot of its own under way), the
+// the command; on a follower, the one after a read barrier (every write
+// acknowledged before the command). Should Raft refuse (a snapshot of its own under way), the
 // engine is captured directly.
 func (s *Server) bgsaveRaft(bg *bgsave, w io.Writer) error {
 	aw := abortWriter{w, &bg.abort}
 	if bg.abort.Load() {
 		return errSaveAborted
 	}
-	rc, err := s.node.SnapshotState()
+	rc, index, err := s.node.SnapshotState()
 	if err == nil {
 		defer rc.Close()
+		s.log.Info("BGSAVE: writing the state at Raft index", "raft_index", index)
 		_, err = io.Copy(aw, rc)
 		return err
 	}

@@ -66,7 +66,7 @@ type Server struct {
 	latencyTracking bool
 	// minReplicas: min-replicas-to-write and -max-lag are both set, so
 	// writes get NOREPLICAS while fewer good replicas are left
-	// (replicas.go); set by applyConfig
+	// (min_replicas.go); set by applyConfig
 	minReplicas           bool
 	minToWrite, minMaxLag int64 // min-replicas-to-write, -max-lag
 	node                  *cluster.Node
@@ -172,6 +172,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	s.stats.cmdStats = make(map[string]*cmdStat)
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()
+	s.mem.captures = s.eng.CaptureMemory
 	s.initAuth()
 	s.ps.init()
 	s.initRDB()

@@ -57,11 +57,11 @@ func startLimitdbACL(t *testing.T, aclfile string) string {
 	return srv.Addr().String()
 }
 
-// TestACLScenarios runs the scenarios of acl_scenarios/ (ported from
+// TestACLScenarios runs the scenarios of scenarios/acl/ (ported from
 // Redis 7.0.15's tests/unit/acl.tcl, acl-v2.tcl and auth.tcl), each on a
 // fresh pair of servers, in RESP2 and RESP3 unless the file says.
 func TestACLScenarios(t *testing.T) {
-	for _, f := range scenarioFiles(t, "acl_scenarios") {
+	for _, f := range scenarioFiles(t, "scenarios/acl") {
 		if !strings.HasSuffix(f, ".txt") {
 			continue
 		}
@@ -77,7 +77,7 @@ func TestACLScenarios(t *testing.T) {
 			}
 		}
 		for _, p := range protos {
-			name := strings.TrimPrefix(f, "acl_scenarios/") + "/resp" + string(rune('0'+p))
+			name := strings.TrimPrefix(f, "scenarios/acl/") + "/resp" + string(rune('0'+p))
 			t.Run(name, func(t *testing.T) {
 				ref, cand, _, _ := startACLPair(t, aclfile)
 				runScenarioOn(t, ref, cand, f, lines, p)

@@ -32,9 +32,11 @@ type clusterNode struct {
 	dir        string
 	args       []string
 	cmd        *exec.Cmd
+	exited     chan struct{} // closed once cmd has exited (spawn)
 	proxy      *tcpProxy
 	client     *redis.Client
 	clientOnce sync.Once
+	join       string // when set, the node joins through this client address (also node 0)
 }
 
 type testCluster struct {
@@ -54,6 +56,15 @@ func startCluster(t *testing.T, n int, extra ...string) *testCluster {
 // startClusterWith is startCluster with each node's own extra options.
 func startClusterWith(t *testing.T, n int, opts func(i int) []string) *testCluster {
 	t.Helper()
+	c := newTestCluster(t, n, "n", opts)
+	c.startAll()
+	return c
+}
+
+// newTestCluster lays out n nodes (ids idPrefix1..n, ports, empty dirs,
+// Raft proxies) without starting them.
+func newTestCluster(t *testing.T, n int, idPrefix string, opts func(i int) []string) *testCluster {
+	t.Helper()
 	c := &testCluster{t: t, bin: limitdbBinary(t), logs: t.TempDir()}
 	for i := 0; i < n; i++ {
 		port, err := freePort()
@@ -61,7 +72,7 @@ func startClusterWith(t *testing.T, n int, opts func(i int) []string) *testClust
 			t.Fatal(err)
 		}
 		ip := "127.0.0." + strconv.Itoa(11+i)
-		nd := &clusterNode{i: i, id: "n" + strconv.Itoa(i+1), port: port, ip: ip,
+		nd := &clusterNode{i: i, id: idPrefix + strconv.Itoa(i+1), port: port, ip: ip,
 			raftAddr:  net.JoinHostPort(ip, strconv.Itoa(freePortOn(t, ip))),
 			proxyAddr: net.JoinHostPort(ip, strconv.Itoa(freePortOn(t, ip))),
 			dir:       t.TempDir(), args: opts(i)}
@@ -69,35 +80,53 @@ func startClusterWith(t *testing.T, n int, opts func(i int) []string) *testClust
 		c.nodes = append(c.nodes, nd)
 	}
 	t.Cleanup(c.stopAll)
+	return c
+}
+
+// startAll starts every node (the first bootstraps, the others join
+// through it) and waits until all are voters.
+func (c *testCluster) startAll() {
 	for i := range c.nodes {
 		c.start(i)
 		if i == 0 {
 			c.waitLeader(10 * time.Second)
 		}
 	}
-	c.waitVoters(n, 20*time.Second)
-	return c
+	c.waitVoters(len(c.nodes), 20*time.Second)
 }
 
 func freePortOn(t testing.TB, ip string) int {
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	port, err := pickPort(ip)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 func (c *testCluster) addr(i int) string { return "127.0.0.1:" + strconv.Itoa(c.nodes[i].port) }
 
-// start runs node i (again, with the same dir, after a kill).
+// start runs node i (again, with the same dir, after a kill) and waits
+// until it answers.
 func (c *testCluster) start(i int) {
+	c.spawn(i)
+	if err := waitPing(c.addr(i)); err != nil {
+		c.t.Fatalf("node %s: %v\n%s", c.nodes[i].id, err, c.log(i))
+	}
+}
+
+// spawn runs node i without waiting for it to answer (a test that
+// expects it to exit, or to answer late); the channel is closed when the
+// process exits. A joining node answers while it joins (RAFT INFO's
+// raft_joining:1 until the leader has added it).
+func (c *testCluster) spawn(i int) chan struct{} {
 	nd := c.nodes[i]
 	args := []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(nd.port), "--dir", nd.dir,
 		"--node-id", nd.id, "--raft-addr", nd.raftAddr, "--raft-advertise", nd.proxyAddr,
 		"--enable-debug-command", "yes", "--loglevel", "notice"}
 	args = append(args, ioModelArgs()...)
-	if i > 0 {
+	if nd.join != "" {
+		args = append(args, "--join", nd.join)
+	} else if i > 0 {
 		args = append(args, "--join", c.addr(0))
 	}
 	args = append(args, nd.args...)
@@ -110,10 +139,24 @@ func (c *testCluster) start(i int) {
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
-	go func() { cmd.Wait(); logf.Close() }()
-	nd.cmd = cmd
-	if err := waitPing(c.addr(i)); err != nil {
-		c.t.Fatalf("node %s: %v\n%s", nd.id, err, c.log(i))
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	nd.cmd, nd.exited = cmd, exited
+	return exited
+}
+
+// waitExit waits up to d for node's process to exit and reports whether
+// it did (through the channel cmd.Wait's goroutine closes: reading
+// cmd.ProcessState while that goroutine sets it is a data race).
+func (nd *clusterNode) waitExit(d time.Duration) bool {
+	if nd.exited == nil {
+		return true
+	}
+	select {
+	case <-nd.exited:
+		return true
+	case <-time.After(d):
+		return false
 	}
 }
 
@@ -131,9 +174,7 @@ func (c *testCluster) kill(i int) {
 	nd := c.nodes[i]
 	if nd.cmd != nil && nd.cmd.Process != nil {
 		nd.cmd.Process.Kill()
-		for j := 0; j < 100 && nd.cmd.ProcessState == nil; j++ {
-			time.Sleep(20 * time.Millisecond)
-		}
+		nd.waitExit(2 * time.Second)
 	}
 	nd.cmd = nil
 	if nd.client != nil {
@@ -147,11 +188,7 @@ func (c *testCluster) terminate(i int) {
 	nd := c.nodes[i]
 	if nd.cmd != nil && nd.cmd.Process != nil {
 		nd.cmd.Process.Signal(os.Interrupt)
-		deadline := time.Now().Add(10 * time.Second)
-		for nd.cmd.ProcessState == nil && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if nd.cmd.ProcessState == nil {
+		if !nd.waitExit(10 * time.Second) {
 			nd.cmd.Process.Kill()
 		}
 	}
@@ -233,6 +270,22 @@ func (c *testCluster) waitLeader(d time.Duration) int {
 	return -1
 }
 
+// waitJoined waits until node i says the leader has added it (RAFT
+// INFO's raft_joining:0). A node started with --join on an empty dir
+// answers while it joins, and until it is added the leader's
+// configuration may still hold the incarnation it replaces: waitVoters
+// alone would count that one.
+func (c *testCluster) waitJoined(i int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if m := c.info(i); m != nil && m["raft_joining"] == "0" {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("node %s was not added within %v\n%s", c.nodes[i].id, d, c.log(i))
+}
+
 // waitVoters waits until the leader sees n voters.
 func (c *testCluster) waitVoters(n int, d time.Duration) {
 	deadline := time.Now().Add(d)
@@ -254,20 +307,65 @@ func (c *testCluster) waitVoters(n int, d time.Duration) {
 	c.t.Fatalf("not %d voters within %v", n, d)
 }
 
+// waitCaughtUp waits until every running node has applied as far as the
+// leader's commit index (read once per try), as a test that goes on
+// writing needs: waitConverged's digests of one state need a moment
+// without commits, which a load running on never gives.
+func (c *testCluster) waitCaughtUp(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if l := c.leader(); l >= 0 {
+			commit, _ := strconv.ParseUint(c.info(l)["raft_commit_index"], 10, 64)
+			ok := commit > 0
+			for i, nd := range c.nodes {
+				if nd.cmd == nil {
+					continue
+				}
+				m := c.info(i)
+				a, _ := strconv.ParseUint(m["raft_applied_index"], 10, 64)
+				if m == nil || a < commit {
+					ok = false
+				}
+			}
+			if ok {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("nodes did not catch up within %v", d)
+}
+
 // waitConverged waits until every running node has applied as far as
-// the leader's commit index, then returns their strict digests.
+// the leader's commit index, then returns their strict digests, read
+// while nothing was committed: the leader's commit index, read again
+// after the digests, must not have moved, and the leader must be the
+// same. Otherwise the digests are of different states (the leader's
+// active expiry, or a unit still in flight, committed an entry while
+// they were read one after another: the leader's DEBUG reply waits for
+// the commit of what it executed, a follower's shows what it applied)
+// and they are read again. Without this the fault suite reported the
+// leader's expiry of its workloads' keys right after the load as
+// diverged nodes (TestClusterConvergedWhileExpiring).
 func (c *testCluster) waitConverged(d time.Duration) []string {
 	deadline := time.Now().Add(d)
+	commitOf := func(l int) (uint64, bool) {
+		m := c.info(l)
+		if m == nil || m["raft_state"] != "leader" {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(m["raft_commit_index"], 10, 64)
+		return v, err == nil
+	}
 	for time.Now().Before(deadline) {
 		l := c.leader()
 		if l < 0 {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		commit, _ := strconv.ParseUint(c.info(l)["raft_commit_index"], 10, 64)
-		ok := true
+		commit, ok := commitOf(l)
 		for i, nd := range c.nodes {
-			if nd.cmd == nil {
+			if nd.cmd == nil || !ok {
 				continue
 			}
 			m := c.info(i)
@@ -290,7 +388,9 @@ func (c *testCluster) waitConverged(d time.Duration) []string {
 				}
 				ds = append(ds, d)
 			}
-			return ds
+			if after, ok := commitOf(l); ok && after == commit {
+				return ds
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -329,6 +429,10 @@ type tcpProxy struct {
 	blocked map[string]bool
 	conns   map[net.Conn]string // accepted connections and their source IP
 	closed  bool
+	// copy, when set, moves one direction of a connection instead of
+	// io.Copy (toTarget: from the source IP's node to the target); the
+	// fault suite delays bytes with it (tests/faults_proxy_test.go)
+	copy func(dst, src net.Conn, srcIP string, toTarget bool)
 }
 
 func newTCPProxy(t testing.TB, addr, target string) *tcpProxy {
@@ -361,9 +465,15 @@ func (p *tcpProxy) serve() {
 			continue
 		}
 		p.conns[c], p.conns[up] = src, src
+		cp := p.copy
 		p.mu.Unlock()
-		pipe := func(dst, src net.Conn) {
-			io.Copy(dst, src)
+		srcIP := src
+		pipe := func(dst, src net.Conn, toTarget bool) {
+			if cp != nil {
+				cp(dst, src, srcIP, toTarget)
+			} else {
+				io.Copy(dst, src)
+			}
 			dst.Close()
 			src.Close()
 			p.mu.Lock()
@@ -371,8 +481,8 @@ func (p *tcpProxy) serve() {
 			delete(p.conns, src)
 			p.mu.Unlock()
 		}
-		go pipe(up, c)
-		go pipe(c, up)
+		go pipe(up, c, true)
+		go pipe(c, up, false)
 	}
 }
 
@@ -385,6 +495,20 @@ func (p *tcpProxy) block(ip string) {
 		if src == ip {
 			c.Close()
 		}
+	}
+}
+
+// resetConns resets every connection open through the proxy now (both
+// sides get an RST: SO_LINGER 0 before the close) and keeps accepting
+// new ones: a link that flaps rather than a partition.
+func (p *tcpProxy) resetConns() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetLinger(0)
+		}
+		c.Close()
 	}
 }
 
@@ -405,3 +529,23 @@ func (p *tcpProxy) close() {
 }
 
 var _ = fmt.Sprintf
+
+// loadLoop calls f(0), f(1), … on its own goroutine, at most n times,
+// until stop is closed or f returns false (wg.Wait waits for it): a
+// test's load that is bounded in count and stops by itself.
+func loadLoop(wg *sync.WaitGroup, stop <-chan struct{}, n int, f func(i int) bool) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < n; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if !f(i) {
+				return
+			}
+		}
+	}()
+}

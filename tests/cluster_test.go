@@ -29,6 +29,10 @@ func TestClusterBasics(t *testing.T) {
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
+	// nothing but configuration entries (and the leader's no-op) yet: the
+	// applied index counts them (it stayed at 0 before the FSM stored
+	// configurations)
+	c.waitCaughtUp(10 * time.Second)
 	for i := range c.nodes {
 		if err := c.cli(i).Set(ctx, "k"+strconv.Itoa(i), i, 0).Err(); err != nil {
 			t.Fatalf("SET on %s: %v", c.nodes[i].id, err)
@@ -382,7 +386,7 @@ func TestClusterPartition(t *testing.T) {
 	if err := c.cli(l).Set(ctx, "before", "1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	c.waitConverged(10 * time.Second)
+	c.waitCaughtUp(10 * time.Second)
 	c.partition(l)
 	// the isolated leader: writes are not acknowledged
 	wctx, cancel := context.WithTimeout(ctx, 12*time.Second)
@@ -591,7 +595,7 @@ func TestClusterSettings(t *testing.T) {
 		t.Fatal("CONFIG SET mixing cluster-wide and node-local parameters was accepted")
 	}
 	c.cli(l).HSet(ctx, "h", "f1", 1, "f2", 2, "f3", 3)
-	c.waitConverged(10 * time.Second)
+	c.waitCaughtUp(10 * time.Second)
 	for i := range c.nodes {
 		v, _ := c.cli(i).ConfigGet(ctx, "hash-max-listpack-entries").Result()
 		enc, _ := c.cli(i).ObjectEncoding(ctx, "h").Result()
@@ -602,7 +606,7 @@ func TestClusterSettings(t *testing.T) {
 	if err := c.cli(l).ConfigSet(ctx, "requirepass", "s3cret").Err(); err != nil {
 		t.Fatal(err)
 	}
-	c.waitConverged(10 * time.Second)
+	c.waitCaughtUp(10 * time.Second)
 	for i := range c.nodes {
 		nc := redis.NewClient(&redis.Options{Addr: c.addr(i), MaxRetries: -1, Protocol: 2})
 		err := nc.Ping(ctx).Err()

@@ -294,18 +294,37 @@ func effectMaxClockSkew(t *testing.T, c *Conn, addr, name string) {
 	}
 }
 
-// effectDebugClockOffset: the node's clock (TIME, deadlines) is shifted.
+// effectDebugClockOffset: the node's clock (TIME, deadlines) is shifted,
+// at start and by CONFIG SET on a running node (a step, for the fault
+// tests), which only a connection DEBUG is allowed from may do.
 func effectDebugClockOffset(t *testing.T, c *Conn, addr, name string) {
-	refusedWith("5", immutable)(t, c, addr, name)
+	ahead := func(p *proc, want time.Duration) {
+		t.Helper()
+		tm, err := p.cli.Time(context.Background()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Until(tm); d < want-5*time.Second || d > want+5*time.Second {
+			t.Fatalf("TIME is %v ahead, want about %v", d, want)
+		}
+	}
 	p := startProc(t, "", "--debug-clock-offset-ms", "100000")
 	p.waitServing()
-	tm, err := p.cli.Time(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
+	ahead(p, 100*time.Second)
+	for _, v := range []string{"-50000", "0"} {
+		if err := p.cli.ConfigSet(context.Background(), name, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+		ms, _ := strconv.Atoi(v)
+		ahead(p, time.Duration(ms)*time.Millisecond)
 	}
-	if d := time.Until(tm); d < 95*time.Second || d > 105*time.Second {
-		t.Fatalf("TIME is %v ahead, want about 100 s", d)
+	q := startProc(t, "", "--enable-debug-command", "no")
+	err := q.cli.ConfigSet(context.Background(), name, "100000").Err()
+	want := "ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set debug config"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("CONFIG SET %s with enable-debug-command no: %v, want %q…", name, err, want)
 	}
+	ahead(q, 0)
 }
 
 // snapshotIndex writes n keys and waits up to d for a snapshot.

@@ -19,7 +19,6 @@ var inertParams = map[string][2]string{ // name: a value, the default
 	"repl-ping-replica-period":      {"3600", "10"},
 	"repl-timeout":                  {"5", "60"},
 	"repl-backlog-size":             {"2048", "1048576"},
-	"masterauth":                    {"pw", ""},
 	"replica-serve-stale-data":      {"no", "yes"},
 	"replica-read-only":             {"no", "yes"},
 	"replica-lazy-flush":            {"yes", "no"},

@@ -79,6 +79,9 @@ func TestMain(m *testing.M) {
 //	                    single-command order is Redis's hash table order)
 //	@noeffects CMD …    replies compared; TestEffects leaves its effects
 //	                    out (limitdb records what Redis leaves out)
+//	@inmemory CMD …     compared against the in-process server only,
+//	                    whose configuration is Redis's (appendonly no);
+//	                    TestClusterOfOneScenarios leaves the line out
 //	@sleep MS           pause
 //	@minute S           wait, if fewer than S seconds are left in this
 //	                    wall-clock minute, for the next one (LFU counters
@@ -93,21 +96,48 @@ func TestMain(m *testing.M) {
 //	                    (UNSUBSCRIBE without arguments: hash table order)
 //	@blocked N          wait until both servers report blocked_clients:N
 //	@close NAME         close connection pair NAME on both servers
-//	@aclfile FILE       (file level, acl_scenarios/ only) both servers start
+//	@aclfile FILE       (file level, scenarios/acl/ only) both servers start
 //	                    with a copy of FILE as their aclfile
 func TestScenarios(t *testing.T) {
+	runScenarioTree(t, redisAddr, limitAddr, false)
+}
+
+// TestClusterOfOneScenarios runs the same files against the binary's
+// default configuration, a durable cluster of one (appendonly yes: every
+// write's reply waits for its Raft entry's commit, expiry and eviction
+// go through the log), started as a process, against a redis-server of
+// its own: scripts' math.random is one sequence per server since start,
+// and the shared redis-server's has moved on by TestScenarios' scripts.
+// The in-process server of TestScenarios has no Raft node.
+func TestClusterOfOneScenarios(t *testing.T) {
+	r, err := StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	addr, _ := startLimitdbProcess(t, "--enable-debug-command", "yes", "--loglevel", "notice")
+	runScenarioTree(t, r.Addr, addr, true)
+}
+
+// runScenarioTree runs every file of scenarios/ against refAddr (a
+// redis-server) and candAddr, a subtest per file and protocol; durable
+// leaves out the @inmemory lines.
+func runScenarioTree(t *testing.T, refAddr, candAddr string, durable bool) {
 	for _, f := range scenarioFiles(t, "scenarios") {
-		lines := readScenario(t, f)
+		var lines []scenarioLine
 		protos := []int{2, 3}
-		for _, l := range lines {
+		for _, l := range readScenario(t, f) {
 			if strings.HasPrefix(l.text, "@proto ") {
 				p, _ := strconv.Atoi(strings.TrimSpace(l.text[7:]))
 				protos = []int{p}
 			}
+			if !durable || !strings.HasPrefix(l.text, "@inmemory ") {
+				lines = append(lines, l)
+			}
 		}
 		for _, p := range protos {
 			name := strings.TrimPrefix(f, "scenarios/") + fmt.Sprintf("/resp%d", p)
-			t.Run(name, func(t *testing.T) { runScenario(t, f, lines, p) })
+			t.Run(name, func(t *testing.T) { runScenarioOn(t, refAddr, candAddr, f, lines, p) })
 		}
 	}
 }
@@ -223,6 +253,8 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 				continue
 			case "@noeffects":
 				text = rest // (TestEffects does not compare its effects)
+			case "@inmemory":
+				text = rest // (TestClusterOfOneScenarios leaves it out)
 			case "@sleep":
 				ms, _ := strconv.Atoi(strings.TrimSpace(rest))
 				time.Sleep(time.Duration(ms) * time.Millisecond)

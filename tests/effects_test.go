@@ -17,14 +17,14 @@ import (
 )
 
 // TestEffects compares limitdb's effect stream with Redis 7.0's, command
-// by command: every line of the effect scenarios (effects/*.txt) and of
-// the differential scenarios (scenarios/**.txt) runs on a redis-server
+// by command: every line of the effect scenarios (scenarios/effects/*.txt)
+// and of the differential scenarios (scenarios/**.txt) runs on a redis-server
 // that writes an append-only file and on an in-process engine recording
 // its effects (engine.Ctx.Eff); what each command appended to Redis's
 // incr AOF must be what the engine recorded for it. Each command's record
 // is also applied to a follower engine (Engine.Apply), whose strict
 // digest must then equal the engine's. The rules of the comparison, and
-// what is skipped, are in effects/README.md.
+// what is skipped, are in scenarios/README.md ("effects/").
 func TestEffects(t *testing.T) {
 	r, err := StartRedis("--appendonly", "yes", "--appendfsync", "always",
 		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
@@ -47,7 +47,7 @@ func TestEffects(t *testing.T) {
 	if _, err := ctl.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"); err != nil {
 		t.Fatal(err)
 	}
-	files := append(scenarioFiles(t, "effects"), scenarioFiles(t, "scenarios")...)
+	files := append(scenarioFiles(t, "scenarios/effects"), scenarioFiles(t, "scenarios")...)
 	total, ran := 0, 0
 	seen := map[string]bool{}
 	// Redis's Lua generator survives SCRIPT FLUSH (its state is global
@@ -327,6 +327,8 @@ func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lin
 				x.mode, text, x.random = "nocompare", rest, true
 			case "@noeffects":
 				text, x.noEffects = rest, true
+			case "@inmemory":
+				text = rest
 			default:
 				t.Fatalf("%s:%d: unknown directive %s", file, l.n, word)
 			}

@@ -44,7 +44,7 @@ func mmExpect(t *testing.T, c *Conn, want string, args ...string) {
 }
 
 // TestMaxmemoryInfoFields: INFO memory and stats carry the maxmemory
-// fields on both servers, with the same values for maxmemory, its human
+// fields on both servers (mem_not_counted_for_evict among them), with the same values for maxmemory, its human
 // form and the policy.
 func TestMaxmemoryInfoFields(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
@@ -59,6 +59,7 @@ func TestMaxmemoryInfoFields(t *testing.T) {
 			t.Errorf("%s: %q", addr, got)
 		}
 		mmInfoInt(t, c, "memory", "used_memory")
+		mmInfoInt(t, c, "memory", "mem_not_counted_for_evict")
 		mmInfoInt(t, c, "stats", "evicted_keys")
 		mmExpect(t, c, "+OK\r\n", "CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")
 	}

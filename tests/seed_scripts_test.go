@@ -12,18 +12,12 @@ import (
 	"limitdb/luavm"
 )
 
-// seedDirs are where the design documents' scripts may be: the project
-// root's ../shared/seed-scripts (seen from tests/), the shared folder of a
-// worktree layout, or LIMITDB_SEED_DIR. They are read in place, never
-// copied into the project.
+// seedDir is where the design documents' scripts are: LIMITDB_SEED_DIR,
+// or else ../shared/seed-scripts from the repository root (seen from
+// tests/). They are read in place, never copied into the project.
 func seedDir() string {
-	for _, d := range []string{os.Getenv("LIMITDB_SEED_DIR"), "../../shared/seed-scripts", "../../../shared/seed-scripts", "/work/shared/seed-scripts"} {
-		if d == "" {
-			continue
-		}
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
+	if d := os.Getenv("LIMITDB_SEED_DIR"); d != "" {
+		return d
 	}
 	return "../../shared/seed-scripts"
 }
@@ -31,7 +25,7 @@ func seedDir() string {
 func readSeed(t *testing.T, name string) string {
 	b, err := os.ReadFile(filepath.Join(seedDir(), name))
 	if err != nil {
-		t.Skipf("seed scripts not available: %v", err)
+		t.Skipf("seed scripts not found (../shared/seed-scripts from the repository root, or LIMITDB_SEED_DIR): %v", err)
 	}
 	return string(b)
 }

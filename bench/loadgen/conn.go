@@ -220,6 +220,16 @@ func (c *conn) roundTrip(k int) error {
 	return nil
 }
 
+// sendBatch pipelines the operations from..to-1, each built by b and
+// answered by perOp replies, in one write, and reads the replies.
+func (c *conn) sendBatch(from, to, perOp int, b func(b []byte, i int) []byte) error {
+	c.wbuf = c.wbuf[:0]
+	for j := from; j < to; j++ {
+		c.wbuf = b(c.wbuf, j)
+	}
+	return c.roundTrip((to - from) * perOp)
+}
+
 // containsErr reports an error element inside an aggregate reply (EXEC
 // replies carry per-command errors): a "\r\n-" sequence.
 func containsErr(b []byte) bool {

@@ -44,9 +44,9 @@ var (
 	fWarm      = flag.Duration("warmup", 200*time.Millisecond, "unmeasured warm-up per server per case")
 	fKeys      = flag.Int("keys", 10000, "key space of the random keys")
 	fMaxTime   = flag.Duration("max-time", 60*time.Second, "stop starting new cases after this long")
-	fMode      = flag.String("mode", "bench", "bench or memory")
+	fMode      = flag.String("mode", "bench", "bench, memory or maxmemory")
 	fMemKeys   = flag.Int("mem-keys", 1000000, "keys (and limiters) for the memory mode")
-	fSeedDir   = flag.String("seed-dir", "/work/shared/seed-scripts", "folder of the seed Lua scripts")
+	fSeedDir   = flag.String("seed-dir", "../shared/seed-scripts", "folder of the seed Lua scripts (default: the project's shared folder, seen from the project root)")
 	fEnv       = flag.String("limitdb-env", "", "extra environment for the started limitdb, e.g. GOGC=50,GOMEMLIMIT=1GiB")
 	fSkipMem   = flag.String("mem-skip", "", "memory mode: comma-separated parts to skip (incr,gcra,zset,hash)")
 	fRedisAuth = flag.String("redis-auth", "", "AUTH arguments for every connection to the reference server (\"pass\" or \"user pass\")")
@@ -56,6 +56,9 @@ var (
 	fBgsave    = flag.String("bgsave-loop", "none", "bench mode: keep a BGSAVE running during the cases on none, limitdb or both")
 	fBgEvery   = flag.Duration("bgsave-every", 0, "with -bgsave-loop: start a BGSAVE at most this often (0: back to back)")
 	fFreePort  = flag.Bool("free-port", false, "print a free loopback port and exit (for scripts that start servers themselves)")
+	fReplicas  = flag.Int("redis-replicas", 0, "replicas (--replicaof) of the started redis-server; measured at the primary")
+	fNodes     = flag.Int("limitdb-nodes", 1, "start limitdb as a cluster of this many nodes (the README's recipe)")
+	fAt        = flag.String("limitdb-at", "leader", "with -limitdb-nodes > 1: measure at the leader or at a follower")
 )
 
 // workDir holds the started servers' dirs (their dump.rdb, limitdb's Raft
@@ -106,19 +109,36 @@ func fatalf(format string, a ...any) {
 	os.Exit(1)
 }
 
-// freePort returns a loopback port nobody listens on now: the kernel picks
-// it for a listener that is closed at once. Fixed defaults (7701, 7801)
-// collided when two runs shared a machine; a port taken again between
-// this and the server's start makes startServer fail rather than measure
-// another server (INFO's process_id must be the started one's).
+// freePort returns a loopback port nobody listens on now, from below the
+// kernel's ephemeral range (32768-60999 on Linux): a port the kernel hands
+// out for a listen on :0 is free again once closed, and any outgoing
+// connection may take it as its source port before the server binds it (a
+// cluster node dials its peers; tests/harness.go lost a Raft address to
+// that). Fixed defaults (7701, 7801) collided when two runs shared a
+// machine, so each process walks the range from its own offset. A port
+// taken again between this and the server's start makes startServer fail
+// rather than measure another server (INFO's process_id must be the
+// started one's).
 func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fatalf("a free loopback port: %v", err)
+	const low, high = 20000, 32767
+	if portNext == 0 {
+		portNext = os.Getpid() * 7919
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	for range high - low {
+		portNext++
+		port := low + portNext%(high-low)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return port
+	}
+	fatalf("no free loopback port in %d-%d", low, high)
+	return 0
 }
+
+var portNext int
 
 // portOr is port, or a free one when it is 0.
 func portOr(port int) int {
@@ -189,6 +209,10 @@ func main() {
 		port := portOr(*fRedisPort)
 		ref.addr, ref.pid = startServer("redis-server", []string{*fRedisBin, "--port", strconv.Itoa(port),
 			"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", serverDir("redis")}, nil, port)
+		if *fReplicas > 0 {
+			ref.others = startReplicas(port, *fReplicas)
+			ref.topology = fmt.Sprintf(" (primary of %d replicas)", *fReplicas)
+		}
 	}
 	procs := "unknown (external)"
 	if *fLimit != "" {
@@ -207,19 +231,43 @@ func main() {
 			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
 			procs = strconv.Itoa(*fProcs)
 		}
-		port := portOr(*fLimitPort)
-		args := append([]string{*fLimitBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--loglevel", "warn",
-			"--dir", serverDir("limitdb")}, strings.Fields(*fLimitArgs)...)
-		cand.addr, cand.pid = startServer("limitdb", args, env, port)
+		if *fNodes > 1 {
+			nodes, leader := startCluster(*fNodes, strings.Fields(*fLimitArgs), env)
+			at := leader
+			switch *fAt {
+			case "leader":
+			case "follower":
+				at = (leader + 1) % len(nodes)
+			default:
+				fatalf("-limitdb-at: leader or follower, not %q", *fAt)
+			}
+			for i, nd := range nodes {
+				if i != at {
+					cand.others = append(cand.others, nd.pid)
+				}
+			}
+			cand.addr, cand.pid = nodes[at].addr, nodes[at].pid
+			cand.topology = fmt.Sprintf(" (%s %s of %d nodes, %s)", *fAt, nodes[at].id, len(nodes), measuredRole(cand.addr))
+		} else {
+			port := portOr(*fLimitPort)
+			args := append([]string{*fLimitBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--loglevel", "warn",
+				"--dir", serverDir("limitdb")}, strings.Fields(*fLimitArgs)...)
+			cand.addr, cand.pid = startServer("limitdb", args, env, port)
+		}
 	}
-	fmt.Printf("redis %s, limitdb %s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
-		ref.addr, cand.addr, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	fmt.Printf("redis %s%s, limitdb %s%s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
+		ref.addr, ref.topology, cand.addr, cand.topology, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 
 	switch *fMode {
 	case "memory":
 		memoryMode(ref, cand)
 	case "bench":
 		benchMode(ref, cand)
+		if cand.topology != "" {
+			fmt.Printf("limitdb's measured node at the end: %s\n", measuredRole(cand.addr))
+		}
+	case "maxmemory":
+		maxmemoryMode(ref, cand)
 	default:
 		fatalf("unknown -mode %q", *fMode)
 	}
@@ -313,7 +361,7 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 		return runPingPong(s, ws, dur, measure)
 	}
 	var wg sync.WaitGroup
-	cpu0 := cpuNs(s.pid)
+	cpu0 := s.cpuNs()
 	start := time.Now()
 	stop := start.Add(dur)
 	for _, wk := range ws {
@@ -345,7 +393,7 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 	wg.Wait()
 	el := time.Since(start)
 	if measure && s.pid != 0 {
-		s.cpu += cpuNs(s.pid) - cpu0
+		s.cpu += s.cpuNs() - cpu0
 	}
 	var ops int64
 	for _, wk := range ws {

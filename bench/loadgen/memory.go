@@ -64,13 +64,7 @@ func settledRSS(pid int) int64 {
 func load(c *conn, s *side, n int, perOp int, b func(b []byte, i int) []byte) {
 	const batch = 500
 	for i := 0; i < n; i += batch {
-		c.wbuf = c.wbuf[:0]
-		k := 0
-		for j := i; j < i+batch && j < n; j++ {
-			c.wbuf = b(c.wbuf, j)
-			k++
-		}
-		if err := c.roundTrip(k * perOp); err != nil {
+		if err := c.sendBatch(i, min(i+batch, n), perOp, b); err != nil {
 			fatalf("%s: load: %v", s.name, err)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // runPingPong is runSlice for the blpop workload.
 func runPingPong(s *side, ws []*worker, dur time.Duration, measure bool) float64 {
 	var wg sync.WaitGroup
-	cpu0 := cpuNs(s.pid)
+	cpu0 := s.cpuNs()
 	start := time.Now()
 	stop := start.Add(dur)
 	pairs := len(ws) / 2
@@ -103,7 +103,7 @@ func runPingPong(s *side, ws []*worker, dur time.Duration, measure bool) float64
 		el = time.Since(start)
 	}
 	if measure && s.pid != 0 {
-		s.cpu += cpuNs(s.pid) - cpu0
+		s.cpu += s.cpuNs() - cpu0
 	}
 	var ops int64
 	for _, wk := range ws {

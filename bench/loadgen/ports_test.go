@@ -24,12 +24,7 @@ func TestStartsOnFreePorts(t *testing.T) {
 			defer ln.Close()
 		}
 	}
-	dir := t.TempDir()
-	for pkg, out := range map[string]string{"../../cmd/limitdb": "limitdb", ".": "loadgen"} {
-		if b, err := exec.Command("go", "build", "-o", filepath.Join(dir, out), pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-		}
-	}
+	dir := buildBins(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "loadgen"), "-limitdb-bin", filepath.Join(dir, "limitdb"),
@@ -41,4 +36,43 @@ func TestStartsOnFreePorts(t *testing.T) {
 	if !strings.Contains(string(out), "ping") || strings.Contains(string(out), ":7701") || strings.Contains(string(out), ":7801") {
 		t.Fatalf("loadgen output:\n%s", out)
 	}
+}
+
+// TestStartsReplicatedSides: -redis-replicas 2 and -limitdb-nodes 3 start
+// a primary with two online replicas and a three-voter cluster, measure
+// at the primary and the leader, and leave none of the five extra
+// processes running.
+func TestStartsReplicatedSides(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	dir := buildBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(dir, "loadgen"), "-limitdb-bin", filepath.Join(dir, "limitdb"),
+		"-redis-replicas", "2", "-limitdb-nodes", "3", "-workloads", "set", "-pipeline", "1", "-pairs", "1",
+		"-slice", "50ms", "-warmup", "10ms", "-conns", "2", "-max-time", "10s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("loadgen: %v\n%s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, "(primary of 2 replicas)") || !strings.Contains(s, "(leader n") ||
+		!strings.Contains(s, "of 3 nodes, leader in term") || !strings.Contains(s, "measured node at the end: leader") {
+		t.Fatalf("loadgen output:\n%s", out)
+	}
+	// the started binaries are this test's own: none may be left
+	if b, _ := exec.Command("pgrep", "-f", filepath.Join(dir, "limitdb")).Output(); len(b) > 0 {
+		t.Fatalf("limitdb nodes left running: %s", b)
+	}
+}
+
+// buildBins builds limitdb and loadgen into a temporary directory.
+func buildBins(t *testing.T) string {
+	dir := t.TempDir()
+	for pkg, out := range map[string]string{"../../cmd/limitdb": "limitdb", ".": "loadgen"} {
+		if b, err := exec.Command("go", "build", "-o", filepath.Join(dir, out), pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	return dir
 }

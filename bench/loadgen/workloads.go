@@ -16,9 +16,23 @@ type side struct {
 	pid   int
 	conns []*conn
 	shas  map[string]string // script file -> SHA from SCRIPT LOAD
-	// CPU ns the server process used and ops it served during the
+	// others: the side's other processes (a primary's replicas, a
+	// cluster's other nodes), whose CPU counts with pid's
+	others []int
+	// topology describes a replicated side for the header
+	topology string
+	// CPU ns the side's processes used and ops it served during the
 	// measured slices of the current case (pid known only)
 	cpu, ops int64
+}
+
+// cpuNs is the CPU time all the side's processes have run.
+func (s *side) cpuNs() int64 {
+	n := cpuNs(s.pid)
+	for _, p := range s.others {
+		n += cpuNs(p)
+	}
+	return n
 }
 
 // builder appends one operation (one or more commands) to b.
@@ -350,17 +364,14 @@ func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
 		}
 	}
 	if w.preload {
+		incr := func(b []byte, j int) []byte {
+			b = appendArrayHdr(b, 2)
+			b = appendBulkStr(b, "INCR")
+			return appendBulkKey(b, "key:", int64(j))
+		}
 		const batch = 1000
 		for i := 0; i < keySpace; i += batch {
-			c.wbuf = c.wbuf[:0]
-			n := 0
-			for j := i; j < i+batch && j < keySpace; j++ {
-				c.wbuf = appendArrayHdr(c.wbuf, 2)
-				c.wbuf = appendBulkStr(c.wbuf, "INCR")
-				c.wbuf = appendBulkKey(c.wbuf, "key:", int64(j))
-				n++
-			}
-			if err := c.roundTrip(n); err != nil {
+			if err := c.sendBatch(i, min(i+batch, keySpace), 1, incr); err != nil {
 				return err
 			}
 		}

@@ -46,7 +46,7 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 	}
 	if cmd.IsWrite() || killsScript(cmd) {
 		if cmd.Has(engine.FlagBlocking) {
-			return s.forwardBlocking(cl, cmd, argv) // blocked_cluster.go
+			return s.forwardBlocking(cl, cmd, argv) // cluster_blocked.go
 		}
 		return s.forward(cl, [][][]byte{argv})
 	}
@@ -57,15 +57,32 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 		return true
 	}
 	s.door.Unlock()
-	err := s.node.ReadBarrier()
+	leaderMs, err := s.node.ReadBarrier()
 	s.door.Lock()
 	cl.ctx.Now, _ = s.door.Now()
 	if err != nil {
 		cl.w.Error(err.Error())
 		return false
 	}
+	if leaderMs != 0 {
+		// the batch's reads judge deadlines (expiry, RL.PEEK, RL.INFO) by
+		// the leader's time, not this node's clock: a read here and one
+		// on the leader right after never disagree (READONLY reads keep
+		// this node's clock)
+		cl.ctx.Now = leaderMs
+	}
 	cl.barrier = true
 	return true
+}
+
+// resumeNow gives cl's batch its time again after the engine lock was
+// released to wait for the leader: this node's clock, unless the batch
+// passed a read barrier, whose reads keep the leader's time it carried.
+func (s *Server) resumeNow(cl *client) {
+	if cl.barrier && !s.node.Serving() {
+		return
+	}
+	cl.ctx.Now, _ = s.door.Now()
 }
 
 // killsScript: SCRIPT KILL and FUNCTION KILL go where scripts run, the
@@ -102,7 +119,7 @@ func (s *Server) forward(cl *client, cmds [][][]byte) bool {
 	s.door.Unlock()
 	data, err := s.node.Forward(u)
 	s.door.Lock()
-	cl.ctx.Now, _ = s.door.Now()
+	s.resumeNow(cl)
 	if errors.Is(err, cluster.ErrLocal) {
 		return true
 	}
@@ -130,18 +147,20 @@ type fwdKey struct{ session, client uint64 }
 // of the unit's last command (a MULTI block's EXEC).
 func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte, blocked cluster.BlockedUnit) {
 	key := fwdKey{u.Session, u.Client}
+	if s.staleUnit(key, u.Seq) { // (cluster_blocked.go)
+		out = binary.AppendUvarint(nil, uint64(u.DB))
+		return append(out, "-"+errLateUnit+"\r\n"...), nil
+	}
 	cl := s.fwdClients[key]
 	if cl == nil {
-		if u.Watching {
-			// the WATCHes were taken on a former leader: the block
-			// cannot be checked, so it aborts as if a key had changed
-			out := binary.AppendUvarint(nil, uint64(u.DB))
-			if u.Proto == 3 {
-				return append(out, "_\r\n"...), nil
-			}
-			return append(out, "*-1\r\n"...), nil
-		}
 		cl = s.newFwdClient()
+		if u.Watching {
+			// the WATCHes were taken on a former leader (or dropped with
+			// the session): they cannot be checked, so the client's
+			// EXEC aborts as if a key had changed; its other commands
+			// run as they would
+			cl.tx.Lose()
+		}
 	} else if !u.Watching && cl.tx.Watching() {
 		// the follower's client holds no WATCH through this session, so
 		// the ones kept here are stale: an EXEC refused BUSY
@@ -183,10 +202,12 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte, blocked cluster.Blo
 			w.Rank = u.Rank // sent again after a leader change
 		}
 		if s.eng.BlockPending() && s.afterUnit(cl, argv) {
-			// a blocking command blocked (blocked_cluster.go)
+			// a blocking command blocked (cluster_blocked.go)
 			cl.blk.fwdKey, cl.blk.fwdSeq = key, u.Seq
 			s.fwdClients[key] = cl
-			return nil, &fwdBlocked{s: s, cl: cl, key: key, bs: cl.blk}
+			b := &fwdBlocked{s: s, cl: cl, key: key, seq: u.Seq, bs: cl.blk}
+			s.holdFwdUnit(b)
+			return nil, b
 		}
 	}
 	s.settleAsync() // its keyspace events, once committed (pubsub.go)
@@ -206,12 +227,20 @@ func (s *Server) ExecForwarded(u *cluster.Unit) (out []byte, blocked cluster.Blo
 func (s *Server) DropSession(session, client uint64) {
 	s.door.Lock()
 	defer s.door.Unlock()
-	for k, cl := range s.fwdClients {
-		if session == 0 || (k.session == session && (client == 0 || k.client == client)) {
-			cl.tx.Reset()
-			if bs := cl.blk; bs != nil && !bs.done.Load() {
-				s.endBlock(cl, bs) // blocked: dropped, unanswered
+	match := func(k fwdKey) bool {
+		return session == 0 || (k.session == session && (client == 0 || k.client == client))
+	}
+	for k, b := range s.blocking.fwdUnits {
+		if match(k) {
+			delete(s.blocking.fwdUnits, k)
+			if bs := b.bs; !bs.done.Load() && b.cl.blk == bs {
+				s.endBlock(b.cl, bs) // blocked: dropped, unanswered
 			}
+		}
+	}
+	for k, cl := range s.fwdClients {
+		if match(k) {
+			cl.tx.Reset()
 			delete(s.fwdClients, k)
 		}
 	}

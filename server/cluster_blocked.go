@@ -16,7 +16,9 @@ import (
 //
 // On the leader a follower's blocking command runs as the follower's
 // client (ExecForwarded) and blocks like a local client; the forwarded
-// unit waits for its answer (fwdBlocked.Wait), its timeout measured here.
+// unit waits for its answer (fwdBlocked.Wait), its timeout measured here,
+// and is held by its unit ID (blocking.fwdUnits) for the follower's
+// cancel and query.
 //
 // On a follower the client's goroutine forwards the command from a
 // helper goroutine and meanwhile reads its socket as a blocked client
@@ -32,13 +34,56 @@ import (
 // popped for them. A client whose pop was executed and not committed
 // gets -UNCERTAIN, as any write.
 
-// fwdBlocked is a follower's unit blocked here.
+// fwdBlocked is a follower's unit blocked here. The leader finds it by
+// its unit ID, (session, client) in blocking.fwdUnits and seq here: a
+// cancel or a 'Q' names the unit, and only that unit's waiter answers
+// it. (Found through the client's mapping, fwdClients, and the client's
+// current blockState, a cancel missed a waiter that was still queued
+// whenever a dropped unit's late Wait had removed the mapping or a later
+// unit of the client had replaced the state; the follower, told "not
+// served", answered nil, and the waiter popped the next element for
+// nobody.)
 type fwdBlocked struct {
 	s   *Server
 	cl  *client
 	key fwdKey
+	seq uint64
 	bs  *blockState
 }
+
+// holdFwdUnit registers the blocked unit b (the lock is held).
+func (s *Server) holdFwdUnit(b *fwdBlocked) {
+	if s.blocking.fwdUnits == nil {
+		s.blocking.fwdUnits = map[fwdKey]*fwdBlocked{}
+	}
+	s.blocking.fwdUnits[b.key] = b
+}
+
+// staleUnit ends, unanswered, a unit of the client key still queued here
+// when the client's unit seq arrives, and reports whether the arriving
+// unit is itself the stale one (the lock is held). A follower sends a
+// client's next unit only once it holds the previous one ended (answered,
+// REBLOCK, or dropped or not found here by its cancel), so a waiter
+// still queued then is one nobody waits for: served, it would pop an
+// element for nobody. A unit older than the one queued (seqs grow with
+// each unit) arrived late, after its follower gave up on it (-UNCERTAIN):
+// it is not run, and the waiter queued stays.
+func (s *Server) staleUnit(key fwdKey, seq uint64) bool {
+	b := s.blocking.fwdUnits[key]
+	if b == nil || b.seq == seq || b.bs.done.Load() || b.cl.blk != b.bs {
+		return false
+	}
+	if b.seq > seq {
+		return true
+	}
+	delete(s.blocking.fwdUnits, key)
+	s.endBlock(b.cl, b.bs)
+	return false
+}
+
+// errLateUnit answers a unit that arrived after a later one of its
+// client (staleUnit); nobody waits for the answer.
+const errLateUnit = "UNCERTAIN this forwarded command arrived after a later one of its client and was not executed"
 
 // Wait implements cluster.BlockedUnit.
 func (b *fwdBlocked) Wait() ([]byte, uint64, bool) {
@@ -49,7 +94,12 @@ func (b *fwdBlocked) Wait() ([]byte, uint64, bool) {
 	out := binary.AppendUvarint(nil, uint64(cl.db))
 	out = append(out, bs.out.B...)
 	ticket := bs.ticket
-	if s.fwdClients[b.key] == cl && !cl.tx.Watching() && !cl.tx.Active {
+	if s.blocking.fwdUnits[b.key] == b {
+		delete(s.blocking.fwdUnits, b.key)
+	}
+	// (a later unit of the client may have blocked meanwhile: cl.blk is
+	// its; the mapping stays for it)
+	if s.fwdClients[b.key] == cl && cl.blk == nil && !cl.tx.Watching() && !cl.tx.Active {
 		delete(s.fwdClients, b.key)
 	}
 	return out, ticket, bs.reroute
@@ -58,13 +108,16 @@ func (b *fwdBlocked) Wait() ([]byte, uint64, bool) {
 // Rank implements cluster.BlockedUnit.
 func (b *fwdBlocked) Rank() uint64 { return b.bs.rank }
 
-// CancelForwarded implements cluster.Executor.
+// CancelForwarded implements cluster.Executor: it answers (mode) or drops
+// the unit (session, client, seq) if it is still queued here, and
+// reports whether it was; false: it is not, or no longer, waiting here
+// (served, timed out, dropped, or never blocked here).
 func (s *Server) CancelForwarded(session, client, seq uint64, mode cluster.CancelMode) bool {
-	cl := s.fwdClients[fwdKey{session, client}]
-	if cl == nil || cl.blk == nil || cl.blk.done.Load() || cl.blk.fwdSeq != seq {
+	b := s.blocking.fwdUnits[fwdKey{session, client}]
+	if b == nil || b.seq != seq || b.bs.done.Load() || b.cl.blk != b.bs {
 		return false
 	}
-	bs := cl.blk
+	cl, bs := b.cl, b.bs
 	before := len(bs.out.B)
 	switch mode {
 	case cluster.CancelTimeout:
@@ -91,9 +144,9 @@ func (s *Server) StopServing() {
 		}
 	}
 	s.mu.Unlock()
-	for _, c := range s.fwdClients {
-		if c.blk != nil {
-			blocked = append(blocked, c)
+	for _, b := range s.blocking.fwdUnits {
+		if b.cl.blk == b.bs {
+			blocked = append(blocked, b.cl)
 		}
 	}
 	for _, c := range blocked {
@@ -270,6 +323,7 @@ func (s *Server) forwardBlocking(cl *client, cmd *engine.Command, argv [][]byte)
 				f.seq.Store(u.Seq)
 				return true
 			},
+			Left: func(u *cluster.Unit) bool { return leftTimeout(cmd, u.Cmds[0], deadline) },
 		})
 		cl.nc.SetReadDeadline(pastDeadline) // before the result: see endBlock
 		done <- result{data, err}
@@ -300,7 +354,7 @@ wait:
 	s.door.Lock()
 	cl.fwdBlk = nil
 	cl.fwdSeq = f.seq.Load() + 1
-	cl.ctx.Now, _ = s.door.Now()
+	s.resumeNow(cl)
 	if gone {
 		cl.closeNow = true
 		return false

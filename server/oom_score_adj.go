@@ -6,7 +6,7 @@ import (
 )
 
 // oom-score-adj and oom-score-adj-values: Redis's setOOMScoreAdj, which
-// writes the process's /proc/self/oom_score_adj (oom_linux.go; elsewhere
+// writes the process's /proc/self/oom_score_adj (oom_score_adj_linux.go; elsewhere
 // it fails, as Redis built without HAVE_PROC_OOM_SCORE_ADJ). limitdb is
 // always a primary with no forked child, so of the three values (primary,
 // replica, background child) only the first is ever applied.

@@ -2,8 +2,6 @@ package tests
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,15 +16,6 @@ import (
 // network and check its replies themselves; where a seed script implements
 // the same policy, its decisions on the real redis-server are compared
 // with the native command's.
-
-func seed(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(seedDir(), name))
-	if err != nil {
-		t.Fatalf("seed script %s: %v", name, err)
-	}
-	return string(b)
-}
 
 func dialT(t *testing.T, addr string) *Conn {
 	c, err := Dial(addr)
@@ -146,7 +135,7 @@ func TestRLGoRedis(t *testing.T) {
 // RL.ALLOW ... ALGO fixed-window on limitdb decide alike, window after
 // window (the counter's window opens at the first hit, like ours).
 func TestSeedFixedWindow(t *testing.T) {
-	script := seed(t, "001-counter.lua")
+	script := readSeed(t, "001-counter.lua")
 	r := dialT(t, redisAddr)
 	l := dialT(t, limitAddr)
 	k := uniq(t, "fw")
@@ -172,7 +161,7 @@ func TestSeedFixedWindow(t *testing.T) {
 // driven with the same times: capacity 5, 1 token a second is RL.ALLOW
 // key 1 1000 ALGO token-bucket BURST 4.
 func TestSeedTokenBucket(t *testing.T) {
-	script := seed(t, "001-token-bucket.lua")
+	script := readSeed(t, "001-token-bucket.lua")
 	r := dialT(t, redisAddr)
 	k := uniq(t, "tb")
 	p := ratelimit.Params{Algo: ratelimit.TokenBucket, Limit: 1, Period: 1000, Burst: 4}
@@ -199,7 +188,7 @@ func TestSeedTokenBucket(t *testing.T) {
 // although one request was served. RL.ALLOWALL consumes nothing on
 // refusal.
 func TestSeedMultiLimitFix(t *testing.T) {
-	script := seed(t, "003-multi-limit.lua")
+	script := readSeed(t, "003-multi-limit.lua")
 	r := dialT(t, redisAddr)
 	l := dialT(t, limitAddr)
 	ip := uniq(t, "ip")
@@ -232,7 +221,7 @@ func TestSeedMultiLimitFix(t *testing.T) {
 // requests in the same ms share one member (math.randomseed(now)), so the
 // second is not counted.
 func TestSeedSlidingLog(t *testing.T) {
-	script := seed(t, "002-sliding-window-zset.lua")
+	script := readSeed(t, "002-sliding-window-zset.lua")
 	r := dialT(t, redisAddr)
 	k := uniq(t, "sl")
 	p := ratelimit.Params{Algo: ratelimit.SlidingLog, Limit: 3, Period: 1000}

@@ -22,7 +22,9 @@ func seedDir() string {
 	return "../../shared/seed-scripts"
 }
 
+// readSeed reads one seed script; a test without the folder skips.
 func readSeed(t *testing.T, name string) string {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(seedDir(), name))
 	if err != nil {
 		t.Skipf("seed scripts not found (../shared/seed-scripts from the repository root, or LIMITDB_SEED_DIR): %v", err)

@@ -187,6 +187,82 @@ func TestClusterRaftTransferFails(t *testing.T) {
 	}
 }
 
+// TestClusterRaftTransferUndrained: a transfer whose leader cannot drain
+// (both followers' log writes stall, DEBUG RAFT-STALL-WRITES, while their
+// heartbeats keep its lease) stops serving after pauseWait with a unit
+// still uncommitted, SET k new. From then on the node reads as a
+// follower, and a READONLY reader on it must never see new before the
+// entry can have committed (the followers' stalled writes end): the
+// engine is rebuilt from the log under the same engine hold that ends
+// the serving (transfer.go, stepAside). The writer gets +OK or
+// -UNCERTAIN, and the nodes converge.
+func TestClusterRaftTransferUndrained(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := context.Background()
+	l := c.waitLeader(10 * time.Second)
+	lc := c.cli(l)
+	if err := lc.Set(ctx, "k", "old", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	reader := dialT(t, c.addr(l))
+	reader.ReplyTimeout = 15 * time.Second
+	if b, err := reader.Do("READONLY"); err != nil || string(b) != "+OK\r\n" {
+		t.Fatalf("READONLY: %q %v", b, err)
+	}
+	const stall = 3500 * time.Millisecond
+	followers := []int{(l + 1) % 3, (l + 2) % 3}
+	for _, f := range followers {
+		if err := c.cli(f).Do(ctx, "DEBUG", "RAFT-STALL-WRITES", strconv.Itoa(int(stall.Milliseconds()))).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stalled := time.Now()
+	unstall := func() {
+		for _, f := range followers {
+			c.cli(f).Do(context.Background(), "DEBUG", "RAFT-STALL-WRITES", "0")
+		}
+	}
+	t.Cleanup(unstall)
+	written := make(chan error, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		written <- c.cli(l).Set(wctx, "k", "new", 0).Err()
+	}()
+	time.Sleep(100 * time.Millisecond) // SET k new executed, its entry in the followers' stalled writes
+	transferred := make(chan error, 1)
+	go func() {
+		tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		transferred <- c.cli(l).Do(tctx, "RAFT", "TRANSFER", c.nodes[followers[0]].id).Err()
+	}()
+	// the entry cannot commit before a follower's write of it ends, at
+	// least stall after the stall began; reads answered before that
+	// must not see new
+	reads := 0
+	for time.Since(stalled) < stall-300*time.Millisecond {
+		b, err := reader.Do("GET", "k")
+		if err != nil {
+			t.Fatalf("READONLY GET k on the leader: %v", err)
+		}
+		if time.Since(stalled) < stall && string(b) == "$3\r\nnew\r\n" {
+			t.Fatalf("READONLY GET k on the stepping-aside leader answered new %v into the followers' stall, before the entry could commit", time.Since(stalled).Round(time.Millisecond))
+		}
+		reads++
+		time.Sleep(10 * time.Millisecond)
+	}
+	unstall()
+	werr, terr := <-written, <-transferred
+	t.Logf("%d READONLY reads during the stall; SET k new: %v; RAFT TRANSFER: %v", reads, werr, terr)
+	if werr != nil && !strings.HasPrefix(werr.Error(), "UNCERTAIN") {
+		t.Fatalf("SET k new: %v, want OK or UNCERTAIN", werr)
+	}
+	c.waitLeader(10 * time.Second)
+	if ds := c.waitConverged(10 * time.Second); ds[0] != ds[1] || ds[1] != ds[2] {
+		t.Fatalf("digests differ: %v", ds)
+	}
+}
+
 // TestClusterRaftTransferAlone: a cluster of one has nobody to hand
 // leadership to, and says so; RAFT TRANSFER is an admin command (a user
 // without @admin is refused, as for RAFT REMOVE).

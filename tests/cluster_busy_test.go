@@ -53,7 +53,7 @@ func TestClusterBusyLeader(t *testing.T) {
 }
 
 func testClusterBusyLeader(t *testing.T, burners int) {
-	c := startCluster(t, 3, "--busy-reply-threshold", "100")
+	c := mustCluster(t, 3, "--busy-reply-threshold", "100")
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	before := c.info(l)

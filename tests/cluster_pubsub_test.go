@@ -17,11 +17,7 @@ type clusterSub struct {
 
 func subscribeNode(t *testing.T, c *testCluster, i int) *clusterSub {
 	t.Helper()
-	conn, err := Dial(c.addr(i))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := mustDial(t, c.addr(i))
 	for _, cmd := range [][]string{{"SUBSCRIBE", "news"}, {"PSUBSCRIBE", "__keyevent@0__:*"}} {
 		if r, err := conn.Do(cmd...); err != nil || !strings.Contains(string(r), strings.ToLower(cmd[0])) {
 			t.Fatalf("%s on node %d: %q %v", cmd[0], i, r, err)
@@ -70,15 +66,11 @@ func (s *clusterSub) expect(want ...string) {
 // again. Messages never enter the Raft log: a restarted node replays its
 // log without delivering any again.
 func TestClusterPubsub(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	// notifications are a cluster-wide setting: set on a follower
-	cfg, err := Dial(c.addr(f))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cfg.Close()
+	cfg := mustDial(t, c.addr(f))
 	if r, err := cfg.Do("CONFIG", "SET", "notify-keyspace-events", "E$g"); err != nil || string(r) != "+OK\r\n" {
 		t.Fatalf("CONFIG SET on a follower: %q %v", r, err)
 	}

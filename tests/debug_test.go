@@ -49,12 +49,8 @@ func dialUnix(t *testing.T, sock string) *Conn {
 func TestDebugCommandGuard(t *testing.T) {
 	for _, mode := range []string{"no", "local"} {
 		t.Run(mode, func(t *testing.T) {
-			r, err := StartRedis("--enable-debug-command", mode, "--protected-mode", "no")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Stop()
-			l := startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", mode, "--protected-mode", "no")
+			r := mustRedis(t, "--enable-debug-command", mode, "--protected-mode", "no")
+			l := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", mode, "--protected-mode", "no")
 			for _, from := range []string{"127.0.0.1", "127.0.0.2"} {
 				ref := dialFrom(t, r.Addr, net.ParseIP(from))
 				cand := dialFrom(t, l.Addr().String(), net.ParseIP(from))
@@ -125,7 +121,7 @@ func TestDebugDigestGenerated(t *testing.T) {
 // client's PING waits for it, on both servers.
 func TestDebugSleepBlocks(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
-		a, b := dialT(t, addr), dialT(t, addr)
+		a, b := mustDial(t, addr), mustDial(t, addr)
 		done := make(chan []byte, 1)
 		go func() { r, _ := a.Do("DEBUG", "SLEEP", "0.3"); done <- r }()
 		time.Sleep(50 * time.Millisecond)
@@ -145,7 +141,7 @@ func TestDebugSleepBlocks(t *testing.T) {
 // removes it. Same on both servers.
 func TestDebugSetActiveExpire(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
-		c := dialT(t, addr)
+		c := mustDial(t, addr)
 		expectDo(t, c, "+OK\r\n", "SELECT", "9")
 		expectDo(t, c, "+OK\r\n", "FLUSHDB")
 		expectDo(t, c, "+OK\r\n", "DEBUG", "SET-ACTIVE-EXPIRE", "0")
@@ -169,7 +165,7 @@ func TestDebugSetActiveExpire(t *testing.T) {
 // absent: commands.md).
 func TestDebugObjectFields(t *testing.T) {
 	fields := func(addr string) map[string][]string {
-		c := dialT(t, addr)
+		c := mustDial(t, addr)
 		expectDo(t, c, "+OK\r\n", "SELECT", "8")
 		mustDo(t, c, "FLUSHDB")
 		for _, cmd := range [][]string{{"SET", "a", "hello"}, {"SET", "n", "123"}, {"SET", "big", "123456789012"},
@@ -216,12 +212,8 @@ func TestDebugObjectFields(t *testing.T) {
 func TestDebugLocalUnixSocket(t *testing.T) {
 	dir := t.TempDir()
 	rSock, lSock := filepath.Join(dir, "r.sock"), filepath.Join(dir, "l.sock")
-	r, err := StartRedis("--enable-debug-command", "local", "--unixsocket", rSock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", "local", "--unixsocket", lSock)
+	mustRedis(t, "--enable-debug-command", "local", "--unixsocket", rSock)
+	mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", "local", "--unixsocket", lSock)
 	run := func(sock string) string {
 		c := dialUnix(t, sock)
 		return string(mustDo(t, c, "DEBUG", "DIGEST-VALUE", "k")) + string(mustDo(t, c, "DEBUG", "SLEEP", "0"))
@@ -235,11 +227,7 @@ func TestDebugLocalUnixSocket(t *testing.T) {
 // DEBUG DIGEST-STRICT (limitdb): DIGEST notes only that a key has a
 // deadline; the strict digest also tells which.
 func TestDebugDigestStrict(t *testing.T) {
-	c, err := Dial(limitAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, limitAddr)
 	digests := func() (string, string) {
 		d, err1 := c.Do("DEBUG", "DIGEST")
 		s, err2 := c.Do("DEBUG", "DIGEST-STRICT")

@@ -110,12 +110,8 @@ func TestScenarios(t *testing.T) {
 // and the shared redis-server's has moved on by TestScenarios' scripts.
 // The in-process server of TestScenarios has no Raft node.
 func TestClusterOfOneScenarios(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	addr, _ := startLimitdbProcess(t, "--enable-debug-command", "yes", "--loglevel", "notice")
+	r := mustRedis(t)
+	addr, _ := mustLimitdbProcess(t, "--enable-debug-command", "yes", "--loglevel", "notice")
 	runScenarioTree(t, r.Addr, addr, true)
 }
 

@@ -26,22 +26,14 @@ import (
 // digest must then equal the engine's. The rules of the comparison, and
 // what is skipped, are in scenarios/README.md ("effects/").
 func TestEffects(t *testing.T) {
-	r, err := StartRedis("--appendonly", "yes", "--appendfsync", "always",
+	r := mustRedis(t, "--appendonly", "yes", "--appendfsync", "always",
 		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
 	aof, err := openAOF(r.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer aof.f.Close()
-	ctl, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close()
+	ctl := mustDial(t, r.Addr)
 	// only lazy expiry, as in the engine: the active cycle would add DELs
 	// at random points of Redis's stream
 	if _, err := ctl.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"); err != nil {

@@ -160,11 +160,7 @@ var hostileCases = []hostileCase{
 
 // TestHostileInputs runs the corpus against an in-process limitdb.
 func TestHostileInputs(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := mustLimitdb(t)
 	addr := srv.Addr().String()
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) { runHostile(t, addr, c) })

@@ -32,11 +32,7 @@ func TestPubsubScenarios(t *testing.T) {
 // effectNotify (TestConfigEffects): with notify-keyspace-events E$ a SET
 // raises __keyevent@0__:set; with "" it raises nothing.
 func effectNotify(t *testing.T, c *Conn, addr, name string) {
-	sub, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
+	sub := mustDial(t, addr)
 	expectDo(t, sub, "*3\r\n$9\r\nsubscribe\r\n$18\r\n__keyevent@0__:set\r\n:1\r\n", "SUBSCRIBE", "__keyevent@0__:set")
 	configSet(t, c, name, "E$")
 	defer configSet(t, c, name, "")

@@ -30,16 +30,8 @@ var libraryChecks = [][]string{
 }
 
 func TestRDBFunctionsFromRedis(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	r := mustRedis(t)
+	rc := mustDial(t, r.Addr)
 	for _, code := range rdbLibraries {
 		redisDo(t, rc, "FUNCTION", "LOAD", code)
 	}
@@ -85,16 +77,8 @@ func TestRDBFunctionsToRedis(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "limitdb.rdb"), buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r, err := StartRedis("--dir", dir, "--dbfilename", "limitdb.rdb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	r := mustRedis(t, "--dir", dir, "--dbfilename", "limitdb.rdb")
+	rc := mustDial(t, r.Addr)
 	for _, cmd := range libraryChecks {
 		a := redisDo(t, rc, cmd...)
 		if b := engineRun(c, cmd...); !bytes.Equal(a, b) {

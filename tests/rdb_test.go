@@ -113,16 +113,8 @@ func allKeys(c *engine.Ctx) []string {
 // its live encodings are the ones its loader chose); limitdb loads it:
 // same DEBUG DIGEST, same OBJECT ENCODING for every key, same deadlines.
 func TestRDBFromRedis(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	r := mustRedis(t)
+	rc := mustDial(t, r.Addr)
 	for _, cmd := range rdbPopulate {
 		redisDo(t, rc, cmd...)
 	}
@@ -180,16 +172,8 @@ func TestRDBToRedis(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "limitdb.rdb"), buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r, err := StartRedis("--dir", dir, "--dbfilename", "limitdb.rdb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	r := mustRedis(t, "--dir", dir, "--dbfilename", "limitdb.rdb")
+	rc := mustDial(t, r.Addr)
 	want := c.E.DatasetDigest()
 	if got := bulk(t, redisDo(t, rc, "DEBUG", "DIGEST")); got != want.Hex() {
 		t.Fatalf("Redis digest %s, limitdb %s", got, want.Hex())
@@ -234,16 +218,8 @@ func TestRDBLimiterRefusedByRedis(t *testing.T) {
 // encodings included, whose payloads list members in each server's own
 // order).
 func TestDumpRestoreAcross(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	r := mustRedis(t)
+	rc := mustDial(t, r.Addr)
 	c := populatedEngine(t)
 	for _, cmd := range rdbPopulate {
 		redisDo(t, rc, cmd...)

@@ -14,16 +14,8 @@ import (
 // redis-server; the replies must be the same bytes and the waits must fall
 // in the same windows.
 func TestBusyThresholdConfig(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	rd, err := StartRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Stop()
+	srv := mustLimitdb(t)
+	rd := mustRedis(t)
 	for _, addr := range []string{rd.Addr, srv.Addr().String()} {
 		for _, c := range []struct {
 			param   string
@@ -78,11 +70,7 @@ func TestBusyThresholdConfig(t *testing.T) {
 // accepted and answered -BUSY once the threshold has passed, on both
 // servers (accepting once waited for the engine lock the script holds).
 func TestBusyNewConnection(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := mustLimitdb(t)
 	for _, addr := range []string{redisAddr, srv.Addr().String()} {
 		ctl, err := Dial(addr)
 		if err != nil {

@@ -12,11 +12,7 @@ import (
 // KILL, like a Lua loop (the interpreter's own context check runs only
 // between instructions; the patched matcher asks every 2^14 steps).
 func TestScriptKillLongMatch(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := mustLimitdb(t)
 	addr := srv.Addr().String()
 	ctl, _ := Dial(addr)
 	defer ctl.Close()

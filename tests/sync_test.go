@@ -14,8 +14,8 @@ import (
 // attach_to_replication_stream); the commands that follow are compared
 // with redis-server's stream, times in PXAT/PEXPIREAT aside.
 func TestSyncStreamMatchesRedis(t *testing.T) {
-	redis := startRedisArgs(t, "--save", "", "--dir", t.TempDir(), "--repl-ping-replica-period", "3600")
-	limitdb, _ := ownLimitdb(t)
+	redis := mustRedisBare(t, "--save", "", "--dir", t.TempDir(), "--repl-ping-replica-period", "3600")
+	limitdb, _ := mustLimitdbConn(t)
 	writes := [][]string{
 		{"SET", "foo", "bar"},
 		{"SET", "k", "v", "EX", "100"},

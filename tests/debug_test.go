@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"net"
 	"path/filepath"
 	"strings"
@@ -16,31 +15,6 @@ import (
 // after the generated operation streams, and the effects of SLEEP and
 // SET-ACTIVE-EXPIRE, each against the real redis-server.
 
-// dialFrom opens a raw connection to addr from the local address from.
-func dialFrom(t *testing.T, addr string, from net.IP) *Conn {
-	t.Helper()
-	d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: from}}
-	nc, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	nc.SetDeadline(time.Now().Add(5 * time.Second))
-	return &Conn{nc: nc, br: bufio.NewReader(nc)}
-}
-
-// dialUnix opens a raw connection to the unix socket sock; the test
-// closes it.
-func dialUnix(t *testing.T, sock string) *Conn {
-	t.Helper()
-	nc, err := net.DialTimeout("unix", sock, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &Conn{nc: nc, br: bufio.NewReader(nc)}
-}
-
 // TestDebugCommandGuard: under enable-debug-command no every client is
 // refused with Redis's text, under local a client from 127.0.0.1 runs
 // DEBUG and one from 127.0.0.2 is refused; the refusal comes after the
@@ -52,8 +26,8 @@ func TestDebugCommandGuard(t *testing.T) {
 			r := mustRedis(t, "--enable-debug-command", mode, "--protected-mode", "no")
 			l := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", mode, "--protected-mode", "no")
 			for _, from := range []string{"127.0.0.1", "127.0.0.2"} {
-				ref := dialFrom(t, r.Addr, net.ParseIP(from))
-				cand := dialFrom(t, l.Addr().String(), net.ParseIP(from))
+				ref := mustDialFrom(t, r.Addr, net.ParseIP(from))
+				cand := mustDialFrom(t, l.Addr().String(), net.ParseIP(from))
 				for _, cmd := range [][]string{
 					{"DEBUG", "DIGEST"},
 					{"DEBUG", "SLEEP", "0"},
@@ -215,7 +189,7 @@ func TestDebugLocalUnixSocket(t *testing.T) {
 	mustRedis(t, "--enable-debug-command", "local", "--unixsocket", rSock)
 	mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", "local", "--unixsocket", lSock)
 	run := func(sock string) string {
-		c := dialUnix(t, sock)
+		c := mustDialUnix(t, sock)
 		return string(mustDo(t, c, "DEBUG", "DIGEST-VALUE", "k")) + string(mustDo(t, c, "DEBUG", "SLEEP", "0"))
 	}
 	want, got := run(rSock), run(lSock)

@@ -171,3 +171,29 @@ func mustDo(t testing.TB, c *Conn, args ...string) []byte {
 	}
 	return r
 }
+
+// mustDialFrom opens a raw connection to addr from the local address from
+// (its replies due within 5 s); the test closes it.
+func mustDialFrom(t testing.TB, addr string, from net.IP) *Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: from}}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	return &Conn{nc: nc, br: bufio.NewReader(nc)}
+}
+
+// mustDialUnix opens a raw connection to the unix socket sock; the test
+// closes it.
+func mustDialUnix(t testing.TB, sock string) *Conn {
+	t.Helper()
+	nc, err := net.DialTimeout("unix", sock, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &Conn{nc: nc, br: bufio.NewReader(nc)}
+}

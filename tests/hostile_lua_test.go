@@ -21,8 +21,7 @@ import (
 // holds the memory, not the runtime's scavenger pace.
 func TestHostileLua(t *testing.T) {
 	cases := readLuaCases(t, "testdata/hostile/lua.txt")
-	srv := mustLimitdb(t)
-	addr := srv.Addr().String()
+	addr := mustLimitdb(t).Addr().String()
 	var rd *Redis
 	for _, c := range cases {
 		if c.mode == "diff" {

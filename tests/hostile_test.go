@@ -160,8 +160,7 @@ var hostileCases = []hostileCase{
 
 // TestHostileInputs runs the corpus against an in-process limitdb.
 func TestHostileInputs(t *testing.T) {
-	srv := mustLimitdb(t)
-	addr := srv.Addr().String()
+	addr := mustLimitdb(t).Addr().String()
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) { runHostile(t, addr, c) })
 	}

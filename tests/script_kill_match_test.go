@@ -12,8 +12,7 @@ import (
 // KILL, like a Lua loop (the interpreter's own context check runs only
 // between instructions; the patched matcher asks every 2^14 steps).
 func TestScriptKillLongMatch(t *testing.T) {
-	srv := mustLimitdb(t)
-	addr := srv.Addr().String()
+	addr := mustLimitdb(t).Addr().String()
 	ctl, _ := Dial(addr)
 	defer ctl.Close()
 	ctl.Do("CONFIG", "SET", "busy-reply-threshold", "100")

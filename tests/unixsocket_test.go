@@ -26,7 +26,7 @@ func TestUnixSocketMatchesRedis(t *testing.T) {
 	mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", opts(lSock)...)
 	pick := regexp.MustCompile(` (addr|laddr|flags)=[^ ]*`)
 	run := func(sock string) string {
-		c := dialUnix(t, sock)
+		c := mustDialUnix(t, sock)
 		st, err := os.Stat(sock)
 		if err != nil {
 			t.Fatal(err)

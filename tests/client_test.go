@@ -57,10 +57,7 @@ func TestClientSetinfoNoTouch(t *testing.T) {
 // order (limitdb appends 7.2's lib-name and lib-ver).
 func TestClientInfoFields(t *testing.T) {
 	keys := func(addr string) []string {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		r := string(mustDo(t, c, "CLIENT", "INFO"))
 		line := strings.TrimSpace(r[strings.Index(r, "\r\n")+2:])

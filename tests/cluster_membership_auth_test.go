@@ -126,10 +126,7 @@ func TestClusterRecipeRequirepass(t *testing.T) {
 	waitRecipeVoters(t, admin, 3, n2, n3)
 	expect := func(addr, user, pass string, want string, args ...string) {
 		t.Helper()
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		if pass != "" {
 			if r, err := c.Do("AUTH", user, pass); err != nil || string(r) != "+OK\r\n" {

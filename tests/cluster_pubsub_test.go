@@ -77,10 +77,7 @@ func TestClusterPubsub(t *testing.T) {
 	for i := range c.nodes {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			conn, err := Dial(c.addr(i))
-			if err != nil {
-				t.Fatal(err)
-			}
+			conn := mustDial(t, c.addr(i))
 			r, _ := conn.Do("CONFIG", "GET", "notify-keyspace-events")
 			conn.Close()
 			if strings.Contains(string(r), "$E") || strings.Contains(string(r), "g$E") {
@@ -98,10 +95,7 @@ func TestClusterPubsub(t *testing.T) {
 	}
 	pub := func(i int, msg string) string {
 		t.Helper()
-		conn, err := Dial(c.addr(i))
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := mustDial(t, c.addr(i))
 		defer conn.Close()
 		r, err := conn.Do("PUBLISH", "news", msg)
 		if err != nil {
@@ -111,10 +105,7 @@ func TestClusterPubsub(t *testing.T) {
 	}
 	write := func(i int, args ...string) {
 		t.Helper()
-		conn, err := Dial(c.addr(i))
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := mustDial(t, c.addr(i))
 		defer conn.Close()
 		if r, err := conn.Do(args...); err != nil || r[0] == '-' {
 			t.Fatalf("%q on node %d: %q %v", args, i, r, err)
@@ -145,10 +136,7 @@ func TestClusterPubsub(t *testing.T) {
 
 	// SUBSCRIBE inside MULTI on a follower: the block runs on the leader,
 	// where the client has no connection; refused (limitdb's text)
-	mc, err := Dial(c.addr(f))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mc := mustDial(t, c.addr(f))
 	for _, cmd := range [][]string{{"MULTI"}, {"SUBSCRIBE", "x"}, {"PUBLISH", "news", "in a block"}} {
 		mc.Do(cmd...)
 	}

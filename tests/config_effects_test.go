@@ -253,10 +253,7 @@ func effectProtoMaxBulk(t *testing.T, c *Conn, addr, name string) {
 // checkBigGet sends a GET with a 2 MB key and expects its nil reply.
 func checkBigGet(t *testing.T, addr string) {
 	t.Helper()
-	y, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	y := mustDial(t, addr)
 	defer y.Close()
 	y.Send([]byte(bigBulkHead + strings.Repeat("k", 2000000) + "\r\n"))
 	if r, err := y.ReadReply(); string(r) != "$-1\r\n" {

@@ -118,10 +118,7 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 		{"CONFIG", "SET", "requirepass", ""},
 	}
 	rewrite := func(addr, path string) string {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		c.Do("AUTH", "old pass")
 		for _, s := range sets {
@@ -221,10 +218,7 @@ func TestConfigRewriteErrorMatchesRedis(t *testing.T) {
 	var replies [][]byte
 	for _, x := range []struct{ addr, path string }{{rAddr, rp}, {fmt.Sprintf("127.0.0.1:%d", lPort), lp}} {
 		os.RemoveAll(filepath.Dir(x.path))
-		c, err := Dial(x.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, x.addr)
 		replies = append(replies, mustDo(t, c, "CONFIG", "REWRITE"))
 		c.Close()
 	}

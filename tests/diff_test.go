@@ -186,14 +186,8 @@ func dialPair(t *testing.T, proto int) *pair {
 }
 
 func dialPairOn(t *testing.T, refAddr, candAddr string, proto int) *pair {
-	r, err := Dial(refAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Dial(candAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustDial(t, refAddr)
+	l := mustDial(t, candAddr)
 	p := &pair{ref: r, cand: l}
 	if proto == 3 {
 		for _, c := range []*Conn{r, l} {

@@ -258,10 +258,7 @@ func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lin
 		}
 	}()
 	dial := func() *effConn {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		return &effConn{r: c}
 	}
 	cur := dial()

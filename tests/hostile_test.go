@@ -219,10 +219,7 @@ func doConfig(t *testing.T, addr string, args []string) {
 	if len(args) == 0 {
 		return
 	}
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustDial(t, addr)
 	defer c.Close()
 	r, err := c.Do(append([]string{"CONFIG", "SET"}, args...)...)
 	if err != nil || string(r) != "+OK\r\n" {
@@ -247,10 +244,7 @@ func runHostile(t *testing.T, addr string, c hostileCase) {
 		}()
 	}
 	if len(c.setup) > 0 {
-		sc, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := mustDial(t, addr)
 		for _, a := range c.setup {
 			if _, err := sc.Do(a...); err != nil {
 				t.Fatal(err)

@@ -83,10 +83,7 @@ func TestMaxmemoryDurable(t *testing.T) {
 	r := mustRedis(t)
 	laddr, _ := mustLimitdbProcess(t)
 	run := func(addr, limit string, headroom int64) mmLoadResult {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		mmExpect(t, c, "+OK\r\n", "FLUSHALL")
 		if headroom > 0 {

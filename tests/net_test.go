@@ -58,10 +58,7 @@ func TestProtectedModeMatchesRedis(t *testing.T) {
 		afterDisable []byte
 	}
 	run := func(addr string) result {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		before := connStats(t, c)
 		var res result
@@ -95,10 +92,7 @@ func TestListenConfigMatchesRedis(t *testing.T) {
 	defer busy.Close()
 	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
 	run := func(addr string) []string {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		var out []string
 		note := func(b []byte) { out = append(out, string(b)) }
@@ -137,10 +131,7 @@ func TestListenConfigMatchesRedis(t *testing.T) {
 func TestMaxclientsMatchesRedis(t *testing.T) {
 	r, l := mustBoth(t)
 	run := func(addr string) string {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		before := connStats(t, c)
 		mustDo(t, c, "CONFIG", "SET", "maxclients", "1")

@@ -103,10 +103,7 @@ func TestOutputPauseSoftLimit(t *testing.T) {
 // connection closes (Redis's close-after-reply), on both servers.
 func TestQuitAfterPendingReplies(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
 		c.Close()
 		nc, err := net.Dial("tcp", addr)

@@ -43,10 +43,7 @@ func rawExchange(t *testing.T, addr string, data []byte, quiet time.Duration) (r
 
 func mustPing(t *testing.T, addr string) {
 	t.Helper()
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustDial(t, addr)
 	defer c.Close()
 	r, err := c.Do("PING")
 	if err != nil || string(r) != "+PONG\r\n" {

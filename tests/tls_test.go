@@ -164,10 +164,7 @@ func TestTLS(t *testing.T) {
 }
 
 func checkTLS(t *testing.T, p *testPKI, plainAddr, tlsAddr string) {
-	ctl, err := Dial(plainAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctl := mustDial(t, plainAddr)
 	defer ctl.Close()
 	set := func(args ...string) {
 		t.Helper()

@@ -24,8 +24,7 @@ import (
 // MULTI/EXEC wrapping is compared too. limitdb-only effects (SCRIPT LOAD,
 // CONFIG SET of replicated settings) are left out.
 func TestBlockingEffects(t *testing.T) {
-	r := mustRedis(t, "--appendonly", "yes", "--appendfsync", "always",
-		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
+	r := mustAOFRedis(t)
 	m, _ := filepath.Glob(filepath.Join(r.dir, "appendonlydir", "*.incr.aof"))
 	if len(m) != 1 {
 		t.Fatalf("want one incr AOF, found %q", m)

@@ -38,7 +38,7 @@ func (n *recipeNode) log() string {
 	return string(b)
 }
 
-// startRecipeNode runs the README's command line for node id with extra
+// mustRecipeNode runs the README's command line for node id with extra
 // options, and waits until it answers an authenticated PING.
 func mustRecipeNode(t *testing.T, id, pass string, extra ...string) *recipeNode {
 	t.Helper()

@@ -360,10 +360,10 @@ func handovers(c *testCluster, i int) int {
 	return strings.Count(string(b), "leadership handed over")
 }
 
-// startClusterFromDump is mustCluster for a restore: node 1 starts in a
+// mustClusterFromDump is mustCluster for a restore: node 1 starts in a
 // dir holding only dump (its first start imports it), then the n-1
 // others join it with empty dirs.
-func startClusterFromDump(t *testing.T, dump string, n int) *testCluster {
+func mustClusterFromDump(t *testing.T, dump string, n int) *testCluster {
 	t.Helper()
 	c := newTestCluster(t, n, "r", func(int) []string { return nil })
 	copyFile(t, dump, filepath.Join(c.nodes[0].dir, "dump.rdb"))
@@ -523,7 +523,7 @@ func TestClusterBackupRestore(t *testing.T) {
 	}
 
 	// restore
-	r := startClusterFromDump(t, filepath.Join(c.nodes[f].dir, "dump.rdb"), 2)
+	r := mustClusterFromDump(t, filepath.Join(c.nodes[f].dir, "dump.rdb"), 2)
 	rl := r.waitLeader(10 * time.Second)
 	rc := r.cli(rl)
 	m := 0

@@ -18,7 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Cluster tests: real processes on loopback (cluster_harness.go), each
+// Cluster tests: real processes on loopback (harness_cluster.go), each
 // bounded in time.
 
 // TestClusterBasics: writes and reads through every node, MULTI/EXEC and

@@ -16,6 +16,15 @@ import (
 	"limitdb/resp"
 )
 
+// mustAOFRedis is a redis-server that appends every write to its incr
+// AOF at once (fsync always, no timestamps, no rewrite): the stream the
+// effect tests compare limitdb's records with.
+func mustAOFRedis(t *testing.T) *Redis {
+	t.Helper()
+	return mustRedis(t, "--appendonly", "yes", "--appendfsync", "always",
+		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
+}
+
 // TestEffects compares limitdb's effect stream with Redis 7.0's, command
 // by command: every line of the effect scenarios (scenarios/effects/*.txt)
 // and of the differential scenarios (scenarios/**.txt) runs on a redis-server
@@ -26,8 +35,7 @@ import (
 // digest must then equal the engine's. The rules of the comparison, and
 // what is skipped, are in scenarios/README.md ("effects/").
 func TestEffects(t *testing.T) {
-	r := mustRedis(t, "--appendonly", "yes", "--appendfsync", "always",
-		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
+	r := mustAOFRedis(t)
 	aof, err := openAOF(r.dir)
 	if err != nil {
 		t.Fatal(err)

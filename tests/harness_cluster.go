@@ -316,24 +316,28 @@ func (c *testCluster) waitCaughtUp(d time.Duration) {
 	for time.Now().Before(deadline) {
 		if l := c.leader(); l >= 0 {
 			commit, _ := strconv.ParseUint(c.info(l)["raft_commit_index"], 10, 64)
-			ok := commit > 0
-			for i, nd := range c.nodes {
-				if nd.cmd == nil {
-					continue
-				}
-				m := c.info(i)
-				a, _ := strconv.ParseUint(m["raft_applied_index"], 10, 64)
-				if m == nil || a < commit {
-					ok = false
-				}
-			}
-			if ok {
+			if commit > 0 && c.allApplied(commit) {
 				return
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	c.t.Fatalf("nodes did not catch up within %v", d)
+}
+
+// allApplied tells whether every running node has applied up to commit.
+func (c *testCluster) allApplied(commit uint64) bool {
+	for i, nd := range c.nodes {
+		if nd.cmd == nil {
+			continue
+		}
+		m := c.info(i)
+		a, _ := strconv.ParseUint(m["raft_applied_index"], 10, 64)
+		if m == nil || a < commit {
+			return false
+		}
+	}
+	return true
 }
 
 // waitConverged waits until every running node has applied as far as
@@ -364,17 +368,7 @@ func (c *testCluster) waitConverged(d time.Duration) []string {
 			continue
 		}
 		commit, ok := commitOf(l)
-		for i, nd := range c.nodes {
-			if nd.cmd == nil || !ok {
-				continue
-			}
-			m := c.info(i)
-			a, _ := strconv.ParseUint(m["raft_applied_index"], 10, 64)
-			if m == nil || a < commit {
-				ok = false
-			}
-		}
-		if ok {
+		if ok && c.allApplied(commit) {
 			var ds []string
 			for i, nd := range c.nodes {
 				if nd.cmd == nil {

@@ -156,8 +156,7 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 	}
 	// with nothing changed, rewriting is stable (the second rewrite adds
 	// one trailing blank line, as Redis's does; the third nothing)
-	c, _ := Dial(fmt.Sprintf("127.0.0.1:%d", lPort))
-	defer c.Close()
+	c := mustDial(t, fmt.Sprintf("127.0.0.1:%d", lPort))
 	mustDo(t, c, "CONFIG", "REWRITE")
 	before, _ := os.ReadFile(lp)
 	mustDo(t, c, "CONFIG", "REWRITE")
@@ -190,10 +189,7 @@ func normRewrite(s, port string) string {
 // refused as by Redis.
 func TestConfigRewriteNoFile(t *testing.T) {
 	r, l := mustBoth(t)
-	rc, _ := Dial(r.Addr)
-	defer rc.Close()
-	lc, _ := Dial(l.Addr().String())
-	defer lc.Close()
+	rc, lc := mustDial(t, r.Addr), mustDial(t, l.Addr().String())
 	want, got := mustDo(t, rc, "CONFIG", "REWRITE"), mustDo(t, lc, "CONFIG", "REWRITE")
 	if !bytes.Equal(want, got) {
 		t.Fatalf("limitdb %q, redis %q", got, want)

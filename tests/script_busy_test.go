@@ -15,13 +15,9 @@ func TestScriptBusyKill(t *testing.T) {
 	srv := mustLimitdb(t)
 	srv.Engine().Guard.LimitMs.Store(200)
 	addr := srv.Addr().String()
-	runner, _ := Dial(addr)
-	other, _ := Dial(addr)
-	defer runner.Close()
-	defer other.Close()
+	runner, other := mustDial(t, addr), mustDial(t, addr)
 
-	waiter, _ := Dial(addr)
-	defer waiter.Close()
+	waiter := mustDial(t, addr)
 	if err := runner.Send(Encode("EVAL", "while true do end", "0")); err != nil {
 		t.Fatal(err)
 	}

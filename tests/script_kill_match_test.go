@@ -13,11 +13,9 @@ import (
 // between instructions; the patched matcher asks every 2^14 steps).
 func TestScriptKillLongMatch(t *testing.T) {
 	addr := mustLimitdb(t).Addr().String()
-	ctl, _ := Dial(addr)
-	defer ctl.Close()
+	ctl := mustDial(t, addr)
 	ctl.Do("CONFIG", "SET", "busy-reply-threshold", "100")
-	runner, _ := Dial(addr)
-	defer runner.Close()
+	runner := mustDial(t, addr)
 	if err := runner.Send(Encode("EVAL", "return string.rep('a', 100000):find('.-.-.-b')", "0")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,12 @@
 package tests
 
 import (
-	"limitdb/engine"
-	"limitdb/server"
 	"os"
 	"testing"
 	"time"
+
+	"limitdb/engine"
+	"limitdb/server"
 )
 
 // scratchDir is the dir of StartLimitdb's servers (TestMain makes and
@@ -18,7 +19,7 @@ func StartLimitdb() (*server.Server, error) {
 	srv := server.New(server.Config{Addr: "127.0.0.1:0", Dir: scratchDir}, engine.New())
 	// as StartRedis does, so that scenarios can use DEBUG on both servers
 	// (not through LoadConfig: applying the whole configuration makes
-	// TestScriptBusyKill hang, see the h/digest report)
+	// TestScriptBusyKill hang)
 	srv.SetDebugCommand("yes")
 	if err := srv.Listen(); err != nil {
 		return nil, err

@@ -187,12 +187,8 @@ func TestACLFileLoadSave(t *testing.T) {
 		}
 	}
 	write("user alice on allcommands allkeys &* >alice\nuser bob on -@all +@set +acl ~set* &* >bob\nuser default on nopass ~* &* +@all\n")
-	r, err := StartRedis("--aclfile", file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
-	p := &aclPair{t: t, ref: r.Addr, cand: startLimitdbACL(t, file)}
+	r := mustRedis(t, "--aclfile", file)
+	p := &aclPair{t: t, ref: r.Addr, cand: mustLimitdbACL(t, file)}
 	c := p.dial()
 	p.same(c, "ACL", "LIST")
 	p.same(c, "CONFIG", "GET", "aclfile")

@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"limitdb/engine"
-	"limitdb/server"
 )
 
 // startACLPair starts a fresh redis-server and limitdb for one ACL
@@ -31,30 +28,8 @@ func startACLPair(t *testing.T, aclfile string) (refAddr, candAddr string, refFi
 		}
 		rargs = append(rargs, "--aclfile", refFile)
 	}
-	r, err := StartRedis(rargs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
-	return r.Addr, startLimitdbACL(t, candFile), refFile, candFile
-}
-
-// startLimitdbACL starts an in-process limitdb with aclfile (when set)
-// and returns its address; the test stops it.
-func startLimitdbACL(t *testing.T, aclfile string) string {
-	t.Helper()
-	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, engine.New())
-	if aclfile != "" {
-		if err := srv.LoadACLFile(aclfile); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	t.Cleanup(func() { srv.Close() })
-	return srv.Addr().String()
+	r := mustRedis(t, rargs...)
+	return r.Addr, mustLimitdbACL(t, candFile), refFile, candFile
 }
 
 // TestACLScenarios runs the scenarios of scenarios/acl/ (ported from

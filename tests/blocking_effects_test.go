@@ -24,12 +24,7 @@ import (
 // MULTI/EXEC wrapping is compared too. limitdb-only effects (SCRIPT LOAD,
 // CONFIG SET of replicated settings) are left out.
 func TestBlockingEffects(t *testing.T) {
-	r, err := StartRedis("--appendonly", "yes", "--appendfsync", "always",
-		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
+	r := mustAOFRedis(t)
 	m, _ := filepath.Glob(filepath.Join(r.dir, "appendonlydir", "*.incr.aof"))
 	if len(m) != 1 {
 		t.Fatalf("want one incr AOF, found %q", m)
@@ -42,11 +37,7 @@ func TestBlockingEffects(t *testing.T) {
 	sink := &recordSink{}
 	srv := server.New(server.Config{Addr: "127.0.0.1:0", Effects: door.Records(sink.add)}, engine.New())
 	srv.SetDebugCommand("yes")
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	defer srv.Close()
+	serveLimitdb(t, srv)
 	for _, f := range scenarioFiles(t, "scenarios") {
 		lines := readScenario(t, f)
 		if !blockingScenario(lines) {

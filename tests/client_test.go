@@ -9,11 +9,7 @@ import (
 // TestClientSetinfoNoTouch covers CLIENT SETINFO and CLIENT NO-TOUCH, which
 // Redis 7.0.15 lacks (so no scenario can compare them): 7.2 semantics.
 func TestClientSetinfoNoTouch(t *testing.T) {
-	c, err := Dial(limitAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, limitAddr)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -42,11 +38,7 @@ func TestClientSetinfoNoTouch(t *testing.T) {
 	id := strings.TrimSpace(string(mustDo(t, c, "CLIENT", "ID")[1:]))
 	c.Do("MULTI")
 	c.Do("PING")
-	o, err := Dial(limitAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := mustDial(t, limitAddr)
 	r = mustDo(t, o, "CLIENT", "LIST", "ID", id)
 	if !strings.Contains(string(r), " flags=xT ") || !strings.Contains(string(r), " multi=1 ") {
 		t.Errorf("CLIENT LIST of a client in MULTI: %q", r)
@@ -61,23 +53,11 @@ func TestClientSetinfoNoTouch(t *testing.T) {
 	}
 }
 
-func mustDo(t *testing.T, c *Conn, args ...string) []byte {
-	t.Helper()
-	r, err := c.Do(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // TestClientInfoFields: CLIENT INFO has Redis 7.0's fields in Redis's
 // order (limitdb appends 7.2's lib-name and lib-ver).
 func TestClientInfoFields(t *testing.T) {
 	keys := func(addr string) []string {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		r := string(mustDo(t, c, "CLIENT", "INFO"))
 		line := strings.TrimSpace(r[strings.Index(r, "\r\n")+2:])

@@ -16,11 +16,11 @@ import (
 // order, with nothing popped, while the one blocked on the killed leader
 // is gone with it (cluster/DESIGN.md, "Blocking commands").
 func TestClusterBlocking(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	defer c.stopAll()
 	l := c.waitLeader(10 * time.Second)
 	f1, f2 := (l+1)%3, (l+2)%3
-	dial := func(i int) *Conn { return dialT(t, c.addr(i)) }
+	dial := func(i int) *Conn { return mustDial(t, c.addr(i)) }
 	send := func(cn *Conn, args ...string) {
 		if err := cn.Send(Encode(args...)); err != nil {
 			t.Fatal(err)

@@ -13,11 +13,11 @@ import (
 // leader, elected some 2 s later, blocked the unit for 1 s more, and the
 // client waited about 3 s for a 1 s BLPOP.
 func TestClusterBlockingTimeoutWhileNoLeader(t *testing.T) {
-	c := startCluster(t, 3, "--leader-wait-ms", "6000")
+	c := mustCluster(t, 3, "--leader-wait-ms", "6000")
 	defer c.stopAll()
 	l := c.waitLeader(10 * time.Second)
 	f1, f2 := (l+1)%3, (l+2)%3
-	cn := dialT(t, c.addr(f1))
+	cn := mustDial(t, c.addr(f1))
 	c.kill(l)
 	c.kill(f2)
 	time.Sleep(1500 * time.Millisecond) // f1 sees its leader gone

@@ -24,7 +24,7 @@ import (
 // both killed from a follower, and a script that wrote, which runs to its
 // end (calibrated to about 1 s: the checks take 10-150 ms).
 func TestClusterBusyFollowers(t *testing.T) {
-	c := startCluster(t, 3, "--busy-reply-threshold", "100")
+	c := mustCluster(t, 3, "--busy-reply-threshold", "100")
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	var fs []int
@@ -40,7 +40,7 @@ func TestClusterBusyFollowers(t *testing.T) {
 	if err := c.cli(l).Set(ctx, "busy:seen", "before", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	dial := func(i int) *Conn { return dialT(t, c.addr(i)) }
+	dial := func(i int) *Conn { return mustDial(t, c.addr(i)) }
 	runner, poller := dial(l), dial(l)
 	f, g, ro := dial(fs[0]), dial(fs[1]), dial(fs[1])
 	if r, _ := ro.Do("READONLY"); string(r) != "+OK\r\n" {

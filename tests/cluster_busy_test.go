@@ -53,7 +53,7 @@ func TestClusterBusyLeader(t *testing.T) {
 }
 
 func testClusterBusyLeader(t *testing.T, burners int) {
-	c := startCluster(t, 3, "--busy-reply-threshold", "100")
+	c := mustCluster(t, 3, "--busy-reply-threshold", "100")
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	before := c.info(l)
@@ -137,10 +137,7 @@ func testClusterBusyLeader(t *testing.T, burners int) {
 		return func() { close(done); ww.Wait() }
 	}
 
-	runner, err := Dial(c.addr(l))
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := mustDial(t, c.addr(l))
 	defer runner.Close()
 	n := strconv.FormatInt(luaIterations(t.Fatalf, runner, 2*time.Second), 10)
 	for _, h := range []struct {
@@ -160,10 +157,7 @@ func testClusterBusyLeader(t *testing.T, burners int) {
 		{"sleep", []string{"DEBUG", "SLEEP", "2"}, false, false, "+OK\r\n"},
 	} {
 		end := watch()
-		poller, err := Dial(c.addr(l))
-		if err != nil {
-			t.Fatal(err)
-		}
+		poller := mustDial(t, c.addr(l))
 		sent := time.Now()
 		if err := runner.Send(Encode(h.argv...)); err != nil {
 			t.Fatal(err)

@@ -68,7 +68,7 @@ func TestClusterClockBehindLeader(t *testing.T) {
 }
 
 func testClockWrongLeader(t *testing.T, offsetMs int) {
-	c := startClusterWith(t, 3, func(i int) []string {
+	c := mustClusterWith(t, 3, func(i int) []string {
 		if i == 0 {
 			return []string{"--debug-clock-offset-ms", strconv.Itoa(offsetMs)}
 		}
@@ -108,7 +108,7 @@ func testClockWrongLeader(t *testing.T, offsetMs int) {
 // there (a key set with PX 1000 is gone 1.5 s later). Before the fix
 // debug-clock-offset-ms could not be set on a running node.
 func TestClusterClockStep(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	l := waitClockLeader(t, c, 10*time.Second)
 	ctx := context.Background()
 	stop := make(chan struct{})
@@ -177,7 +177,7 @@ func TestClusterClockStep(t *testing.T) {
 // own clock: GET answered nil and RL.PEEK allowed while the leader
 // answered v and refused.
 func TestClusterFollowerReadDeadline(t *testing.T) {
-	c := startClusterWith(t, 3, func(i int) []string {
+	c := mustClusterWith(t, 3, func(i int) []string {
 		if i == 0 {
 			return nil
 		}
@@ -215,7 +215,7 @@ func TestClusterFollowerReadDeadline(t *testing.T) {
 // TestClockQuorumExempt: a cluster of one (the default) has nobody to
 // agree with and says so.
 func TestClockQuorumExempt(t *testing.T) {
-	p := startProc(t, "")
+	p := mustProc(t, "")
 	p.waitServing()
 	m, err := p.raftInfo()
 	if m == nil || m["raft_clock_quorum"] != "exempt" {

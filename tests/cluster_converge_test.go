@@ -26,7 +26,7 @@ import (
 // (PX 1000 at 23.913 s) and both limiters' keys expired between the end
 // of the load (24.1 s) and the final reads (25.27 s).
 func TestClusterConvergedWhileExpiring(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	cli := c.cli(l)

@@ -15,7 +15,7 @@ import (
 // back (a new session), the old session's rows go, also on a leader
 // elected while the follower was down, which never saw that session.
 func TestClusterForwardTable(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	rows := func(i int) int {
@@ -52,7 +52,7 @@ func TestClusterForwardTable(t *testing.T) {
 	}
 
 	for k := 0; k < 20; k++ {
-		cn := dialT(t, c.addr(f))
+		cn := mustDial(t, c.addr(f))
 		if r, err := cn.Do("INCR", "x"); err != nil || r[0] != ':' {
 			t.Fatalf("INCR on the follower: %q %v", r, err)
 		}
@@ -60,7 +60,7 @@ func TestClusterForwardTable(t *testing.T) {
 	}
 	waitRows("20 clients that forwarded a write and left", 0)
 
-	keep := dialT(t, c.addr(f))
+	keep := mustDial(t, c.addr(f))
 	if r, err := keep.Do("INCR", "x"); err != nil || r[0] != ':' {
 		t.Fatalf("INCR on the follower: %q %v", r, err)
 	}

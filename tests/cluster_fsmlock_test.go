@@ -70,7 +70,7 @@ func goroutineDump(c *testCluster, i int) string {
 // held while waiting for the engine lock the pause held, and the old
 // leader answered nothing for good.
 func TestClusterSnapshotDuringLeadershipLoss(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	lc := c.cli(l)
@@ -176,7 +176,7 @@ func TestClusterSnapshotDuringLeadershipLoss(t *testing.T) {
 // execution (readers saw v2) and between the snapshot and each replayed
 // entry (readers saw nil, then v0, then v1 again).
 func TestClusterRebuildHidesUncommitted(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	lc := c.cli(l)
@@ -207,7 +207,7 @@ func TestClusterRebuildHidesUncommitted(t *testing.T) {
 	var wg sync.WaitGroup
 	got := make([][]seen, 8)
 	for r := range got {
-		conn := dialT(t, c.addr(l))
+		conn := mustDial(t, c.addr(l))
 		conn.ReplyTimeout = 5 * time.Second
 		if b, err := conn.Do("READONLY"); err != nil || string(b) != "+OK\r\n" {
 			t.Fatalf("READONLY: %q %v", b, err)
@@ -298,7 +298,7 @@ func TestClusterRebuildHidesUncommitted(t *testing.T) {
 // then they show k. Before, every one but GET and OBJECT answered at
 // once, showing the uncommitted k.
 func TestClusterRevealingRepliesWaitForCommit(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	lc := c.cli(l)
@@ -312,7 +312,7 @@ func TestClusterRevealingRepliesWaitForCommit(t *testing.T) {
 	}
 	conns := make([]*Conn, len(probes))
 	for i, p := range probes {
-		conns[i] = dialT(t, c.addr(l))
+		conns[i] = mustDial(t, c.addr(l))
 		conns[i].ReplyTimeout = 10 * time.Second
 		if p[0] == "EXEC" {
 			// an EXEC aborted by a write that may never commit reveals it
@@ -403,14 +403,14 @@ func TestClusterRevealingRepliesWaitForCommit(t *testing.T) {
 func TestClusterLeaderDiskStall(t *testing.T) {
 	// goroutine-served clients: RAFT JOIN waits for Raft on the event
 	// loop that would serve the reader too
-	c := startCluster(t, 3, "--io-model", "goroutine")
+	c := mustCluster(t, 3, "--io-model", "goroutine")
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	lc := c.cli(l)
 	if err := lc.Set(ctx, "k", "old", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	reader := dialT(t, c.addr(l))
+	reader := mustDial(t, c.addr(l))
 	reader.ReplyTimeout = 10 * time.Second
 	if b, err := reader.Do("GET", "k"); err != nil || string(b) != "$3\r\nold\r\n" {
 		t.Fatalf("GET k: %q %v", b, err)

@@ -17,7 +17,7 @@ import (
 // and the killed node, restarted from its dir, converges to the same
 // strict digest (which covers the libraries) and calls the function too.
 func TestClusterFunctions(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3

@@ -62,7 +62,7 @@ func TestClusterJoinRetries(t *testing.T) {
 // PING on another connection of the leader must not wait with it.
 // Before, the PING was answered only once the transfer gave up (~2 s).
 func TestClusterMembershipOffLoop(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3

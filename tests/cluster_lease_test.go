@@ -36,7 +36,7 @@ import (
 func TestClusterLeaseDelayedReplies(t *testing.T) {
 	const delay = 150 * time.Millisecond
 	const lease = 250 * time.Millisecond
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	sh := installShaper(c)
 	t.Cleanup(sh.clear)
@@ -56,7 +56,7 @@ func TestClusterLeaseDelayedReplies(t *testing.T) {
 	if err := c.cli(l).Set(ctx, "k", "old", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	reader := dialT(t, c.addr(l))
+	reader := mustDial(t, c.addr(l))
 	reader.ReplyTimeout = 5 * time.Second
 	if b, err := reader.Do("GET", "k"); err != nil || string(b) != "$3\r\nold\r\n" {
 		t.Fatalf("GET k on the leader under the delay: %q %v", b, err)

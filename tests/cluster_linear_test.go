@@ -25,7 +25,7 @@ import (
 // any time after its call, or never. A refused one (CLUSTERDOWN,
 // TRYAGAIN: not executed) is dropped, as is a read without a reply.
 func TestClusterLinearizable(t *testing.T) {
-	c := startCluster(t, 3, "--leader-wait-ms", "1000")
+	c := mustCluster(t, 3, "--leader-wait-ms", "1000")
 	start := time.Now()
 	now := func() int64 { return int64(time.Since(start)) }
 	var mu sync.Mutex

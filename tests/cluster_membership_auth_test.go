@@ -38,9 +38,9 @@ func (n *recipeNode) log() string {
 	return string(b)
 }
 
-// startRecipeNode runs the README's command line for node id with extra
+// mustRecipeNode runs the README's command line for node id with extra
 // options, and waits until it answers an authenticated PING.
-func startRecipeNode(t *testing.T, id, pass string, extra ...string) *recipeNode {
+func mustRecipeNode(t *testing.T, id, pass string, extra ...string) *recipeNode {
 	t.Helper()
 	port, err := freePort()
 	if err != nil {
@@ -117,19 +117,16 @@ func waitRecipeVoters(t *testing.T, admin *redis.Client, n int, joining ...*reci
 func TestClusterRecipeRequirepass(t *testing.T) {
 	const pw = "a long random password"
 	sec := []string{"--requirepass", pw, "--masterauth", pw}
-	n1 := startRecipeNode(t, "n1", pw, sec...)
-	n2 := startRecipeNode(t, "n2", pw, append(sec, "--join", n1.addr())...)
-	n3 := startRecipeNode(t, "n3", pw, append(sec, "--join", n1.addr())...)
+	n1 := mustRecipeNode(t, "n1", pw, sec...)
+	n2 := mustRecipeNode(t, "n2", pw, append(sec, "--join", n1.addr())...)
+	n3 := mustRecipeNode(t, "n3", pw, append(sec, "--join", n1.addr())...)
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: n1.addr(), Password: pw, MaxRetries: -1, Protocol: 2})
 	defer admin.Close()
 	waitRecipeVoters(t, admin, 3, n2, n3)
 	expect := func(addr, user, pass string, want string, args ...string) {
 		t.Helper()
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		if pass != "" {
 			if r, err := c.Do("AUTH", user, pass); err != nil || string(r) != "+OK\r\n" {
@@ -184,8 +181,8 @@ func TestClusterJoinMasteruser(t *testing.T) {
 	const pw, rpw = "pw", "rpw"
 	sec := []string{"--requirepass", pw, "--user", "repl", "on", ">" + rpw, "~*", "&*", "+@all",
 		"--masteruser", "repl", "--masterauth", rpw}
-	n1 := startRecipeNode(t, "n1", pw, sec...)
-	n2 := startRecipeNode(t, "n2", pw, append(sec, "--join", n1.addr())...)
+	n1 := mustRecipeNode(t, "n1", pw, sec...)
+	n2 := mustRecipeNode(t, "n2", pw, append(sec, "--join", n1.addr())...)
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: n1.addr(), Password: pw, MaxRetries: -1, Protocol: 2})
 	defer admin.Close()
@@ -221,7 +218,7 @@ func uvBytes(b []byte, s string) []byte {
 // accepted too): a bypass of requirepass by anyone on the machine.
 func TestClusterLinkRequiresAuth(t *testing.T) {
 	const pw = "s3cret"
-	n1 := startRecipeNode(t, "n1", pw, "--requirepass", pw, "--masterauth", pw)
+	n1 := mustRecipeNode(t, "n1", pw, "--requirepass", pw, "--masterauth", pw)
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: n1.addr(), Password: pw, MaxRetries: -1, Protocol: 2})
 	defer admin.Close()
@@ -290,7 +287,7 @@ func TestClusterLinkRequiresAuth(t *testing.T) {
 // until the old leader returns, and the wiped node comes back as a new
 // member with every write.
 func TestClusterWipedNodeNoVote(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	t.Cleanup(func() {
 		if t.Failed() {
 			for i := range c.nodes {
@@ -373,7 +370,7 @@ func TestClusterWipedNodeNoVote(t *testing.T) {
 // hazard TestClusterWipedNodeNoVote shows). Then the README's procedure:
 // an empty dir and --join through a member bring it back with every key.
 func TestClusterWipedBootstrapNode(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	for i := 0; i < 10; i++ {
@@ -432,7 +429,7 @@ func effectMasterAuth(t *testing.T, c *Conn, addr, name string) {
 	}
 	configSet(t, c, name, "")
 	const pw = "pw"
-	a := startRecipeNode(t, "a", pw, "--requirepass", pw, "--masterauth", pw)
+	a := mustRecipeNode(t, "a", pw, "--requirepass", pw, "--masterauth", pw)
 	bad := []string{"--masterauth", "wrong"}
 	if name == "masteruser" {
 		bad = []string{"--masteruser", "nobody", "--masterauth", pw}

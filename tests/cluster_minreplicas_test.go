@@ -16,7 +16,7 @@ import (
 // followers' forwarded writes get NOREPLICAS while too few are good, and
 // INFO's min_slaves_good_slaves says how many are.
 func TestClusterMinReplicas(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	c.waitVoters(3, 10*time.Second)

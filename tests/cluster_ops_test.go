@@ -91,7 +91,7 @@ func (c *testCluster) waitLeads(i int, d time.Duration) {
 // An unknown id is refused, on the leader and through a follower, with
 // the leadership unchanged.
 func TestClusterRaftTransfer(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	if err := c.cli(l).Do(ctx, "RAFT", "TRANSFER", "nosuch").Err(); err == nil || err.Error() != "ERR no such node: nosuch" {
@@ -156,7 +156,7 @@ func TestClusterRaftTransfer(t *testing.T) {
 // next one's commit, and hold their effects in its engine alone: read on
 // a follower, the counter ended below the acknowledged count.
 func TestClusterRaftTransferFails(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	to, other := (l+1)%3, (l+2)%3
@@ -267,7 +267,7 @@ func TestClusterRaftTransferUndrained(t *testing.T) {
 // leadership to, and says so; RAFT TRANSFER is an admin command (a user
 // without @admin is refused, as for RAFT REMOVE).
 func TestClusterRaftTransferAlone(t *testing.T) {
-	c := startCluster(t, 1)
+	c := mustCluster(t, 1)
 	ctx := context.Background()
 	err := c.cli(0).Do(ctx, "RAFT", "TRANSFER").Err()
 	if err == nil || err.Error() != "ERR this node is the only voter of the cluster: there is no other node to hand leadership to" {
@@ -339,7 +339,7 @@ func writeGap(c *testCluster, via int, stop chan struct{}) (func() (time.Duratio
 // handover; see the log for the figures), and no acknowledged increment
 // is lost.
 func TestClusterShutdownHandsOver(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	stopLoad := make(chan struct{})
 	ld := startCounterLoad(c, "ctr", []int{0, 1, 2}, stopLoad)
@@ -398,7 +398,7 @@ func TestClusterShutdownHandsOver(t *testing.T) {
 // stops proposing first), what was acknowledged before does, and the
 // leadership is still handed over.
 func TestClusterShutdownBusyNosave(t *testing.T) {
-	c := startCluster(t, 3, "--busy-reply-threshold", "100")
+	c := mustCluster(t, 3, "--busy-reply-threshold", "100")
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	if err := c.cli(l).Set(ctx, "before", "1", 0).Err(); err != nil {
@@ -436,10 +436,10 @@ func handovers(c *testCluster, i int) int {
 	return strings.Count(string(b), "leadership handed over")
 }
 
-// startClusterFromDump is startCluster for a restore: node 1 starts in a
+// mustClusterFromDump is mustCluster for a restore: node 1 starts in a
 // dir holding only dump (its first start imports it), then the n-1
 // others join it with empty dirs.
-func startClusterFromDump(t *testing.T, dump string, n int) *testCluster {
+func mustClusterFromDump(t *testing.T, dump string, n int) *testCluster {
 	t.Helper()
 	c := newTestCluster(t, n, "r", func(int) []string { return nil })
 	copyFile(t, dump, filepath.Join(c.nodes[0].dir, "dump.rdb"))
@@ -492,7 +492,7 @@ func infoField(t *testing.T, cli *redis.Client, section, field string) string {
 // source had at one index. Deleting w:M… on the source brings it back to
 // that state's content: both then have one DEBUG DIGEST.
 func TestClusterBackupRestore(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
@@ -599,7 +599,7 @@ func TestClusterBackupRestore(t *testing.T) {
 	}
 
 	// restore
-	r := startClusterFromDump(t, filepath.Join(c.nodes[f].dir, "dump.rdb"), 2)
+	r := mustClusterFromDump(t, filepath.Join(c.nodes[f].dir, "dump.rdb"), 2)
 	rl := r.waitLeader(10 * time.Second)
 	rc := r.cli(rl)
 	m := 0

@@ -27,7 +27,7 @@ import (
 // fsynced before a node acknowledges it, so the new leader's counter
 // holds every acknowledged INCR, after either sequence.
 func TestClusterPowerCutAlways(t *testing.T) {
-	c := startCluster(t, 3, "--appendfsync", "always")
+	c := mustCluster(t, 3, "--appendfsync", "always")
 	for _, two := range []bool{false, true} {
 		r := powerCutRun(t, c, two)
 		if lost, _ := r.lost(); lost > 0 || r.final > r.acked+r.uncertain {
@@ -48,7 +48,7 @@ func TestClusterPowerCutAlways(t *testing.T) {
 // says (the writes go on for 3 s before it, so a cut that dropped more,
 // or nothing, fails the test).
 func TestClusterPowerCutEverysec(t *testing.T) {
-	c := startCluster(t, 3, "--appendfsync", "everysec")
+	c := mustCluster(t, 3, "--appendfsync", "everysec")
 	for _, two := range []bool{false, true} {
 		everysecLoss(t, c, two)
 		c.heal()

@@ -17,11 +17,7 @@ type clusterSub struct {
 
 func subscribeNode(t *testing.T, c *testCluster, i int) *clusterSub {
 	t.Helper()
-	conn, err := Dial(c.addr(i))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := mustDial(t, c.addr(i))
 	for _, cmd := range [][]string{{"SUBSCRIBE", "news"}, {"PSUBSCRIBE", "__keyevent@0__:*"}} {
 		if r, err := conn.Do(cmd...); err != nil || !strings.Contains(string(r), strings.ToLower(cmd[0])) {
 			t.Fatalf("%s on node %d: %q %v", cmd[0], i, r, err)
@@ -70,25 +66,18 @@ func (s *clusterSub) expect(want ...string) {
 // again. Messages never enter the Raft log: a restarted node replays its
 // log without delivering any again.
 func TestClusterPubsub(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	// notifications are a cluster-wide setting: set on a follower
-	cfg, err := Dial(c.addr(f))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cfg.Close()
+	cfg := mustDial(t, c.addr(f))
 	if r, err := cfg.Do("CONFIG", "SET", "notify-keyspace-events", "E$g"); err != nil || string(r) != "+OK\r\n" {
 		t.Fatalf("CONFIG SET on a follower: %q %v", r, err)
 	}
 	for i := range c.nodes {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			conn, err := Dial(c.addr(i))
-			if err != nil {
-				t.Fatal(err)
-			}
+			conn := mustDial(t, c.addr(i))
 			r, _ := conn.Do("CONFIG", "GET", "notify-keyspace-events")
 			conn.Close()
 			if strings.Contains(string(r), "$E") || strings.Contains(string(r), "g$E") {
@@ -106,10 +95,7 @@ func TestClusterPubsub(t *testing.T) {
 	}
 	pub := func(i int, msg string) string {
 		t.Helper()
-		conn, err := Dial(c.addr(i))
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := mustDial(t, c.addr(i))
 		defer conn.Close()
 		r, err := conn.Do("PUBLISH", "news", msg)
 		if err != nil {
@@ -119,10 +105,7 @@ func TestClusterPubsub(t *testing.T) {
 	}
 	write := func(i int, args ...string) {
 		t.Helper()
-		conn, err := Dial(c.addr(i))
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := mustDial(t, c.addr(i))
 		defer conn.Close()
 		if r, err := conn.Do(args...); err != nil || r[0] == '-' {
 			t.Fatalf("%q on node %d: %q %v", args, i, r, err)
@@ -153,10 +136,7 @@ func TestClusterPubsub(t *testing.T) {
 
 	// SUBSCRIBE inside MULTI on a follower: the block runs on the leader,
 	// where the client has no connection; refused (limitdb's text)
-	mc, err := Dial(c.addr(f))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mc := mustDial(t, c.addr(f))
 	for _, cmd := range [][]string{{"MULTI"}, {"SUBSCRIBE", "x"}, {"PUBLISH", "news", "in a block"}} {
 		mc.Do(cmd...)
 	}

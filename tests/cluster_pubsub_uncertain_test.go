@@ -16,9 +16,9 @@ import (
 // gated behind it, and do see the next committed write's. cluster/DESIGN.md,
 // "Pub/Sub messages".
 func TestClusterPubsubUncertain(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	l := c.waitLeader(10 * time.Second)
-	cfg := dialT(t, c.addr(l))
+	cfg := mustDial(t, c.addr(l))
 	if r, err := cfg.Do("CONFIG", "SET", "notify-keyspace-events", "E$g"); err != nil || string(r) != "+OK\r\n" {
 		t.Fatalf("CONFIG SET: %q %v", r, err)
 	}
@@ -72,7 +72,7 @@ func TestClusterPubsubUncertain(t *testing.T) {
 	if !eventually(15*time.Second, func() bool { nl = c.leader(); return nl >= 0 && nl != l }) {
 		t.Fatalf("no other leader after the old one's log failed\n%s", c.log(l))
 	}
-	w := dialT(t, c.addr(nl))
+	w := mustDial(t, c.addr(nl))
 	if r, err := w.Do("EXISTS", "ghost"); err != nil || string(r) != ":0\r\n" {
 		t.Fatalf("EXISTS ghost on the new leader: %q %v (the write happened: the test checks nothing)", r, err)
 	}
@@ -116,15 +116,15 @@ func TestClusterPubsubUncertain(t *testing.T) {
 // default): a SET whose entry cannot be stored answers an error and its
 // keyspace event reaches no subscriber; the next stored write's does.
 func TestPubsubUncertainSingleNode(t *testing.T) {
-	p := startProc(t, "")
+	p := mustProc(t, "")
 	p.waitServing()
-	cn := dialT(t, p.addr())
+	cn := mustDial(t, p.addr())
 	for _, cmd := range [][]string{{"CONFIG", "SET", "notify-keyspace-events", "E$"}, {"SET", "before", "1"}} {
 		if r, err := cn.Do(cmd...); err != nil || string(r) != "+OK\r\n" {
 			t.Fatalf("%v: %q %v", cmd, r, err)
 		}
 	}
-	sub := dialT(t, p.addr())
+	sub := mustDial(t, p.addr())
 	if r, err := sub.Do("PSUBSCRIBE", "__keyevent@0__:*"); err != nil || !strings.Contains(string(r), "psubscribe") {
 		t.Fatalf("PSUBSCRIBE: %q %v", r, err)
 	}

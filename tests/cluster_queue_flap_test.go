@@ -35,7 +35,7 @@ func TestClusterQueueLinkFlap(t *testing.T) { testQueueFlap(t, false) }
 func TestClusterQueueFlapKill(t *testing.T) { testQueueFlap(t, true) }
 
 func testQueueFlap(t *testing.T, kill bool) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	pn := l // where the producers push
@@ -240,7 +240,7 @@ func testQueueFlap(t *testing.T, kill bool) {
 
 	c.waitCaughtUp(15 * time.Second)
 	l = c.waitLeader(10 * time.Second)
-	cn := dialT(t, c.addr(l))
+	cn := mustDial(t, c.addr(l))
 	rest, err := cn.Do("LRANGE", "q", "0", "-1")
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ import (
 // After each, every node takes writes again, and the nodes converge to
 // one digest.
 func TestClusterLeaderStopped(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	// stopLeader stops the leader for 2 s, calling during() once another
 	// node serves, then continues it; it returns the two leaders

@@ -18,14 +18,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Cluster tests: real processes on loopback (cluster_harness.go), each
+// Cluster tests: real processes on loopback (harness_cluster.go), each
 // bounded in time.
 
 // TestClusterBasics: writes and reads through every node, MULTI/EXEC and
 // WATCH on a follower, scripts forwarded, ROLE and INFO replication, and
 // equal strict digests.
 func TestClusterBasics(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
@@ -153,7 +153,7 @@ func TestClusterBasics(t *testing.T) {
 // it forwards gets OOM at its first write), and the leader's SLOWLOG
 // naming a forwarded command's link.
 func TestClusterFollowerNodeState(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
@@ -301,14 +301,14 @@ func testFailover(t *testing.T, offsetMs int) {
 	const limit = 400
 	c := &testCluster{}
 	if offsetMs != 0 {
-		c = startClusterWith(t, 3, func(i int) []string {
+		c = mustClusterWith(t, 3, func(i int) []string {
 			if i == 0 {
 				return nil
 			}
 			return []string{"--debug-clock-offset-ms", strconv.Itoa(offsetMs)}
 		})
 	} else {
-		c = startCluster(t, 3)
+		c = mustCluster(t, 3)
 	}
 	l := c.waitLeader(10 * time.Second)
 	if offsetMs != 0 {
@@ -380,7 +380,7 @@ func testFailover(t *testing.T, offsetMs int) {
 // and serves; after healing there is one history, and the old leader,
 // whose uncommitted tail Raft cleared, restarts.
 func TestClusterPartition(t *testing.T) {
-	c := startCluster(t, 3, "--leader-wait-ms", "1000")
+	c := mustCluster(t, 3, "--leader-wait-ms", "1000")
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	if err := c.cli(l).Set(ctx, "before", "1", 0).Err(); err != nil {
@@ -458,7 +458,7 @@ func TestClusterPartition(t *testing.T) {
 // up from a snapshot the leader sends (its INFO counts it), and a full
 // restart of all nodes keeps the data.
 func TestClusterSnapshotInstall(t *testing.T) {
-	c := startCluster(t, 3, "--raft-snapshot-threshold", "64", "--raft-trailing-logs", "16", "--raft-snapshot-interval", "1")
+	c := mustCluster(t, 3, "--raft-snapshot-threshold", "64", "--raft-trailing-logs", "16", "--raft-snapshot-interval", "1")
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
@@ -511,7 +511,7 @@ func TestClusterSnapshotInstall(t *testing.T) {
 // TestClusterSecret: with a cluster secret, a node with the wrong one is
 // refused, and a stranger on the Raft port gets nothing.
 func TestClusterSecret(t *testing.T) {
-	c := startCluster(t, 2, "--cluster-secret", "s3cret")
+	c := mustCluster(t, 2, "--cluster-secret", "s3cret")
 	l := c.waitLeader(10 * time.Second)
 	term := c.info(l)["raft_term"]
 	// a node with the wrong secret is refused and exits
@@ -573,7 +573,7 @@ func runBounded(cmd *exec.Cmd, d time.Duration) (string, error) {
 // thresholds are cluster state: changed on any node, they hold on every
 // node, and the leader checks a forwarded unit against its client's user.
 func TestClusterSettings(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f1, f2 := (l+1)%3, (l+2)%3
@@ -622,7 +622,7 @@ func TestClusterSettings(t *testing.T) {
 // text for a failing append-only file and reads go on; once it can be
 // written again, writes are accepted.
 func TestClusterLogWriteFailure(t *testing.T) {
-	p := startProc(t, "")
+	p := mustProc(t, "")
 	p.waitServing()
 	ctx := context.Background()
 	if err := p.cli.Set(ctx, "before", "1", 0).Err(); err != nil {

@@ -74,18 +74,6 @@ func (c *testCluster) waitFollowing(i int, d time.Duration) {
 	c.t.Fatalf("%s does not follow a leader within %v", c.nodes[i].id, d)
 }
 
-// dialNode opens a connection of its own to node i (its WATCH state is
-// the connection's), closed when the test ends.
-func dialNode(t *testing.T, c *testCluster, i int) *Conn {
-	t.Helper()
-	cn, err := Dial(c.addr(i))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cn.Close() })
-	return cn
-}
-
 // expect sends args on cn and fails unless the raw reply is want.
 func expect(t *testing.T, cn *Conn, want string, args ...string) {
 	t.Helper()
@@ -117,7 +105,7 @@ func expectEverywhere(t *testing.T, c *testCluster, key, want string) {
 	t.Helper()
 	c.waitCaughtUp(30 * time.Second)
 	for i := range c.nodes {
-		cn := dialNode(t, c, i)
+		cn := mustDial(t, c.addr(i))
 		expect(t, cn, "+OK\r\n", "READONLY")
 		expect(t, cn, "$"+strconv.Itoa(len(want))+"\r\n"+want+"\r\n", "GET", key)
 		cn.Close()
@@ -135,10 +123,10 @@ func expectEverywhere(t *testing.T, c *testCluster, key, want string) {
 // Then the normal case, with no leadership change between WATCH and
 // EXEC, on the leader and through a follower: no abort.
 func TestClusterWatchLeaderPaused(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
-	a1, a2 := dialNode(t, c, l), dialNode(t, c, l)
+	a1, a2 := mustDial(t, c.addr(l)), mustDial(t, c.addr(l))
 	for _, k := range []string{"k1", "k2"} {
 		if err := c.cli(l).Set(ctx, k, "orig", 0).Err(); err != nil {
 			t.Fatal(err)
@@ -175,7 +163,7 @@ func TestClusterWatchLeaderPaused(t *testing.T) {
 	nl = c.waitLeader(10 * time.Second)
 	f := (nl + 1) % 3
 	for _, i := range []int{nl, f} {
-		cn := dialNode(t, c, i)
+		cn := mustDial(t, c.addr(i))
 		expect(t, cn, "+OK\r\n", "WATCH", "k1")
 		expect(t, cn, ":1\r\n", "EXISTS", "k1")
 		if got := casExec(t, cn, "k1", "ok"+strconv.Itoa(i)); got != "*1\r\n+OK\r\n" {
@@ -202,14 +190,14 @@ func TestClusterWatchLeaderPaused(t *testing.T) {
 // forwards its EXEC to the new leader, which holds no WATCH of it (its
 // WATCH went to the former leader): that aborted already.
 func TestClusterWatchForwardedThenLeader(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f1, f2 := (l+1)%3, (l+2)%3
 	if err := c.cli(l).Set(ctx, "k", "orig", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	a := map[int]*Conn{f1: dialNode(t, c, f1), f2: dialNode(t, c, f2)}
+	a := map[int]*Conn{f1: mustDial(t, c.addr(f1)), f2: mustDial(t, c.addr(f2))}
 	for _, cn := range a {
 		expect(t, cn, "+OK\r\n", "WATCH", "k")
 		expect(t, cn, "$4\r\norig\r\n", "GET", "k")
@@ -252,10 +240,10 @@ func TestClusterWatchForwardedThenLeader(t *testing.T) {
 // complete when x is paused. A's EXEC on n, under a new epoch, must
 // abort; before the fix it ran and k ended as mine.
 func TestClusterWatchLeaderRegained(t *testing.T) {
-	c := startCluster(t, 3, "--raft-trailing-logs", "1")
+	c := mustCluster(t, 3, "--raft-trailing-logs", "1")
 	ctx := context.Background()
 	n := c.waitLeader(10 * time.Second)
-	a := dialNode(t, c, n)
+	a := mustDial(t, c.addr(n))
 	expect(t, a, "+OK\r\n", "WATCH", "k")
 	expect(t, a, "$-1\r\n", "GET", "k")
 	last, _ := strconv.ParseUint(c.info(n)["raft_last_index"], 10, 64)
@@ -330,16 +318,16 @@ func TestClusterWatchLeaderRegained(t *testing.T) {
 // have been taken. Before the fix the follower forwarded the block
 // without WATCH state and it ran: k ended as mine.
 func TestClusterWatchUncertain(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	f := (l + 1) % 3
 	if err := c.cli(l).Set(ctx, "k", "orig", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	a := dialNode(t, c, f)
+	a := mustDial(t, c.addr(f))
 	expect(t, a, "$4\r\norig\r\n", "GET", "k") // the link is up
-	sleeper := dialNode(t, c, l)
+	sleeper := mustDial(t, c.addr(l))
 	if err := sleeper.Send(Encode("DEBUG", "SLEEP", "3")); err != nil {
 		t.Fatal(err)
 	}

@@ -8,30 +8,13 @@ import (
 	"time"
 )
 
-// redisConn starts a redis-server (skipping the test without one) and
-// connects to it; both end with the test.
-func redisConn(t *testing.T, args ...string) (*Redis, *Conn) {
-	t.Helper()
-	r, err := StartRedis(args...)
-	if err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(r.Stop)
-	c, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return r, c
-}
-
 // TestMinReplicasInfoDiff: INFO replication lists the same fields, up to master_replid, as
 // redis-server 7.0.15 (a primary without replicas) with
 // min-replicas-to-write and -max-lag unset, set (min_slaves_good_slaves:0
 // after connected_slaves) and one of them back at 0.
 func TestMinReplicasInfoDiff(t *testing.T) {
-	_, ref := redisConn(t)
-	_, cand := ownLimitdb(t)
+	_, ref := mustRedisConn(t)
+	_, cand := mustLimitdbConn(t)
 	fields := func(c *Conn) string {
 		s, _ := mustDoValue(t, c, "INFO", "replication").(string)
 		var n []string
@@ -89,7 +72,7 @@ func TestActiveDefragStartup(t *testing.T) {
 // meanwhile gets the same reply; at -1000 (1 µs once in 1000 keys) it is
 // quick on both.
 func TestKeySaveDelayDiff(t *testing.T) {
-	p := startPersistPair(t)
+	p := mustPersistPair(t)
 	for _, c := range []*Conn{p.ref, p.cand} {
 		fill1000(t, c)
 	}

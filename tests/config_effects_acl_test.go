@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"limitdb/server"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +22,7 @@ const (
 func effectRequirepass(t *testing.T, c *Conn, addr, name string) {
 	configSet(t, c, name, "s3cret")
 	defer configSet(t, c, name, "")
-	x := dialT(t, addr)
+	x := mustDial(t, addr)
 	expectDo(t, x, noauthReply, "PING")
 	expectDo(t, x, noauthReply, "GET", "k")
 	expectDo(t, x, wrongpassReply, "AUTH", "nope")
@@ -29,7 +30,7 @@ func effectRequirepass(t *testing.T, c *Conn, addr, name string) {
 	expectDo(t, x, "+PONG\r\n", "PING")
 	expectDo(t, c, "+PONG\r\n", "PING")
 	configSet(t, c, name, "")
-	expectDo(t, dialT(t, addr), "+PONG\r\n", "PING")
+	expectDo(t, mustDial(t, addr), "+PONG\r\n", "PING")
 }
 
 // effectACLFile: immutable; at start-up (from a config file) its users can
@@ -50,8 +51,8 @@ func effectACLFile(t *testing.T, c *Conn, addr, name string) {
 	if err := os.WriteFile(conf, []byte("bind 127.0.0.1\nport "+strconv.Itoa(port)+"\naclfile "+acl+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := startLimitdbFile(t, conf)
-	a := dialT(t, srv.Addr().String())
+	srv := mustLimitdbConfig(t, server.Config{}, conf)
+	a := mustDial(t, srv.Addr().String())
 	expectDo(t, a, wrongpassReply, "AUTH", "alice", "nope")
 	expectDo(t, a, "+OK\r\n", "AUTH", "alice", "wonder")
 	expectDo(t, a, "$5\r\nalice\r\n", "ACL", "WHOAMI")
@@ -63,8 +64,8 @@ func effectACLFile(t *testing.T, c *Conn, addr, name string) {
 	}
 	// the saved file is what the next start-up reads
 	srv.Close()
-	srv2 := startLimitdbFile(t, conf)
-	expectDo(t, dialT(t, srv2.Addr().String()), "+OK\r\n", "AUTH", "bob", "builder")
+	srv2 := mustLimitdbConfig(t, server.Config{}, conf)
+	expectDo(t, mustDial(t, srv2.Addr().String()), "+OK\r\n", "AUTH", "bob", "builder")
 }
 
 // effectACLLogMaxLen: ACL LOG keeps at most acllog-max-len entries (five
@@ -72,7 +73,7 @@ func effectACLFile(t *testing.T, c *Conn, addr, name string) {
 func effectACLLogMaxLen(t *testing.T, c *Conn, addr, name string) {
 	defer mustDo(t, c, "ACL", "LOG", "RESET")
 	defer configSet(t, c, name, "128")
-	x := dialT(t, addr)
+	x := mustDial(t, addr)
 	for _, max := range []int{2, 10, 0} {
 		configSet(t, c, name, strconv.Itoa(max))
 		expectDo(t, c, "+OK\r\n", "ACL", "LOG", "RESET")

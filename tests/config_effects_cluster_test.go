@@ -3,115 +3,16 @@ package tests
 import (
 	"context"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Effect tests of the persistence and cluster parameters. They are all
 // start-up settings (CONFIG SET refuses them as immutable), so each test
 // starts limitdb processes with the setting and observes what it changes.
-
-// proc is a limitdb process a test starts, restarts and stops by PID.
-type proc struct {
-	t    *testing.T
-	args []string
-	dir  string
-	port int
-	log  string
-	cmd  *exec.Cmd
-	cli  *redis.Client
-	done chan struct{} // closed once the process has exited (cmd.ProcessState set)
-}
-
-func startProc(t *testing.T, dir string, opts ...string) *proc {
-	t.Helper()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	p := &proc{t: t, dir: dir, port: port, log: filepath.Join(t.TempDir(), "limitdb.log")}
-	p.args = append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--enable-debug-command", "yes"}, opts...)
-	p.start()
-	t.Cleanup(p.kill)
-	return p
-}
-
-func (p *proc) addr() string { return "127.0.0.1:" + strconv.Itoa(p.port) }
-
-func (p *proc) start() {
-	p.t.Helper()
-	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.cmd = exec.Command(limitdbBinary(p.t), p.args...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatal(err)
-	}
-	cmd, done := p.cmd, make(chan struct{})
-	p.done = done
-	go func() { cmd.Wait(); f.Close(); close(done) }()
-	if err := waitPing(p.addr()); err != nil {
-		p.t.Fatalf("%v\n%s", err, p.output())
-	}
-	p.cli = redis.NewClient(&redis.Options{Addr: p.addr(), MaxRetries: -1, ReadTimeout: 10 * time.Second})
-}
-
-func (p *proc) output() string { b, _ := os.ReadFile(p.log); return string(b) }
-
-// kill ends the process with SIGKILL.
-func (p *proc) kill() {
-	if p.cmd != nil && p.cmd.Process != nil {
-		p.cmd.Process.Kill()
-		select {
-		case <-p.done:
-		case <-time.After(2 * time.Second):
-		}
-	}
-	if p.cli != nil {
-		p.cli.Close()
-	}
-	p.cmd, p.cli = nil, nil
-}
-
-// raftInfo returns RAFT INFO's fields, or nil with the error text.
-func (p *proc) raftInfo() (map[string]string, string) {
-	s, err := p.cli.Do(context.Background(), "RAFT", "INFO").Text()
-	if err != nil {
-		return nil, err.Error()
-	}
-	m := map[string]string{}
-	for _, l := range strings.Split(s, "\r\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok {
-			m[k] = v
-		}
-	}
-	return m, ""
-}
-
-// waitServing waits until the node leads and serves.
-func (p *proc) waitServing() {
-	p.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m, _ := p.raftInfo(); m["raft_serving"] == "1" {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	p.t.Fatalf("node not serving\n%s", p.output())
-}
 
 // eventually polls cond for up to d.
 func eventually(d time.Duration, cond func() bool) bool {
@@ -134,7 +35,7 @@ func effectAppendonly(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("yes", "limitdb sets it at start-up only", "no")(t, c, addr, name)
 	ctx := context.Background()
 	for _, v := range []string{"yes", "no"} {
-		p := startProc(t, "", "--appendonly", v)
+		p := mustProc(t, "", "--appendonly", v)
 		if v == "yes" {
 			p.waitServing()
 		}
@@ -165,7 +66,7 @@ func effectAppendfsync(t *testing.T, c *Conn, addr, name string) {
 		return n
 	}
 	for _, v := range []string{"always", "everysec", "no"} {
-		p := startProc(t, "", "--appendfsync", v)
+		p := mustProc(t, "", "--appendfsync", v)
 		p.waitServing()
 		for i := 0; i < 20; i++ {
 			p.cli.Incr(ctx, "n")
@@ -182,7 +83,7 @@ func effectAppendfsync(t *testing.T, c *Conn, addr, name string) {
 // effectNodeID: the node's ID in the membership.
 func effectNodeID(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("x", immutable)(t, c, addr, name)
-	p := startProc(t, "", "--node-id", "alpha")
+	p := mustProc(t, "", "--node-id", "alpha")
 	p.waitServing()
 	if m, _ := p.raftInfo(); !strings.HasPrefix(m["raft_member0"], "id=alpha,") {
 		t.Fatalf("member: %q", m["raft_member0"])
@@ -194,14 +95,14 @@ func effectNodeID(t *testing.T, c *Conn, addr, name string) {
 func effectRaftAddr(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("127.0.0.1:1", immutable)(t, c, addr, name)
 	ra := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
-	p := startProc(t, "", "--raft-addr", ra)
+	p := mustProc(t, "", "--raft-addr", ra)
 	p.waitServing()
 	nc, err := net.DialTimeout("tcp", ra, time.Second)
 	if err != nil {
 		t.Fatalf("nothing listens on raft-addr %s: %v", ra, err)
 	}
 	nc.Close()
-	q := startProc(t, "")
+	q := mustProc(t, "")
 	q.waitServing()
 	if m, _ := q.raftInfo(); !strings.HasPrefix(m["raft_leader_addr"], "inmem:") {
 		t.Fatalf("without raft-addr: leader addr %q", m["raft_leader_addr"])
@@ -213,7 +114,7 @@ func effectRaftAdvertise(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("127.0.0.1:1", immutable)(t, c, addr, name)
 	ra := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
 	adv := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
-	p := startProc(t, "", "--raft-addr", ra, "--raft-advertise", adv)
+	p := mustProc(t, "", "--raft-addr", ra, "--raft-advertise", adv)
 	p.waitServing()
 	if m, _ := p.raftInfo(); !strings.Contains(m["raft_member0"], "raft_addr="+adv+",") {
 		t.Fatalf("member: %q, want raft_addr=%s", m["raft_member0"], adv)
@@ -225,9 +126,9 @@ func effectRaftAdvertise(t *testing.T, c *Conn, addr, name string) {
 func twoNodes(t *testing.T, first, second []string) (*proc, *proc) {
 	ra1 := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
 	ra2 := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePortOn(t, "127.0.0.1")))
-	a := startProc(t, "", append([]string{"--node-id", "a", "--raft-addr", ra1}, first...)...)
+	a := mustProc(t, "", append([]string{"--node-id", "a", "--raft-addr", ra1}, first...)...)
 	a.waitServing()
-	b := startProc(t, "", append([]string{"--node-id", "b", "--raft-addr", ra2, "--join", a.addr()}, second...)...)
+	b := mustProc(t, "", append([]string{"--node-id", "b", "--raft-addr", ra2, "--join", a.addr()}, second...)...)
 	if !eventually(10*time.Second, func() bool {
 		m, _ := a.raftInfo()
 		return m["raft_members"] == "2" && strings.Contains(m["raft_member1"], "voter=1")
@@ -308,7 +209,7 @@ func effectDebugClockOffset(t *testing.T, c *Conn, addr, name string) {
 			t.Fatalf("TIME is %v ahead, want about %v", d, want)
 		}
 	}
-	p := startProc(t, "", "--debug-clock-offset-ms", "100000")
+	p := mustProc(t, "", "--debug-clock-offset-ms", "100000")
 	p.waitServing()
 	ahead(p, 100*time.Second)
 	for _, v := range []string{"-50000", "0"} {
@@ -318,7 +219,7 @@ func effectDebugClockOffset(t *testing.T, c *Conn, addr, name string) {
 		ms, _ := strconv.Atoi(v)
 		ahead(p, time.Duration(ms)*time.Millisecond)
 	}
-	q := startProc(t, "", "--enable-debug-command", "no")
+	q := mustProc(t, "", "--enable-debug-command", "no")
 	err := q.cli.ConfigSet(context.Background(), name, "100000").Err()
 	want := "ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set debug config"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -346,12 +247,12 @@ func snapshotAfter(p *proc, n int, d time.Duration) (snap, first int) {
 // effectSnapshotThreshold: past that many entries the node snapshots.
 func effectSnapshotThreshold(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("5", immutable)(t, c, addr, name)
-	p := startProc(t, "", "--raft-snapshot-threshold", "50")
+	p := mustProc(t, "", "--raft-snapshot-threshold", "50")
 	p.waitServing()
 	if snap, _ := snapshotAfter(p, 200, 5*time.Second); snap == 0 {
 		t.Fatal("no snapshot past a threshold of 50")
 	}
-	q := startProc(t, "")
+	q := mustProc(t, "")
 	q.waitServing()
 	if snap, _ := snapshotAfter(q, 200, 2*time.Second); snap != 0 {
 		t.Fatalf("a snapshot at %d under the default threshold", snap)
@@ -361,7 +262,7 @@ func effectSnapshotThreshold(t *testing.T, c *Conn, addr, name string) {
 // effectTrailingLogs: after a snapshot the log keeps that many entries.
 func effectTrailingLogs(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("5", immutable)(t, c, addr, name)
-	p := startProc(t, "", "--raft-snapshot-threshold", "50", "--raft-trailing-logs", "10")
+	p := mustProc(t, "", "--raft-snapshot-threshold", "50", "--raft-trailing-logs", "10")
 	p.waitServing()
 	snap, first := snapshotAfter(p, 300, 5*time.Second)
 	// Raft compacts the log after it has persisted the snapshot, which
@@ -376,7 +277,7 @@ func effectTrailingLogs(t *testing.T, c *Conn, addr, name string) {
 	if snap == 0 || first < snap-20 {
 		t.Fatalf("snapshot %d, first index %d: the log kept more than 10 entries", snap, first)
 	}
-	q := startProc(t, "", "--raft-snapshot-threshold", "50")
+	q := mustProc(t, "", "--raft-snapshot-threshold", "50")
 	q.waitServing()
 	snap, first = snapshotAfter(q, 300, 5*time.Second)
 	if snap == 0 || first > 1 {

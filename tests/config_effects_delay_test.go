@@ -55,11 +55,7 @@ func effectRdbKeySaveDelay(t *testing.T, c *Conn, addr, name string) {
 	}
 	// SYNC's snapshot is slowed the same, off the engine lock: a PING
 	// meanwhile is answered at once
-	s, err := Dial(p.nc.RemoteAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustDial(t, p.nc.RemoteAddr().String())
 	start := time.Now()
 	if err := s.Send(Encode("SYNC")); err != nil {
 		t.Fatal(err)

@@ -118,12 +118,8 @@ func effectProtectedConfigs(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("x.rdb", "can't set protected config")(t, c, addr, "dbfilename")
 	refusedWith("yes", "can't set immutable config")(t, c, addr, name)
 	dir := t.TempDir()
-	srv := startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-protected-configs", "yes", "--dir", dir)
-	c2, err := Dial(srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	srv := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-protected-configs", "yes", "--dir", dir)
+	c2 := mustDial(t, srv.Addr().String())
 	configSet(t, c2, "dbfilename", "other.rdb")
 	configSet(t, c2, "dbfilename", "dump.rdb")
 	refusedWith("/tmp", "limitdb sets it at start-up only")(t, c2, addr, "dir")

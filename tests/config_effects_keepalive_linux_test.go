@@ -21,7 +21,7 @@ func effectTCPKeepalive(t *testing.T, c *Conn, addr, name string) {
 	defer configSet(t, c, name, "300")
 	for _, n := range []int{60, 0, 300} {
 		configSet(t, c, name, strconv.Itoa(n))
-		x := dialT(t, addr)
+		x := mustDial(t, addr)
 		expectDo(t, x, "+PONG\r\n", "PING")
 		fd := serverSideFD(t, x.nc)
 		got := []int{sockopt(t, fd, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE)}

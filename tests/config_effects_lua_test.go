@@ -15,10 +15,7 @@ func effectBusyThreshold(t *testing.T, c *Conn, addr, name string) {
 	defer configSet(t, c, name, "5000")
 	for _, ms := range []int{100, 1200} {
 		configSet(t, c, name, strconv.Itoa(ms))
-		runner, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		runner := mustDial(t, addr)
 		if err := runner.Send(Encode("EVAL", "while true do end", "0")); err != nil {
 			t.Fatal(err)
 		}
@@ -26,6 +23,7 @@ func effectBusyThreshold(t *testing.T, c *Conn, addr, name string) {
 		// 20 ms sleep here was not always enough on a loaded machine); the
 		// first one it holds waits for the threshold
 		var r []byte
+		var err error
 		var waited time.Duration
 		for deadline := time.Now().Add(10 * time.Second); ; {
 			start := time.Now()

@@ -22,23 +22,6 @@ import (
 // listener, or leave connections idle, run on a limitdb of their own so
 // that TestConfigEffects's connection and address stay usable.
 
-// startLimitdbWith starts an in-process limitdb with cfg, configured from
-// the file at path ("" for none) and the command-line style opts; the test
-// stops it.
-func startLimitdbWith(t *testing.T, cfg server.Config, path string, opts ...string) *server.Server {
-	t.Helper()
-	srv := server.New(cfg, nil)
-	if err := srv.LoadConfig(path, server.ArgsToOptions(opts)); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	t.Cleanup(func() { srv.Close() })
-	return srv
-}
-
 // pingFrom connects to addr from the local address from (nil: any) and
 // returns the reply to PING, or the error.
 func pingFrom(addr string, from net.IP) (string, error) {
@@ -72,7 +55,7 @@ func listening(t *testing.T, addr string, want bool) {
 
 // effectPort: the new port serves, the old one refuses, and back.
 func effectPort(t *testing.T, _ *Conn, _, name string) {
-	old, c := ownLimitdb(t)
+	old, c := mustLimitdbConn(t)
 	np, err := freePort()
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +72,7 @@ func effectPort(t *testing.T, _ *Conn, _, name string) {
 // effectBind: the listener follows the bind addresses (127.0.0.2, then
 // 127.0.0.1 and ::1).
 func effectBind(t *testing.T, _ *Conn, _, name string) {
-	addr, c := ownLimitdb(t)
+	addr, c := mustLimitdbConn(t)
 	_, port, _ := net.SplitHostPort(addr)
 	at := func(ip string) string { return net.JoinHostPort(ip, port) }
 	configSet(t, c, name, "127.0.0.2")
@@ -120,9 +103,9 @@ func hasIPv6Loopback() bool {
 // second (Redis: idle time > timeout, whole seconds, checked by the cron);
 // at 0 a client idle for 2.5 s is still served.
 func effectTimeout(t *testing.T, _ *Conn, _, name string) {
-	addr, c := ownLimitdb(t)
+	addr, c := mustLimitdbConn(t)
 	configSet(t, c, name, "1")
-	x := dialT(t, addr)
+	x := mustDial(t, addr)
 	expectDo(t, x, "+PONG\r\n", "PING")
 	start := time.Now()
 	x.nc.SetReadDeadline(start.Add(4 * time.Second))
@@ -132,8 +115,8 @@ func effectTimeout(t *testing.T, _ *Conn, _, name string) {
 	if d := time.Since(start); d < 900*time.Millisecond || d > 3500*time.Millisecond {
 		t.Fatalf("%s 1: idle client closed after %v", name, d)
 	}
-	configSet(t, dialT(t, addr), name, "0")
-	y := dialT(t, addr)
+	configSet(t, mustDial(t, addr), name, "0")
+	y := mustDial(t, addr)
 	expectDo(t, y, "+PONG\r\n", "PING")
 	time.Sleep(2500 * time.Millisecond)
 	expectDo(t, y, "+PONG\r\n", "PING")
@@ -172,9 +155,9 @@ func (l *logCapture) take() string {
 // connections" is notice), as the server itself writes none.
 func effectLoglevel(t *testing.T, _ *Conn, _, name string) {
 	logs := &logCapture{}
-	srv := startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0", Log: slog.New(logs)}, "")
+	srv := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0", Log: slog.New(logs)}, "")
 	addr := srv.Addr().String()
-	c := dialT(t, addr)
+	c := mustDial(t, addr)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +167,7 @@ func effectLoglevel(t *testing.T, _ *Conn, _, name string) {
 	for _, lv := range []string{"debug", "verbose", "notice", "warning"} {
 		configSet(t, c, name, lv)
 		logs.take()
-		x := dialT(t, addr)
+		x := mustDial(t, addr)
 		expectDo(t, x, "+PONG\r\n", "PING")
 		expectDo(t, c, "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n",
 			"CONFIG", "SET", "port", busyPort) // logged as a warning
@@ -230,7 +213,7 @@ func effectProtectedMode(t *testing.T, c *Conn, addr, name string) {
 func effectUnixSocket(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("/tmp/limitdb.sock", "can't set immutable config")(t, c, addr, name)
 	sock := filepath.Join(t.TempDir(), "l.sock")
-	startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--unixsocket", sock)
+	mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", "--unixsocket", sock)
 	nc, err := net.DialTimeout("unix", sock, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +232,7 @@ func effectUnixSocketPerm(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("777", "can't set immutable config")(t, c, addr, name)
 	for _, perm := range []fs.FileMode{0o700, 0o777} {
 		sock := filepath.Join(t.TempDir(), "l.sock")
-		startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--unixsocket", sock, "--"+name, strconv.FormatUint(uint64(perm), 8))
+		mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", "--unixsocket", sock, "--"+name, strconv.FormatUint(uint64(perm), 8))
 		st, err := os.Stat(sock)
 		if err != nil {
 			t.Fatal(err)
@@ -266,13 +249,13 @@ func effectUnixSocketPerm(t *testing.T, c *Conn, addr, name string) {
 // stays on the loop), Pub/Sub, MULTI, CLIENT KILL; a
 // connection accepted after goroutine is set again is served too.
 func effectIOModel(t *testing.T, _ *Conn, _, name string) {
-	addr, c := ownLimitdb(t)
+	addr, c := mustLimitdbConn(t)
 	r := mustDo(t, c, "CONFIG", "SET", name, "epoll")
 	if !strings.HasPrefix(string(r), "-ERR CONFIG SET failed (possibly related to argument 'io-model')") {
 		t.Fatalf("%s epoll: %q", name, r)
 	}
 	configSet(t, c, name, "loop")
-	x, y, z := dialT(t, addr), dialT(t, addr), dialT(t, addr)
+	x, y, z := mustDial(t, addr), mustDial(t, addr), mustDial(t, addr)
 	if err := x.Send([]byte("*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -305,6 +288,6 @@ func effectIOModel(t *testing.T, _ *Conn, _, name string) {
 		t.Fatalf("%s loop: killed client not closed: %v", name, err)
 	}
 	configSet(t, c, name, "goroutine")
-	expectDo(t, dialT(t, addr), "$1\r\nv\r\n", "GET", "k")
+	expectDo(t, mustDial(t, addr), "$1\r\nv\r\n", "GET", "k")
 	expectDo(t, y, "$1\r\nv\r\n", "GET", "k") // still served by the loop
 }

@@ -83,15 +83,11 @@ func runOOMSteps(t *testing.T, c *Conn, pid int) []string {
 // the score at start-up, absolute, clamped to ±1000, back to the start
 // under no), and as set at start-up; TestOOMScoreAdjDiff runs the same steps on redis-server.
 func effectOOMScoreAdj(t *testing.T, c *Conn, addr, name string) {
-	a, pid := startLimitdbProcess(t)
-	p, err := Dial(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	a, pid := mustLimitdbProcess(t)
+	p := mustDial(t, a)
 	runOOMSteps(t, p, pid)
 	// set at start-up (command line), as Redis's main applies it
-	_, pid = startLimitdbProcess(t, "--oom-score-adj", "absolute", "--oom-score-adj-values", "500 600 700")
+	_, pid = mustLimitdbProcess(t, "--oom-score-adj", "absolute", "--oom-score-adj-values", "500 600 700")
 	if got := oomScore(t, pid); got != 500 {
 		t.Fatalf("started with absolute 500: oom_score_adj %d", got)
 	}
@@ -100,14 +96,10 @@ func effectOOMScoreAdj(t *testing.T, c *Conn, addr, name string) {
 // TestOOMScoreAdjDiff: the steps of effectOOMScoreAdj give the same
 // replies and scores on redis-server 7.0.15 and a limitdb process.
 func TestOOMScoreAdjDiff(t *testing.T) {
-	r, ref := redisConn(t)
+	r, ref := mustRedisConn(t)
 	want := runOOMSteps(t, ref, r.cmd.Process.Pid)
-	a, pid := startLimitdbProcess(t)
-	cand, err := Dial(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cand.Close()
+	a, pid := mustLimitdbProcess(t)
+	cand := mustDial(t, a)
 	if got := runOOMSteps(t, cand, pid); strings.Join(got, "") != strings.Join(want, "") {
 		t.Fatalf("replies:\nlimitdb %q\nredis   %q", got, want)
 	}

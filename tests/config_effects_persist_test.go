@@ -24,12 +24,8 @@ import (
 func persistServer(t *testing.T, opts ...string) (string, *Conn) {
 	t.Helper()
 	dir := t.TempDir()
-	srv := startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0", Dir: dir}, "", opts...)
-	c, err := Dial(srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	srv := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0", Dir: dir}, "", opts...)
+	c := mustDial(t, srv.Addr().String())
 	return dir, c
 }
 
@@ -170,7 +166,7 @@ func readOnlyDir(t *testing.T, dir string) func() {
 func effectDbfilename(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("x.rdb", "can't set protected config")(t, c, addr, name)
 	dir := t.TempDir()
-	p := startProc(t, dir, "--appendonly", "no", "--dbfilename", "other.rdb")
+	p := mustProc(t, dir, "--appendonly", "no", "--dbfilename", "other.rdb")
 	if err := p.cli.Set(context.Background(), "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +200,7 @@ func effectRdbchecksum(t *testing.T, c *Conn, addr, name string) {
 	refusedWith("no", immutable)(t, c, addr, name)
 	for _, v := range []string{"yes", "no"} {
 		dir := t.TempDir()
-		p := startProc(t, dir, "--appendonly", "no", "--rdbchecksum", v)
+		p := mustProc(t, dir, "--appendonly", "no", "--rdbchecksum", v)
 		ctx := context.Background()
 		p.cli.Set(ctx, "k", "v", 0)
 		if err := p.cli.Save(ctx).Err(); err != nil {

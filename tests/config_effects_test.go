@@ -90,7 +90,7 @@ var configEffects = map[string]effectTest{
 // TestConfigEffects walks CONFIG GET * and runs each parameter's effect
 // test; a listed parameter without an effect test fails.
 func TestConfigEffects(t *testing.T) {
-	addr, c := ownLimitdb(t)
+	addr, c := mustLimitdbConn(t)
 	all := mustDoValue(t, c, "CONFIG", "GET", "*").([]any)
 	var names []string
 	for i := 0; i < len(all); i += 2 {
@@ -238,11 +238,7 @@ const bigBulkHead = "*2\r\n$3\r\nGET\r\n$2000000\r\n"
 
 func effectProtoMaxBulk(t *testing.T, c *Conn, addr, name string) {
 	configSet(t, c, name, "1mb")
-	x, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x := mustDial(t, addr)
 	x.Send([]byte(bigBulkHead))
 	if r, _ := x.ReadReply(); string(r) != "-ERR Protocol error: invalid bulk length\r\n" {
 		t.Fatalf("%s 1mb: %q", name, r)
@@ -257,10 +253,7 @@ func effectProtoMaxBulk(t *testing.T, c *Conn, addr, name string) {
 // checkBigGet sends a GET with a 2 MB key and expects its nil reply.
 func checkBigGet(t *testing.T, addr string) {
 	t.Helper()
-	y, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	y := mustDial(t, addr)
 	defer y.Close()
 	y.Send([]byte(bigBulkHead + strings.Repeat("k", 2000000) + "\r\n"))
 	if r, err := y.ReadReply(); string(r) != "$-1\r\n" {
@@ -288,17 +281,9 @@ func effectMaxclients(t *testing.T, c *Conn, addr, name string) {
 	n := int64(len(strings.Split(strings.TrimSpace(mustDoValue(t, c, "CLIENT", "LIST").(string)), "\n")))
 	configSet(t, c, name, strconv.FormatInt(n+1, 10))
 	defer configSet(t, c, name, "10000")
-	one, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer one.Close()
+	one := mustDial(t, addr)
 	expectDo(t, one, "+PONG\r\n", "PING")
-	two, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer two.Close()
+	two := mustDial(t, addr)
 	if r, _ := two.ReadReply(); string(r) != "-ERR max number of clients reached\r\n" {
 		t.Fatalf("client past maxclients %d: %q", n+1, r)
 	}

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"net"
 	"path/filepath"
 	"strings"
@@ -16,31 +15,6 @@ import (
 // after the generated operation streams, and the effects of SLEEP and
 // SET-ACTIVE-EXPIRE, each against the real redis-server.
 
-// dialFrom opens a raw connection to addr from the local address from.
-func dialFrom(t *testing.T, addr string, from net.IP) *Conn {
-	t.Helper()
-	d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: from}}
-	nc, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	nc.SetDeadline(time.Now().Add(5 * time.Second))
-	return &Conn{nc: nc, br: bufio.NewReader(nc)}
-}
-
-// dialUnix opens a raw connection to the unix socket sock; the test
-// closes it.
-func dialUnix(t *testing.T, sock string) *Conn {
-	t.Helper()
-	nc, err := net.DialTimeout("unix", sock, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &Conn{nc: nc, br: bufio.NewReader(nc)}
-}
-
 // TestDebugCommandGuard: under enable-debug-command no every client is
 // refused with Redis's text, under local a client from 127.0.0.1 runs
 // DEBUG and one from 127.0.0.2 is refused; the refusal comes after the
@@ -49,15 +23,11 @@ func dialUnix(t *testing.T, sock string) *Conn {
 func TestDebugCommandGuard(t *testing.T) {
 	for _, mode := range []string{"no", "local"} {
 		t.Run(mode, func(t *testing.T) {
-			r, err := StartRedis("--enable-debug-command", mode, "--protected-mode", "no")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Stop()
-			l := startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", mode, "--protected-mode", "no")
+			r := mustRedis(t, "--enable-debug-command", mode, "--protected-mode", "no")
+			l := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", mode, "--protected-mode", "no")
 			for _, from := range []string{"127.0.0.1", "127.0.0.2"} {
-				ref := dialFrom(t, r.Addr, net.ParseIP(from))
-				cand := dialFrom(t, l.Addr().String(), net.ParseIP(from))
+				ref := mustDialFrom(t, r.Addr, net.ParseIP(from))
+				cand := mustDialFrom(t, l.Addr().String(), net.ParseIP(from))
 				for _, cmd := range [][]string{
 					{"DEBUG", "DIGEST"},
 					{"DEBUG", "SLEEP", "0"},
@@ -125,7 +95,7 @@ func TestDebugDigestGenerated(t *testing.T) {
 // client's PING waits for it, on both servers.
 func TestDebugSleepBlocks(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
-		a, b := dialT(t, addr), dialT(t, addr)
+		a, b := mustDial(t, addr), mustDial(t, addr)
 		done := make(chan []byte, 1)
 		go func() { r, _ := a.Do("DEBUG", "SLEEP", "0.3"); done <- r }()
 		time.Sleep(50 * time.Millisecond)
@@ -145,7 +115,7 @@ func TestDebugSleepBlocks(t *testing.T) {
 // removes it. Same on both servers.
 func TestDebugSetActiveExpire(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
-		c := dialT(t, addr)
+		c := mustDial(t, addr)
 		expectDo(t, c, "+OK\r\n", "SELECT", "9")
 		expectDo(t, c, "+OK\r\n", "FLUSHDB")
 		expectDo(t, c, "+OK\r\n", "DEBUG", "SET-ACTIVE-EXPIRE", "0")
@@ -169,7 +139,7 @@ func TestDebugSetActiveExpire(t *testing.T) {
 // absent: commands.md).
 func TestDebugObjectFields(t *testing.T) {
 	fields := func(addr string) map[string][]string {
-		c := dialT(t, addr)
+		c := mustDial(t, addr)
 		expectDo(t, c, "+OK\r\n", "SELECT", "8")
 		mustDo(t, c, "FLUSHDB")
 		for _, cmd := range [][]string{{"SET", "a", "hello"}, {"SET", "n", "123"}, {"SET", "big", "123456789012"},
@@ -216,14 +186,10 @@ func TestDebugObjectFields(t *testing.T) {
 func TestDebugLocalUnixSocket(t *testing.T) {
 	dir := t.TempDir()
 	rSock, lSock := filepath.Join(dir, "r.sock"), filepath.Join(dir, "l.sock")
-	r, err := StartRedis("--enable-debug-command", "local", "--unixsocket", rSock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	startLimitdbWith(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", "local", "--unixsocket", lSock)
+	mustRedis(t, "--enable-debug-command", "local", "--unixsocket", rSock)
+	mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", "--enable-debug-command", "local", "--unixsocket", lSock)
 	run := func(sock string) string {
-		c := dialUnix(t, sock)
+		c := mustDialUnix(t, sock)
 		return string(mustDo(t, c, "DEBUG", "DIGEST-VALUE", "k")) + string(mustDo(t, c, "DEBUG", "SLEEP", "0"))
 	}
 	want, got := run(rSock), run(lSock)
@@ -235,11 +201,7 @@ func TestDebugLocalUnixSocket(t *testing.T) {
 // DEBUG DIGEST-STRICT (limitdb): DIGEST notes only that a key has a
 // deadline; the strict digest also tells which.
 func TestDebugDigestStrict(t *testing.T) {
-	c, err := Dial(limitAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, limitAddr)
 	digests := func() (string, string) {
 		d, err1 := c.Do("DEBUG", "DIGEST")
 		s, err2 := c.Do("DEBUG", "DIGEST-STRICT")

@@ -110,12 +110,8 @@ func TestScenarios(t *testing.T) {
 // and the shared redis-server's has moved on by TestScenarios' scripts.
 // The in-process server of TestScenarios has no Raft node.
 func TestClusterOfOneScenarios(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	addr, _ := startLimitdbProcess(t, "--enable-debug-command", "yes", "--loglevel", "notice")
+	r := mustRedis(t)
+	addr, _ := mustLimitdbProcess(t, "--enable-debug-command", "yes", "--loglevel", "notice")
 	runScenarioTree(t, r.Addr, addr, true)
 }
 
@@ -190,14 +186,8 @@ func dialPair(t *testing.T, proto int) *pair {
 }
 
 func dialPairOn(t *testing.T, refAddr, candAddr string, proto int) *pair {
-	r, err := Dial(refAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Dial(candAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustDial(t, refAddr)
+	l := mustDial(t, candAddr)
 	p := &pair{ref: r, cand: l}
 	if proto == 3 {
 		for _, c := range []*Conn{r, l} {

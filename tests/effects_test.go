@@ -16,6 +16,15 @@ import (
 	"limitdb/resp"
 )
 
+// mustAOFRedis is a redis-server that appends every write to its incr
+// AOF at once (fsync always, no timestamps, no rewrite): the stream the
+// effect tests compare limitdb's records with.
+func mustAOFRedis(t *testing.T) *Redis {
+	t.Helper()
+	return mustRedis(t, "--appendonly", "yes", "--appendfsync", "always",
+		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
+}
+
 // TestEffects compares limitdb's effect stream with Redis 7.0's, command
 // by command: every line of the effect scenarios (scenarios/effects/*.txt)
 // and of the differential scenarios (scenarios/**.txt) runs on a redis-server
@@ -26,22 +35,13 @@ import (
 // digest must then equal the engine's. The rules of the comparison, and
 // what is skipped, are in scenarios/README.md ("effects/").
 func TestEffects(t *testing.T) {
-	r, err := StartRedis("--appendonly", "yes", "--appendfsync", "always",
-		"--aof-timestamp-enabled", "no", "--auto-aof-rewrite-percentage", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
+	r := mustAOFRedis(t)
 	aof, err := openAOF(r.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer aof.f.Close()
-	ctl, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close()
+	ctl := mustDial(t, r.Addr)
 	// only lazy expiry, as in the engine: the active cycle would add DELs
 	// at random points of Redis's stream
 	if _, err := ctl.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"); err != nil {
@@ -266,10 +266,7 @@ func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lin
 		}
 	}()
 	dial := func() *effConn {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		return &effConn{r: c}
 	}
 	cur := dial()

@@ -390,7 +390,7 @@ func runFaultSchedule(t *testing.T, cfg faultConfig, k int, seed int64, file str
 	}
 	header = append(header, fmt.Sprintf("workloads %s, %d client(s) each; nemeses %s", strings.Join(cfg.workloads, ","), clients, strings.Join(cfg.nemeses, ",")))
 
-	r.c = startClusterWith(t, 3, opts)
+	r.c = mustClusterWith(t, 3, opts)
 	r.start = time.Now()
 	// A harness wait that gives up (t.Fatal: a node that did not start,
 	// join or answer in time) ends the schedule before its checks; its

@@ -237,16 +237,8 @@ func TestBinary(t *testing.T) {
 // TestClientListKill: CLIENT LIST sees other connections (with their name
 // and db), CLIENT KILL ID closes one, the caller goes on.
 func TestClientListKill(t *testing.T) {
-	a, err := Dial(limitAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Dial(limitAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := mustDial(t, limitAddr)
+	b := mustDial(t, limitAddr)
 	b.Do("CLIENT", "SETNAME", "victim")
 	b.Do("SELECT", "5")
 	idr, _ := b.Do("CLIENT", "ID")

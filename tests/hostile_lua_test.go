@@ -21,27 +21,15 @@ import (
 // holds the memory, not the runtime's scavenger pace.
 func TestHostileLua(t *testing.T) {
 	cases := readLuaCases(t, "testdata/hostile/lua.txt")
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	addr := srv.Addr().String()
+	addr := mustLimitdb(t).Addr().String()
 	var rd *Redis
 	for _, c := range cases {
 		if c.mode == "diff" {
-			if rd, err = StartRedis(); err != nil {
-				t.Fatal(err)
-			}
-			defer rd.Stop()
+			rd = mustRedis(t)
 			break
 		}
 	}
-	runner, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer runner.Close()
+	runner := mustDial(t, addr)
 	// the wait for a case's reply only tells a hang from an answer: the
 	// 1e9-key table of line 76 (stopped by lua-memory-limit) took 4.6–6.7 s
 	// with the machine loaded (two CPU burners beside the suite, load
@@ -50,10 +38,7 @@ func TestHostileLua(t *testing.T) {
 	runner.ReplyTimeout = time.Minute
 	var ref *Conn
 	if rd != nil {
-		if ref, err = Dial(rd.Addr); err != nil {
-			t.Fatal(err)
-		}
-		defer ref.Close()
+		ref = mustDial(t, rd.Addr)
 		// Redis is the reference, not what is measured: its reply to the
 		// 200 MB string.rep case took 4.5 s at load average 4 and passed the
 		// default 10 s with the machine loaded (limitdb's: 1.2 s)

@@ -160,12 +160,7 @@ var hostileCases = []hostileCase{
 
 // TestHostileInputs runs the corpus against an in-process limitdb.
 func TestHostileInputs(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	addr := srv.Addr().String()
+	addr := mustLimitdb(t).Addr().String()
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) { runHostile(t, addr, c) })
 	}
@@ -224,10 +219,7 @@ func doConfig(t *testing.T, addr string, args []string) {
 	if len(args) == 0 {
 		return
 	}
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustDial(t, addr)
 	defer c.Close()
 	r, err := c.Do(append([]string{"CONFIG", "SET"}, args...)...)
 	if err != nil || string(r) != "+OK\r\n" {
@@ -252,10 +244,7 @@ func runHostile(t *testing.T, addr string, c hostileCase) {
 		}()
 	}
 	if len(c.setup) > 0 {
-		sc, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := mustDial(t, addr)
 		for _, a := range c.setup {
 			if _, err := sc.Do(a...); err != nil {
 				t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 func TestBoltLogMigration(t *testing.T) {
 	dir := t.TempDir()
 	untarGz(t, "testdata/bolt-log-dir.tar.gz", dir)
-	p := startProc(t, dir)
+	p := mustProc(t, dir)
 	p.waitServing()
 	ctx := context.Background()
 	check := func(counter string) {

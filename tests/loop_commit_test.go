@@ -14,8 +14,8 @@ import (
 // the requests it pipelined behind the blocking command, its timeout,
 // CLIENT UNBLOCK, and a blocked client that hangs up is not served.
 func TestLoopCommitOrder(t *testing.T) {
-	addr, _ := startLimitdbProcess(t, "--io-model", "loop")
-	x, y, z := dialT(t, addr), dialT(t, addr), dialT(t, addr)
+	addr, _ := mustLimitdbProcess(t, "--io-model", "loop")
+	x, y, z := mustDial(t, addr), mustDial(t, addr), mustDial(t, addr)
 	// two batches in flight, the second sent before the first's replies
 	// were read: the second waits behind the first's commit
 	for i := 0; i < 50; i++ {
@@ -34,7 +34,7 @@ func TestLoopCommitOrder(t *testing.T) {
 	}
 	// QUIT after a write: its reply waits for the commit, then +OK and
 	// the close; the PING behind it does not run
-	q := dialT(t, addr)
+	q := mustDial(t, addr)
 	if err := q.Send([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*1\r\n$4\r\nQUIT\r\n*2\r\n$4\r\nINCR\r\n$1\r\nk2\r\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestLoopCommitOrder(t *testing.T) {
 		t.Fatalf("unblocked: %q, %v", got, err)
 	}
 	// a blocked client that hangs up is dropped: the push stays
-	gone := dialT(t, addr)
+	gone := mustDial(t, addr)
 	if err := gone.Send(Encode("BLPOP", "q2", "0")); err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,7 @@ import (
 // again at 0 = no limit), the error text, and that the server and the
 // interpreter go on after the error.
 func TestLuaMemoryLimitConfig(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	c, err := Dial(srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c := mustLimitdbConn(t)
 	do := func(args ...string) string {
 		r, err := c.Do(args...)
 		if err != nil {
@@ -62,16 +53,7 @@ func TestLuaMemoryLimitConfig(t *testing.T) {
 // more than lua-memory-limit (~64 bytes per source byte) is refused, by
 // EVAL and SCRIPT LOAD alike, before the compiler runs.
 func TestLuaMemoryLimitCompile(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	c, err := Dial(srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c := mustLimitdbConn(t)
 	body := "return 1 " + strings.Repeat("-- padding\n", 100000) // 1.1 MB
 	if r, _ := c.Do("EVAL", body, "0"); string(r) != ":1\r\n" {
 		t.Fatalf("at the default limit: %q", r)

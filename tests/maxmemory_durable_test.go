@@ -80,17 +80,10 @@ func mmLoad(t *testing.T, c *Conn, n int) mmLoadResult {
 // and the keyspace is never empty after a batch (before: every key
 // evicted, then -OOM with DBSIZE 0, 15 to 58,000 refusals of 60,000).
 func TestMaxmemoryDurable(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	laddr, _ := startLimitdbProcess(t)
+	r := mustRedis(t)
+	laddr, _ := mustLimitdbProcess(t)
 	run := func(addr, limit string, headroom int64) mmLoadResult {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		mmExpect(t, c, "+OK\r\n", "FLUSHALL")
 		if headroom > 0 {

@@ -48,11 +48,7 @@ func mmExpect(t *testing.T, c *Conn, want string, args ...string) {
 // form and the policy.
 func TestMaxmemoryInfoFields(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := mustDial(t, addr)
 		mmExpect(t, c, "+OK\r\n", "CONFIG", "SET", "maxmemory", "3gb", "maxmemory-policy", "volatile-ttl")
 		got := mmInfo(t, c, "memory", "maxmemory") + " " + mmInfo(t, c, "memory", "maxmemory_human") + " " + mmInfo(t, c, "memory", "maxmemory_policy")
 		if got != "3221225472 3.00G volatile-ttl" {
@@ -73,12 +69,8 @@ func TestMaxmemoryInfoFields(t *testing.T) {
 // volatile-lru with no key that has a deadline refuses writes with OOM
 // while reads and DEL still work.
 func TestMaxmemoryEviction(t *testing.T) {
-	addr, _ := startLimitdbProcess(t)
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	addr, _ := mustLimitdbProcess(t)
+	c := mustDial(t, addr)
 	defer c.Do("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")
 	mmExpect(t, c, "+OK\r\n", "FLUSHALL")
 	base := mmInfoInt(t, c, "memory", "used_memory")
@@ -167,12 +159,8 @@ func TestMaxmemoryRSS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and writes 640 MB")
 	}
-	addr, pid := startLimitdbProcess(t)
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	addr, pid := mustLimitdbProcess(t)
+	c := mustDial(t, addr)
 	const maxmem = 64 << 20
 	mmExpect(t, c, "+OK\r\n", "CONFIG", "SET", "maxmemory", "64mb", "maxmemory-policy", "allkeys-lru")
 	val := strings.Repeat("x", 1000)

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"limitdb/server"
 )
 
 // outsideExchange connects to addr from 127.0.0.2 (not local for Redis
@@ -51,7 +49,7 @@ func connStats(t *testing.T, c *Conn) map[string]int {
 // close it, and count it in rejected_connections only; with
 // protected-mode no the client is served.
 func TestProtectedModeMatchesRedis(t *testing.T) {
-	r, l := startBoth(t)
+	r, l := mustBoth(t)
 	type result struct {
 		reply        []byte
 		closed       bool
@@ -60,10 +58,7 @@ func TestProtectedModeMatchesRedis(t *testing.T) {
 		afterDisable []byte
 	}
 	run := func(addr string) result {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		before := connStats(t, c)
 		var res result
@@ -89,7 +84,7 @@ func TestProtectedModeMatchesRedis(t *testing.T) {
 // to an address the machine lacks fail with Redis's errors and leave the
 // old listener serving; a free port moves it (new accepts, old refuses).
 func TestListenConfigMatchesRedis(t *testing.T) {
-	r, l := startBoth(t)
+	r, l := mustBoth(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -97,10 +92,7 @@ func TestListenConfigMatchesRedis(t *testing.T) {
 	defer busy.Close()
 	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
 	run := func(addr string) []string {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		var out []string
 		note := func(b []byte) { out = append(out, string(b)) }
@@ -133,33 +125,13 @@ func TestListenConfigMatchesRedis(t *testing.T) {
 	}
 }
 
-// startBoth starts a redis-server and an in-process limitdb, both stopped
-// when the test ends.
-func startBoth(t *testing.T) (*Redis, *server.Server) {
-	t.Helper()
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(r.Stop)
-	l, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return r, l
-}
-
 // TestMaxclientsMatchesRedis: over maxclients a new connection gets the
 // same error and is closed, counted in rejected_connections only, on both
 // servers.
 func TestMaxclientsMatchesRedis(t *testing.T) {
-	r, l := startBoth(t)
+	r, l := mustBoth(t)
 	run := func(addr string) string {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		before := connStats(t, c)
 		mustDo(t, c, "CONFIG", "SET", "maxclients", "1")

@@ -17,11 +17,7 @@ import (
 func TestOutputBufferLimitDiff(t *testing.T) {
 	for _, srv := range []struct{ name, addr string }{{"redis", redisAddr}, {"limitdb", limitAddr}} {
 		t.Run(srv.name, func(t *testing.T) {
-			c, err := Dial(srv.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := mustDial(t, srv.addr)
 			defer c.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
 			expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
 			expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0")
@@ -88,7 +84,7 @@ func nonReaderClosed(t *testing.T, addr string, other *Conn, wait time.Duration)
 // client that stays over the soft output limit longer than its seconds is
 // still disconnected, as Redis disconnects one that keeps sending.
 func TestOutputPauseSoftLimit(t *testing.T) {
-	addr, c := ownLimitdb(t)
+	addr, c := mustLimitdbConn(t)
 	expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
 	expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "client-output-pause-size", "1mb", "client-output-buffer-limit", "normal 0 512kb 1")
 	if !nonReaderClosed(t, addr, c, 3*time.Second) {
@@ -102,52 +98,12 @@ func TestOutputPauseSoftLimit(t *testing.T) {
 	}
 }
 
-// killScript stops a script running on addr, if any (SCRIPT KILL, then
-// FUNCTION KILL; NOTBUSY at once when none runs).
-func killScript(addr string) {
-	k, err := Dial(addr)
-	if err != nil {
-		return
-	}
-	defer k.Close()
-	k.ReplyTimeout = 10 * time.Second
-	k.Do("SCRIPT", "KILL")
-	k.Do("FUNCTION", "KILL")
-}
-
-// ownLimitdb starts an in-process limitdb for one test (stopped by
-// t.Cleanup) and returns its address and a connection to it.
-func ownLimitdb(t *testing.T) (string, *Conn) {
-	t.Helper()
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := srv.Addr().String()
-	t.Cleanup(func() {
-		// a test that failed while its script looped would leave Close
-		// waiting for the engine lock for ever (TestConfigEffects hung
-		// the package to its 20 min timeout, its failure unprinted)
-		killScript(addr)
-		srv.Close()
-	})
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return addr, c
-}
-
 // TestQuitAfterPendingReplies: QUIT after a pipeline whose replies the
 // client has not read yet still delivers every reply, then +OK, then the
 // connection closes (Redis's close-after-reply), on both servers.
 func TestQuitAfterPendingReplies(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
 		c.Close()
 		nc, err := net.Dial("tcp", addr)
@@ -218,11 +174,7 @@ func checkNonReaderLine(t *testing.T, addr string, other *Conn) {
 // idle: taking replies counts as interaction, on both servers.
 func TestSlowReaderNotIdle(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := mustDial(t, addr)
 		expectDo(t, c, "+OK\r\n", "SET", "obuf:big", strings.Repeat("x", 100<<10))
 		expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "timeout", "1")
 		nc, err := net.Dial("tcp", addr)

@@ -23,9 +23,9 @@ type persistPair struct {
 	refAddr, candAdd string
 }
 
-func startPersistPair(t *testing.T) *persistPair {
+func mustPersistPair(t *testing.T) *persistPair {
 	t.Helper()
-	r, ref := redisConn(t, "--save", "3600 1")
+	r, ref := mustRedisConn(t, "--save", "3600 1")
 	ldir, cand := persistServer(t, "--save", "3600 1")
 	return &persistPair{r: r, rdir: r.dir, ldir: ldir, ref: ref, cand: cand}
 }
@@ -70,7 +70,7 @@ func (p *persistPair) pipeline(t *testing.T, cmds ...[]string) {
 // TestPersistCommandsDiff: SAVE, BGSAVE [SCHEDULE], SHUTDOWN's argument
 // errors and ABORT, the no_multi refusals, COMMAND INFO.
 func TestPersistCommandsDiff(t *testing.T) {
-	p := startPersistPair(t)
+	p := mustPersistPair(t)
 	p.same(t, "SET", "k", "v")
 	p.same(t, "SAVE")
 	p.same(t, "BGSAVE", "x")
@@ -113,7 +113,7 @@ func TestPersistCommandsDiff(t *testing.T) {
 // FORCE and leaves the server running, stop-writes-on-bgsave-error no and
 // save "" lift the refusal, and a successful BGSAVE ends it.
 func TestMISCONFDiff(t *testing.T) {
-	p := startPersistPair(t)
+	p := mustPersistPair(t)
 	p.same(t, "SET", "k", "v")
 	p.same(t, "HSET", "h", "f", "1")
 	undoR, undoL := readOnlyDir(t, p.rdir), readOnlyDir(t, p.ldir)
@@ -150,7 +150,7 @@ func TestMISCONFDiff(t *testing.T) {
 // TestInfoPersistenceFields: INFO persistence lists Redis 7.0.15's fields
 // in Redis's order (appendonly no on both), before and during a save.
 func TestInfoPersistenceFields(t *testing.T) {
-	p := startPersistPair(t)
+	p := mustPersistPair(t)
 	names := func(c *Conn) string {
 		s, _ := mustDoValue(t, c, "INFO", "persistence").(string)
 		var n []string
@@ -177,17 +177,17 @@ func TestInfoPersistenceFields(t *testing.T) {
 // Raft node stops proposing before the script is killed), what was
 // acknowledged before does.
 func TestShutdownBusyNosave(t *testing.T) {
-	p := startProc(t, "", "--busy-reply-threshold", "100")
+	p := mustProc(t, "", "--busy-reply-threshold", "100")
 	p.waitServing()
 	ctx := context.Background()
 	if err := p.cli.Set(ctx, "before", "1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	script := procConn(t, p)
+	script := mustDial(t, p.addr())
 	if err := script.Send(Encode("EVAL", "redis.call('set', 'during', '1') while true do end", "0")); err != nil {
 		t.Fatal(err)
 	}
-	c := procConn(t, p)
+	c := mustDial(t, p.addr())
 	time.Sleep(300 * time.Millisecond)
 	expectDo(t, c, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n", "SHUTDOWN")
 	expectDo(t, c, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n", "SHUTDOWN", "SAVE")
@@ -213,7 +213,7 @@ func TestShutdownBusyNosave(t *testing.T) {
 // SHUTDOWN FORCE when the save fails, exit 0 without it.
 func TestSignalSaveFails(t *testing.T) {
 	dir := t.TempDir()
-	p := startProc(t, dir, "--appendonly", "no")
+	p := mustProc(t, dir, "--appendonly", "no")
 	ctx := context.Background()
 	p.cli.Set(ctx, "k", "v", 0)
 	undo := readOnlyDir(t, dir)
@@ -234,7 +234,7 @@ func TestSignalSaveFails(t *testing.T) {
 	}
 	p.cli.Set(ctx, "k", "w", 0)
 	readOnlyDir(t, dir)
-	c := procConn(t, p)
+	c := mustDial(t, p.addr())
 	expectDo(t, c, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n", "SHUTDOWN")
 	if r, err := c.Do("SHUTDOWN", "FORCE"); err == nil {
 		t.Fatalf("SHUTDOWN FORCE answered %q", r)
@@ -246,7 +246,7 @@ func TestSignalSaveFails(t *testing.T) {
 // snapshot (raft_snapshot_index moves to the applied index), besides
 // writing dump.rdb.
 func TestSaveRaftSnapshot(t *testing.T) {
-	p := startProc(t, "")
+	p := mustProc(t, "")
 	p.waitServing()
 	ctx := context.Background()
 	for _, cmd := range []string{"BGSAVE", "SAVE"} {
@@ -268,7 +268,7 @@ func TestSaveRaftSnapshot(t *testing.T) {
 	}
 	// the file BGSAVE copies out of the Raft snapshot is the state: a
 	// server without a node loads it to the same digest
-	c := procConn(t, p)
+	c := mustDial(t, p.addr())
 	fillAllTypes(t, c)
 	expectDo(t, c, "+Background saving started\r\n", "BGSAVE")
 	waitBgsave(t, c, "ok")
@@ -279,8 +279,8 @@ func TestSaveRaftSnapshot(t *testing.T) {
 	}
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "dump.rdb"), b, 0o644)
-	q := startProc(t, dir, "--appendonly", "no")
-	if got := stateOf(t, procConn(t, q)); got.digest != want.digest {
+	q := mustProc(t, dir, "--appendonly", "no")
+	if got := stateOf(t, mustDial(t, q.addr())); got.digest != want.digest {
 		t.Fatalf("dump.rdb of a Raft-mode BGSAVE loads to digest %s, want %s", got.digest, want.digest)
 	}
 }

@@ -43,10 +43,7 @@ func rawExchange(t *testing.T, addr string, data []byte, quiet time.Duration) (r
 
 func mustPing(t *testing.T, addr string) {
 	t.Helper()
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustDial(t, addr)
 	defer c.Close()
 	r, err := c.Do("PING")
 	if err != nil || string(r) != "+PONG\r\n" {
@@ -93,11 +90,7 @@ func TestHostileInput(t *testing.T) {
 // client-query-buffer-limit is disconnected without a reply; others go on.
 func TestQueryBufferLimit(t *testing.T) {
 	srv := server.New(server.Config{Addr: "127.0.0.1:0", QueryBufferLimit: 1 << 20}, engine.New())
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	defer srv.Close()
+	serveLimitdb(t, srv)
 	addr := srv.Addr().String()
 	// a bulk under proto-max-bulk-len whose body exceeds 1 MB of query buffer
 	data := append([]byte("*1\r\n$100000000\r\n"), bytes.Repeat([]byte("z"), 3<<20)...)
@@ -107,11 +100,7 @@ func TestQueryBufferLimit(t *testing.T) {
 	}
 	mustPing(t, addr)
 	// a big but legal request still works
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, addr)
 	r, err := c.Do("ECHO", strings.Repeat("q", 512*1024))
 	if err != nil || len(r) < 512*1024 {
 		t.Fatalf("ECHO 512 KB: %d bytes, %v", len(r), err)
@@ -122,17 +111,9 @@ func TestQueryBufferLimit(t *testing.T) {
 // proto-max-bulk-len takes effect at once, on open connections too.
 func TestConfigLimitsApply(t *testing.T) {
 	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, engine.New())
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	defer srv.Close()
+	serveLimitdb(t, srv)
 	addr := srv.Addr().String()
-	a, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := mustDial(t, addr)
 	if r := mustDo(t, a, "CONFIG", "SET", "maxclients", "1"); string(r) != "+OK\r\n" {
 		t.Fatalf("CONFIG SET maxclients: %q", r)
 	}
@@ -150,20 +131,12 @@ func TestConfigLimitsApply(t *testing.T) {
 		t.Fatalf("bulk over proto-max-bulk-len: %q", r)
 	}
 	// timeout closes idle clients
-	b, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mustDial(t, addr)
 	mustDo(t, b, "CONFIG", "SET", "timeout", "1")
 	time.Sleep(2500 * time.Millisecond)
 	if _, err := b.Do("PING"); err == nil {
 		t.Fatal("idle client not closed after timeout")
 	}
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, addr)
 	mustDo(t, c, "CONFIG", "SET", "timeout", "0")
 }

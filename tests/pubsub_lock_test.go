@@ -50,7 +50,7 @@ func TestPubsubLockLibrary(t *testing.T) {
 	// limitdb twice: the in-process server (no log) and the binary as
 	// shipped (a durable cluster of one: the release's message waits for
 	// its DEL to be committed)
-	durable, _ := startLimitdbProcess(t)
+	durable, _ := mustLimitdbProcess(t)
 	names := []string{"redis", "limitdb", "limitdb (durable)"}
 	for _, proto := range []string{"2", "3"} {
 		var outs [3][]byte

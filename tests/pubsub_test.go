@@ -32,11 +32,7 @@ func TestPubsubScenarios(t *testing.T) {
 // effectNotify (TestConfigEffects): with notify-keyspace-events E$ a SET
 // raises __keyevent@0__:set; with "" it raises nothing.
 func effectNotify(t *testing.T, c *Conn, addr, name string) {
-	sub, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
+	sub := mustDial(t, addr)
 	expectDo(t, sub, "*3\r\n$9\r\nsubscribe\r\n$18\r\n__keyevent@0__:set\r\n:1\r\n", "SUBSCRIBE", "__keyevent@0__:set")
 	configSet(t, c, name, "E$")
 	defer configSet(t, c, name, "")
@@ -291,17 +287,11 @@ func keyspaceFile(t *testing.T, file string, self bool) (int, int) {
 func TestPubsubOutputBufferLimit(t *testing.T) {
 	big := strings.Repeat("x", 64<<10)
 	run := func(t *testing.T, addr, limits string, msgs, want int) int {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		defer c.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0 pubsub 33554432 8388608 60")
 		mustDo(t, c, "CONFIG", "SET", "client-output-buffer-limit", limits)
-		sub, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sub := mustDial(t, addr)
 		defer sub.Close()
 		if _, err := sub.Do("SUBSCRIBE", "obuf:ch"); err != nil {
 			t.Fatal(err)
@@ -358,14 +348,8 @@ func TestPubsubClientFields(t *testing.T) {
 		return "?"
 	}
 	for _, addr := range []string{redisAddr, limitAddr} {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sub, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
+		sub := mustDial(t, addr)
 		mustDo(t, sub, "CLIENT", "SETNAME", "subber")
 		for _, cmd := range [][]string{{"SUBSCRIBE", "f:a", "f:b"}, {"PSUBSCRIBE", "f:*"}, {"SSUBSCRIBE", "f:s"}} {
 			if err := sub.Send(Encode(cmd...)); err != nil {
@@ -398,10 +382,7 @@ func TestPubsubClientFields(t *testing.T) {
 			}
 		}
 		// no idle timeout for a subscriber; an idle normal client goes
-		idle, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		idle := mustDial(t, addr)
 		mustDo(t, idle, "PING")
 		mustDo(t, c, "CONFIG", "SET", "timeout", "1")
 		for i := 0; i < 10; i++ {

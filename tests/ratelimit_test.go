@@ -17,15 +17,6 @@ import (
 // the same policy, its decisions on the real redis-server are compared
 // with the native command's.
 
-func dialT(t *testing.T, addr string) *Conn {
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 func do(t *testing.T, c *Conn, args ...string) string {
 	b, err := c.Do(args...)
 	if err != nil {
@@ -40,7 +31,7 @@ func uniq(t *testing.T, p string) string {
 
 // TestRLNetwork: the plain form, its RESP2 shape, MULTI/EXEC, WATCH.
 func TestRLNetwork(t *testing.T) {
-	c := dialT(t, limitAddr)
+	c := mustDial(t, limitAddr)
 	k := uniq(t, "rl")
 	got := do(t, c, "RL.ALLOW", k, "10", "1000")
 	if !strings.HasPrefix(got, "*10\r\n$7\r\nallowed\r\n:1\r\n$5\r\nlimit\r\n:10\r\n$9\r\nremaining\r\n:9\r\n$14\r\nretry_after_ms\r\n:-1\r\n$14\r\nreset_after_ms\r\n:") {
@@ -71,7 +62,7 @@ func TestRLNetwork(t *testing.T) {
 		t.Fatalf("exec errors: %q", ex)
 	}
 	// WATCH a limiter; another client consumes from it; EXEC aborts
-	c2 := dialT(t, limitAddr)
+	c2 := mustDial(t, limitAddr)
 	do(t, c, "RL.ALLOW", k, "10", "1000")
 	do(t, c, "WATCH", k)
 	do(t, c2, "RL.ALLOW", k, "10", "1000")
@@ -136,8 +127,8 @@ func TestRLGoRedis(t *testing.T) {
 // window (the counter's window opens at the first hit, like ours).
 func TestSeedFixedWindow(t *testing.T) {
 	script := readSeed(t, "001-counter.lua")
-	r := dialT(t, redisAddr)
-	l := dialT(t, limitAddr)
+	r := mustDial(t, redisAddr)
+	l := mustDial(t, limitAddr)
 	k := uniq(t, "fw")
 	for round := 0; round < 2; round++ {
 		for i := 0; i < 8; i++ {
@@ -162,7 +153,7 @@ func TestSeedFixedWindow(t *testing.T) {
 // key 1 1000 ALGO token-bucket BURST 4.
 func TestSeedTokenBucket(t *testing.T) {
 	script := readSeed(t, "001-token-bucket.lua")
-	r := dialT(t, redisAddr)
+	r := mustDial(t, redisAddr)
 	k := uniq(t, "tb")
 	p := ratelimit.Params{Algo: ratelimit.TokenBucket, Limit: 1, Period: 1000, Burst: 4}
 	var st ratelimit.State
@@ -189,8 +180,8 @@ func TestSeedTokenBucket(t *testing.T) {
 // refusal.
 func TestSeedMultiLimitFix(t *testing.T) {
 	script := readSeed(t, "003-multi-limit.lua")
-	r := dialT(t, redisAddr)
-	l := dialT(t, limitAddr)
+	r := mustDial(t, redisAddr)
+	l := mustDial(t, limitAddr)
 	ip := uniq(t, "ip")
 	now := time.Now().Unix()
 	var sres, nres []string
@@ -222,7 +213,7 @@ func TestSeedMultiLimitFix(t *testing.T) {
 // second is not counted.
 func TestSeedSlidingLog(t *testing.T) {
 	script := readSeed(t, "002-sliding-window-zset.lua")
-	r := dialT(t, redisAddr)
+	r := mustDial(t, redisAddr)
 	k := uniq(t, "sl")
 	p := ratelimit.Params{Algo: ratelimit.SlidingLog, Limit: 3, Period: 1000}
 	st := ratelimit.State{Log: ratelimit.NewLog(&p)}

@@ -2,8 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -30,29 +28,12 @@ var libraryChecks = [][]string{
 }
 
 func TestRDBFunctionsFromRedis(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	r, rc := mustRedisConn(t)
 	for _, code := range rdbLibraries {
 		redisDo(t, rc, "FUNCTION", "LOAD", code)
 	}
 	redisDo(t, rc, "SET", "rdbcnt", "5")
-	redisDo(t, rc, "DEBUG", "RELOAD")
-	data, err := os.ReadFile(filepath.Join(r.dir, "dump.rdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newEngineCtx()
-	if err := c.E.LoadSnapshot(bytes.NewReader(data)); err != nil {
-		t.Fatal(err)
-	}
+	c := reloadIntoEngine(t, r, rc)
 	for _, cmd := range libraryChecks {
 		a := redisDo(t, rc, cmd...)
 		if b := engineRun(c, cmd...); !bytes.Equal(a, b) {
@@ -81,20 +62,7 @@ func TestRDBFunctionsToRedis(t *testing.T) {
 	if a, b := c.E.StrictDigest(), re.E.StrictDigest(); a != b {
 		t.Fatalf("strict digest %s after reload, %s before", b.Hex(), a.Hex())
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "limitdb.rdb"), buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r, err := StartRedis("--dir", dir, "--dbfilename", "limitdb.rdb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	rc := redisOnSnapshot(t, buf.Bytes())
 	for _, cmd := range libraryChecks {
 		a := redisDo(t, rc, cmd...)
 		if b := engineRun(c, cmd...); !bytes.Equal(a, b) {

@@ -113,28 +113,11 @@ func allKeys(c *engine.Ctx) []string {
 // its live encodings are the ones its loader chose); limitdb loads it:
 // same DEBUG DIGEST, same OBJECT ENCODING for every key, same deadlines.
 func TestRDBFromRedis(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	r, rc := mustRedisConn(t)
 	for _, cmd := range rdbPopulate {
 		redisDo(t, rc, cmd...)
 	}
-	redisDo(t, rc, "DEBUG", "RELOAD")
-	data, err := os.ReadFile(filepath.Join(r.dir, "dump.rdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newEngineCtx()
-	if err := c.E.LoadSnapshot(bytes.NewReader(data)); err != nil {
-		t.Fatal(err)
-	}
+	c := reloadIntoEngine(t, r, rc)
 	want := bulk(t, redisDo(t, rc, "DEBUG", "DIGEST"))
 	if got := c.E.DatasetDigest(); got.Hex() != want {
 		t.Fatalf("digest %s, Redis %s", got.Hex(), want)
@@ -168,28 +151,43 @@ func populatedEngine(t *testing.T) *engine.Ctx {
 	return c
 }
 
+// reloadIntoEngine has r write its dataset to dump.rdb (DEBUG RELOAD on
+// rc) and loads that file into a fresh engine.
+func reloadIntoEngine(t *testing.T, r *Redis, rc *Conn) *engine.Ctx {
+	t.Helper()
+	redisDo(t, rc, "DEBUG", "RELOAD")
+	data, err := os.ReadFile(filepath.Join(r.dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newEngineCtx()
+	if err := c.E.LoadSnapshot(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// redisOnSnapshot starts a redis-server that loads snap at start-up
+// (its dbfilename, in a dir of its own) and connects to it.
+func redisOnSnapshot(t *testing.T, snap []byte) *Conn {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "limitdb.rdb"), snap, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, rc := mustRedisConn(t, "--dir", dir, "--dbfilename", "limitdb.rdb")
+	return rc
+}
+
 // TestRDBToRedis: a snapshot limitdb writes is a dump.rdb redis-server
 // 7.0 loads, with the same DEBUG DIGEST (limitdb's aux fields skipped).
 func TestRDBToRedis(t *testing.T) {
 	c := populatedEngine(t)
-	dir := t.TempDir()
 	var buf bytes.Buffer
 	if err := c.E.WriteSnapshot(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "limitdb.rdb"), buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r, err := StartRedis("--dir", dir, "--dbfilename", "limitdb.rdb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	rc := redisOnSnapshot(t, buf.Bytes())
 	want := c.E.DatasetDigest()
 	if got := bulk(t, redisDo(t, rc, "DEBUG", "DIGEST")); got != want.Hex() {
 		t.Fatalf("Redis digest %s, limitdb %s", got, want.Hex())
@@ -234,16 +232,7 @@ func TestRDBLimiterRefusedByRedis(t *testing.T) {
 // encodings included, whose payloads list members in each server's own
 // order).
 func TestDumpRestoreAcross(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer r.Stop()
-	rc, err := Dial(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	_, rc := mustRedisConn(t)
 	c := populatedEngine(t)
 	for _, cmd := range rdbPopulate {
 		redisDo(t, rc, cmd...)

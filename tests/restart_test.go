@@ -43,12 +43,12 @@ func TestRestart(t *testing.T) {
 	for _, m := range modes {
 		for _, way := range m.ways {
 			t.Run(m.name+"/"+way, func(t *testing.T) {
-				p := startProc(t, "", m.args...)
+				p := mustProc(t, "", m.args...)
 				raft := m.args == nil
 				if raft {
 					p.waitServing()
 				}
-				c := procConn(t, p)
+				c := mustDial(t, p.addr())
 				sha := fillAllTypes(t, c)
 				before := stateOf(t, c)
 				c.Close()
@@ -57,7 +57,7 @@ func TestRestart(t *testing.T) {
 				if raft {
 					p.waitServing()
 				}
-				c = procConn(t, p)
+				c = mustDial(t, p.addr())
 				after := stateOf(t, c)
 				if before.digest != after.digest {
 					t.Errorf("digest %s before, %s after", before.digest, after.digest)
@@ -74,17 +74,6 @@ func TestRestart(t *testing.T) {
 			})
 		}
 	}
-}
-
-// procConn is a raw connection to p, closed when the test ends.
-func procConn(t *testing.T, p *proc) *Conn {
-	t.Helper()
-	c, err := Dial(p.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // limiterAlgos get 3 of their 5 units consumed before the restart; the
@@ -219,7 +208,7 @@ func stopSignal(sig syscall.Signal) func(t *testing.T, p *proc) {
 // stopShutdown sends SHUTDOWN: no reply, the connection closes, exit 0.
 func stopShutdown(t *testing.T, p *proc) {
 	t.Helper()
-	c := procConn(t, p)
+	c := mustDial(t, p.addr())
 	if r, err := c.Do("SHUTDOWN"); err == nil {
 		t.Fatalf("SHUTDOWN answered %q", r)
 	}
@@ -230,7 +219,7 @@ func stopShutdown(t *testing.T, p *proc) {
 // the process with SIGKILL.
 func stopBgsaveKill(t *testing.T, p *proc) {
 	t.Helper()
-	c := procConn(t, p)
+	c := mustDial(t, p.addr())
 	expectDo(t, c, "+Background saving started\r\n", "BGSAVE")
 	waitBgsave(t, c, "ok")
 	p.kill()
@@ -309,15 +298,15 @@ func TestRestartLoadErrors(t *testing.T) {
 // store holds data it wins over the file.
 func TestRestartImport(t *testing.T) {
 	dir := t.TempDir()
-	p := startProc(t, dir, "--appendonly", "no")
-	c := procConn(t, p)
+	p := mustProc(t, dir, "--appendonly", "no")
+	c := mustDial(t, p.addr())
 	sha := fillAllTypes(t, c)
 	before := stateOf(t, c)
 	stopShutdown(t, p)
 
-	q := startProc(t, dir) // appendonly yes, empty Raft store: imports
+	q := mustProc(t, dir) // appendonly yes, empty Raft store: imports
 	q.waitServing()
-	c = procConn(t, q)
+	c = mustDial(t, q.addr())
 	if got := stateOf(t, c); got.digest != before.digest {
 		t.Fatalf("imported digest %s, want %s\n%s", got.digest, before.digest, q.output())
 	}
@@ -326,7 +315,7 @@ func TestRestartImport(t *testing.T) {
 	q.kill()
 	q.start()
 	q.waitServing()
-	c = procConn(t, q)
+	c = mustDial(t, q.addr())
 	if r := mustDo(t, c, "GET", "after-import"); string(r) != "$1\r\n1\r\n" {
 		t.Fatalf("after a restart on the store: GET after-import %q\n%s", r, q.output())
 	}

@@ -14,16 +14,8 @@ import (
 // redis-server; the replies must be the same bytes and the waits must fall
 // in the same windows.
 func TestBusyThresholdConfig(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	rd, err := StartRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Stop()
+	srv := mustLimitdb(t)
+	rd := mustRedis(t)
 	for _, addr := range []string{rd.Addr, srv.Addr().String()} {
 		for _, c := range []struct {
 			param   string
@@ -35,10 +27,7 @@ func TestBusyThresholdConfig(t *testing.T) {
 			{"busy-reply-threshold", 100, 80 * time.Millisecond, 900 * time.Millisecond, "short"},
 			{"lua-time-limit", 1500, 1400 * time.Millisecond, 3 * time.Second, "long, through the alias"},
 		} {
-			ctl, err := Dial(addr)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ctl := mustDial(t, addr)
 			if r, _ := ctl.Do("CONFIG", "SET", c.param, strconv.Itoa(c.ms)); string(r) != "+OK\r\n" {
 				t.Fatalf("%s: CONFIG SET %s: %q", addr, c.param, r)
 			}
@@ -78,26 +67,16 @@ func TestBusyThresholdConfig(t *testing.T) {
 // accepted and answered -BUSY once the threshold has passed, on both
 // servers (accepting once waited for the engine lock the script holds).
 func TestBusyNewConnection(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := mustLimitdb(t)
 	for _, addr := range []string{redisAddr, srv.Addr().String()} {
-		ctl, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ctl := mustDial(t, addr)
 		expectDo(t, ctl, "+OK\r\n", "CONFIG", "SET", "busy-reply-threshold", "100")
 		runner, _ := Dial(addr)
 		if err := runner.Send(Encode("EVAL", "while true do end", "0")); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(50 * time.Millisecond)
-		late, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		late := mustDial(t, addr)
 		late.nc.SetDeadline(time.Now().Add(3 * time.Second))
 		if r, err := late.Do("PING"); err != nil || !strings.HasPrefix(string(r), "-BUSY ") {
 			t.Errorf("%s: PING on a connection made during the script: %q %v", addr, r, err)

@@ -17,16 +17,8 @@ import (
 // UNWATCH while busy, on a fresh redis-server and a fresh limitdb, and
 // compares every reply (FUNCTION STATS's duration_ms masked).
 func TestBusyFunctionsAndMulti(t *testing.T) {
-	r, err := StartRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
-	l, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	r := mustRedis(t)
+	l := mustLimitdb(t)
 	ref := busySequence(t, r.Addr)
 	got := busySequence(t, l.Addr().String())
 	if len(ref) != len(got) {
@@ -46,11 +38,7 @@ var durationMs = regexp.MustCompile(`duration_ms\r\n:\d+`)
 func busySequence(t *testing.T, addr string) []string {
 	var out []string
 	dial := func() *Conn {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
+		c := mustDial(t, addr)
 		return c
 	}
 	ctl, runner, other, tx, watcher, killer, body := dial(), dial(), dial(), dial(), dial(), dial(), dial()
@@ -145,11 +133,7 @@ func busySequence(t *testing.T, addr string) []string {
 // number_of_* fields exactly, the memory ones present on both.
 func TestScriptingInfo(t *testing.T) {
 	for _, addr := range []string{redisAddr, limitAddr} {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		mustDial(t, addr)
 	}
 	field := func(addr, name string) string {
 		c, _ := Dial(addr)
@@ -206,11 +190,7 @@ func TestScriptingInfo(t *testing.T) {
 // 10,000 pipelined scripts, then used_memory_lua stays under 100 KB, as
 // Redis's test asks, and the functions' interpreter grew by less than that.
 func TestEvalNoLeak(t *testing.T) {
-	c, err := Dial(limitAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, limitAddr)
 	field := func(name string) int {
 		rep, _ := c.Do("INFO", "memory")
 		for _, l := range strings.Split(string(rep), "\r\n") {
@@ -265,16 +245,8 @@ func TestEvalNoLeak(t *testing.T) {
 func TestBusyKillVariants(t *testing.T) {
 	for _, variant := range []string{"eval", "fcall"} {
 		t.Run(variant, func(t *testing.T) {
-			r, err := StartRedis()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Stop()
-			l, err := StartLimitdb()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
+			r := mustRedis(t)
+			l := mustLimitdb(t)
 			ref := killSequence(t, r.Addr, variant)
 			got := killSequence(t, l.Addr().String(), variant)
 			if len(ref) != len(got) {
@@ -292,11 +264,7 @@ func TestBusyKillVariants(t *testing.T) {
 func killSequence(t *testing.T, addr, variant string) []string {
 	var out []string
 	dial := func() *Conn {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
+		c := mustDial(t, addr)
 		return c
 	}
 	ctl, runner := dial(), dial()
@@ -422,16 +390,8 @@ func TestScriptErrorStats(t *testing.T) {
 		sort.Strings(out) // commandstats come in each server's table order
 		return strings.Join(out, "\n")
 	}
-	r, err := Dial(redisAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	l, err := Dial(limitAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	r := mustDial(t, redisAddr)
+	l := mustDial(t, limitAddr)
 	for _, step := range steps {
 		for _, c := range []*Conn{r, l} {
 			c.Do("CONFIG", "RESETSTAT")

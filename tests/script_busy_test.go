@@ -12,20 +12,12 @@ import (
 // wrote is UNKILLABLE, and the server recovers. The texts are the real
 // server's (checked against redis-server 7.0.15 with lua-time-limit 200).
 func TestScriptBusyKill(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := mustLimitdb(t)
 	srv.Engine().Guard.LimitMs.Store(200)
 	addr := srv.Addr().String()
-	runner, _ := Dial(addr)
-	other, _ := Dial(addr)
-	defer runner.Close()
-	defer other.Close()
+	runner, other := mustDial(t, addr), mustDial(t, addr)
 
-	waiter, _ := Dial(addr)
-	defer waiter.Close()
+	waiter := mustDial(t, addr)
 	if err := runner.Send(Encode("EVAL", "while true do end", "0")); err != nil {
 		t.Fatal(err)
 	}

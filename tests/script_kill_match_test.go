@@ -12,17 +12,10 @@ import (
 // KILL, like a Lua loop (the interpreter's own context check runs only
 // between instructions; the patched matcher asks every 2^14 steps).
 func TestScriptKillLongMatch(t *testing.T) {
-	srv, err := StartLimitdb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	addr := srv.Addr().String()
-	ctl, _ := Dial(addr)
-	defer ctl.Close()
+	addr := mustLimitdb(t).Addr().String()
+	ctl := mustDial(t, addr)
 	ctl.Do("CONFIG", "SET", "busy-reply-threshold", "100")
-	runner, _ := Dial(addr)
-	defer runner.Close()
+	runner := mustDial(t, addr)
 	if err := runner.Send(Encode("EVAL", "return string.rep('a', 100000):find('.-.-.-b')", "0")); err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,7 @@ import (
 func TestSlowlogEntriesDiff(t *testing.T) {
 	var got [2][]any
 	for i, addr := range []string{redisAddr, limitAddr} {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		mustDo(t, c, "CONFIG", "SET", "slowlog-log-slower-than", "0")
 		mustDo(t, c, "SLOWLOG", "RESET")
 		mustDo(t, c, "CLIENT", "SETNAME", "slowpoke")

@@ -80,10 +80,7 @@ func scanAll(t *testing.T, c *Conn, extra []string, between func(i int)) map[str
 
 func dialDB(t *testing.T, addr string, db int) *Conn {
 	t.Helper()
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustDial(t, addr)
 	mustDoValue(t, c, "SELECT", strconv.Itoa(db))
 	mustDoValue(t, c, "FLUSHDB")
 	return c

@@ -14,8 +14,8 @@ import (
 // attach_to_replication_stream); the commands that follow are compared
 // with redis-server's stream, times in PXAT/PEXPIREAT aside.
 func TestSyncStreamMatchesRedis(t *testing.T) {
-	redis := startRedisArgs(t, "--save", "", "--dir", t.TempDir(), "--repl-ping-replica-period", "3600")
-	limitdb, _ := ownLimitdb(t)
+	redis := mustRedisBare(t, "--save", "", "--dir", t.TempDir(), "--repl-ping-replica-period", "3600")
+	limitdb, _ := mustLimitdbConn(t)
 	writes := [][]string{
 		{"SET", "foo", "bar"},
 		{"SET", "k", "v", "EX", "100"},
@@ -42,16 +42,14 @@ func TestSyncStreamMatchesRedis(t *testing.T) {
 // another connection and returns the commands read up to SET done 1.
 func syncStream(t *testing.T, addr string, writes [][]string) []string {
 	t.Helper()
-	s, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustDial(t, addr)
 	defer s.Close()
 	if err := s.Send(Encode("SYNC")); err != nil {
 		t.Fatal(err)
 	}
 	s.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var line string
+	var err error
 	for line == "" { // Redis sends newlines while it prepares the payload
 		if line, err = s.br.ReadString('\n'); err != nil {
 			t.Fatal(err)
@@ -65,10 +63,7 @@ func syncStream(t *testing.T, addr string, writes [][]string) []string {
 	if _, err := io.CopyN(io.Discard, s.br, int64(n)); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustDial(t, addr)
 	defer w.Close()
 	for _, c := range writes {
 		if _, err := w.Do(c...); err != nil {

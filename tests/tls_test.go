@@ -133,17 +133,9 @@ func plainOnTLS(t *testing.T, addr string) []byte {
 func TestTLS(t *testing.T) {
 	p := newTestPKI(t)
 	rTLS, _ := freePort()
-	rAddr := startRedisArgs(t, append(p.tlsOptions(rTLS), "--save", "", "--appendonly", "no")...)
+	rAddr := mustRedisBare(t, append(p.tlsOptions(rTLS), "--save", "", "--appendonly", "no")...)
 	lTLS, _ := freePort()
-	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, nil)
-	if err := srv.LoadConfig("", server.ArgsToOptions(p.tlsOptions(lTLS))); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	defer srv.Close()
+	srv := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", p.tlsOptions(lTLS)...)
 	for _, target := range []struct{ name, plain, tls string }{
 		{"redis", rAddr, fmt.Sprintf("127.0.0.1:%d", rTLS)},
 		{"limitdb", srv.Addr().String(), fmt.Sprintf("127.0.0.1:%d", lTLS)},
@@ -152,11 +144,7 @@ func TestTLS(t *testing.T) {
 	}
 	// tls-ca-cert-dir (limitdb reads every file in it; Redis's OpenSSL
 	// wants c_rehash names, so this part is limitdb's own)
-	ctl, err := Dial(srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close()
+	ctl := mustDial(t, srv.Addr().String())
 	caDir, emptyDir := filepath.Join(p.dir, "cas"), filepath.Join(p.dir, "empty")
 	os.Mkdir(caDir, 0o755)
 	os.Mkdir(emptyDir, 0o755)
@@ -176,10 +164,7 @@ func TestTLS(t *testing.T) {
 }
 
 func checkTLS(t *testing.T, p *testPKI, plainAddr, tlsAddr string) {
-	ctl, err := Dial(plainAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctl := mustDial(t, plainAddr)
 	defer ctl.Close()
 	set := func(args ...string) {
 		t.Helper()

@@ -22,19 +22,11 @@ func TestUnixSocketMatchesRedis(t *testing.T) {
 	opts := func(p string) []string {
 		return []string{"--unixsocket", p, "--unixsocketperm", "700", "--save", "", "--appendonly", "no"}
 	}
-	startRedisArgs(t, opts(rSock)...)
-	srv := server.New(server.Config{Addr: "127.0.0.1:0"}, nil)
-	if err := srv.LoadConfig("", server.ArgsToOptions(opts(lSock))); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	defer srv.Close()
+	mustRedisBare(t, opts(rSock)...)
+	mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0"}, "", opts(lSock)...)
 	pick := regexp.MustCompile(` (addr|laddr|flags)=[^ ]*`)
 	run := func(sock string) string {
-		c := dialUnix(t, sock)
+		c := mustDialUnix(t, sock)
 		st, err := os.Stat(sock)
 		if err != nil {
 			t.Fatal(err)

@@ -11,50 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"limitdb/server"
 )
-
-// startRedisArgs starts redis-server with the given arguments (a config
-// file and/or options) on a free loopback port, bound to 127.0.0.1 only;
-// it returns the address.
-func startRedisArgs(t *testing.T, args ...string) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed")
-	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// loopback only, whatever the file says (options come after it)
-	args = append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--daemonize", "no")
-	cmd := exec.Command(bin, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if nc, err := net.Dial("tcp", addr); err == nil {
-			nc.Close()
-			return addr
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("redis-server %q did not start", args)
-	return ""
-}
-
-// startLimitdbFile starts an in-process limitdb from a config file and
-// options, as cmd/limitdb does.
-func startLimitdbFile(t *testing.T, path string, opts ...string) *server.Server {
-	t.Helper()
-	return startLimitdbWith(t, server.Config{}, path, opts...)
-}
 
 // TestConfigFileErrorsMatchRedis: for bad config files and command-line
 // options, limitdb's fatal report is byte for byte what redis-server
@@ -159,10 +118,7 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 		{"CONFIG", "SET", "requirepass", ""},
 	}
 	rewrite := func(addr, path string) string {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		c.Do("AUTH", "old pass")
 		for _, s := range sets {
@@ -183,10 +139,10 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 	lp := filepath.Join(dir, "limitdb.conf")
 	os.WriteFile(rp, []byte(body), 0o644)
 	os.WriteFile(lp, []byte(body), 0o644)
-	rAddr := startRedisArgs(t, rp)
+	rAddr := mustRedisBare(t, rp)
 	_, rPort, _ := net.SplitHostPort(rAddr)
 	lPort, _ := freePort()
-	startLimitdbFile(t, lp, "--port", strconv.Itoa(lPort))
+	mustLimitdbConfig(t, server.Config{}, lp, "--port", strconv.Itoa(lPort))
 	lc, _ := Dial(fmt.Sprintf("127.0.0.1:%d", lPort))
 	mustDo(t, lc, "AUTH", "old pass") // the file's requirepass
 	if info := mustDo(t, lc, "INFO", "server"); !bytes.Contains(info, []byte("config_file:"+lp+"\r\n")) {
@@ -200,8 +156,7 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 	}
 	// with nothing changed, rewriting is stable (the second rewrite adds
 	// one trailing blank line, as Redis's does; the third nothing)
-	c, _ := Dial(fmt.Sprintf("127.0.0.1:%d", lPort))
-	defer c.Close()
+	c := mustDial(t, fmt.Sprintf("127.0.0.1:%d", lPort))
 	mustDo(t, c, "CONFIG", "REWRITE")
 	before, _ := os.ReadFile(lp)
 	mustDo(t, c, "CONFIG", "REWRITE")
@@ -233,11 +188,8 @@ func normRewrite(s, port string) string {
 // TestConfigRewriteNoFile: without a config file CONFIG REWRITE is
 // refused as by Redis.
 func TestConfigRewriteNoFile(t *testing.T) {
-	r, l := startBoth(t)
-	rc, _ := Dial(r.Addr)
-	defer rc.Close()
-	lc, _ := Dial(l.Addr().String())
-	defer lc.Close()
+	r, l := mustBoth(t)
+	rc, lc := mustDial(t, r.Addr), mustDial(t, l.Addr().String())
 	want, got := mustDo(t, rc, "CONFIG", "REWRITE"), mustDo(t, lc, "CONFIG", "REWRITE")
 	if !bytes.Equal(want, got) {
 		t.Fatalf("limitdb %q, redis %q", got, want)
@@ -256,16 +208,13 @@ func TestConfigRewriteErrorMatchesRedis(t *testing.T) {
 		return p
 	}
 	rp, lp := conf("r"), conf("l")
-	rAddr := startRedisArgs(t, rp)
+	rAddr := mustRedisBare(t, rp)
 	lPort, _ := freePort()
-	startLimitdbFile(t, lp, "--port", strconv.Itoa(lPort), "--bind", "127.0.0.1")
+	mustLimitdbConfig(t, server.Config{}, lp, "--port", strconv.Itoa(lPort), "--bind", "127.0.0.1")
 	var replies [][]byte
 	for _, x := range []struct{ addr, path string }{{rAddr, rp}, {fmt.Sprintf("127.0.0.1:%d", lPort), lp}} {
 		os.RemoveAll(filepath.Dir(x.path))
-		c, err := Dial(x.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, x.addr)
 		replies = append(replies, mustDo(t, c, "CONFIG", "REWRITE"))
 		c.Close()
 	}
@@ -293,10 +242,10 @@ func TestConfigFileUserBeatsRequirepass(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[string]string{}
-		for side, addr := range map[string]string{"redis": startRedisArgs(t, path), "limitdb": startLimitdbFile(t, path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1").Addr().String()} {
+		for side, addr := range map[string]string{"redis": mustRedisBare(t, path), "limitdb": mustLimitdbConfig(t, server.Config{}, path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1").Addr().String()} {
 			var got []string
 			for _, pw := range []string{"", "pw1", "pw2"} {
-				c := dialT(t, addr)
+				c := mustDial(t, addr)
 				if pw != "" {
 					got = append(got, do(t, c, "AUTH", pw))
 				}

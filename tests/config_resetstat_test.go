@@ -23,14 +23,11 @@ func infoFields(raw []byte, names *regexp.Regexp) []string {
 // commandstats, errorstats), counting from the RESETSTAT call itself.
 // (CONFIG RESETSTAT predates this issue; this checks it for part 4.)
 func TestConfigResetstatMatchesRedis(t *testing.T) {
-	r, l := startBoth(t)
+	r, l := mustBoth(t)
 	fields := regexp.MustCompile(`^(total_connections_received|total_commands_processed|rejected_connections|expired_keys|evicted_keys|keyspace_hits|keyspace_misses|total_error_replies|cmdstat_[^:]*|errorstat_[^:]*):`)
 	usec := regexp.MustCompile(`usec=\d+,usec_per_call=[\d.]+`)
 	run := func(addr string) string {
-		c, err := Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustDial(t, addr)
 		defer c.Close()
 		for _, cmd := range [][]string{{"SET", "k", "1"}, {"GET", "k"}, {"GET", "missing"}, {"INCR", "k", "x"},
 			{"NOSUCH"}, {"LPUSH", "k", "v"}, {"SET", "e", "1", "PX", "1"}} {

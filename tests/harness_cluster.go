@@ -46,15 +46,15 @@ type testCluster struct {
 	logs  string
 }
 
-// startCluster starts n nodes (the first bootstraps, the others join
+// mustCluster starts n nodes (the first bootstraps, the others join
 // through it) with extra options for all, and waits until all are voters.
-func startCluster(t *testing.T, n int, extra ...string) *testCluster {
+func mustCluster(t *testing.T, n int, extra ...string) *testCluster {
 	t.Helper()
-	return startClusterWith(t, n, func(int) []string { return extra })
+	return mustClusterWith(t, n, func(int) []string { return extra })
 }
 
-// startClusterWith is startCluster with each node's own extra options.
-func startClusterWith(t *testing.T, n int, opts func(i int) []string) *testCluster {
+// mustClusterWith is mustCluster with each node's own extra options.
+func mustClusterWith(t *testing.T, n int, opts func(i int) []string) *testCluster {
 	t.Helper()
 	c := newTestCluster(t, n, "n", opts)
 	c.startAll()
@@ -241,7 +241,7 @@ func (c *testCluster) info(i int) map[string]string {
 // (also between two polls: an election, or a RAFT INFO slower than 2 s on
 // a loaded machine; a test that needs the leader uses waitLeader, a
 // panic on index -1 in TestClusterBusyLeader came from leader() just
-// after startCluster).
+// after mustCluster).
 //
 // Two nodes can both say so for a moment (a leader that lost its lease
 // and has not noticed yet, beside the one elected in a later term): the
@@ -316,24 +316,28 @@ func (c *testCluster) waitCaughtUp(d time.Duration) {
 	for time.Now().Before(deadline) {
 		if l := c.leader(); l >= 0 {
 			commit, _ := strconv.ParseUint(c.info(l)["raft_commit_index"], 10, 64)
-			ok := commit > 0
-			for i, nd := range c.nodes {
-				if nd.cmd == nil {
-					continue
-				}
-				m := c.info(i)
-				a, _ := strconv.ParseUint(m["raft_applied_index"], 10, 64)
-				if m == nil || a < commit {
-					ok = false
-				}
-			}
-			if ok {
+			if commit > 0 && c.allApplied(commit) {
 				return
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	c.t.Fatalf("nodes did not catch up within %v", d)
+}
+
+// allApplied tells whether every running node has applied up to commit.
+func (c *testCluster) allApplied(commit uint64) bool {
+	for i, nd := range c.nodes {
+		if nd.cmd == nil {
+			continue
+		}
+		m := c.info(i)
+		a, _ := strconv.ParseUint(m["raft_applied_index"], 10, 64)
+		if m == nil || a < commit {
+			return false
+		}
+	}
+	return true
 }
 
 // waitConverged waits until every running node has applied as far as
@@ -364,17 +368,7 @@ func (c *testCluster) waitConverged(d time.Duration) []string {
 			continue
 		}
 		commit, ok := commitOf(l)
-		for i, nd := range c.nodes {
-			if nd.cmd == nil || !ok {
-				continue
-			}
-			m := c.info(i)
-			a, _ := strconv.ParseUint(m["raft_applied_index"], 10, 64)
-			if m == nil || a < commit {
-				ok = false
-			}
-		}
-		if ok {
+		if ok && c.allApplied(commit) {
 			var ds []string
 			for i, nd := range c.nodes {
 				if nd.cmd == nil {

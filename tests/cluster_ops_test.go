@@ -197,14 +197,14 @@ func TestClusterRaftTransferFails(t *testing.T) {
 // the serving (transfer.go, stepAside). The writer gets +OK or
 // -UNCERTAIN, and the nodes converge.
 func TestClusterRaftTransferUndrained(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	l := c.waitLeader(10 * time.Second)
 	lc := c.cli(l)
 	if err := lc.Set(ctx, "k", "old", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	reader := dialT(t, c.addr(l))
+	reader := mustDial(t, c.addr(l))
 	reader.ReplyTimeout = 15 * time.Second
 	if b, err := reader.Do("READONLY"); err != nil || string(b) != "+OK\r\n" {
 		t.Fatalf("READONLY: %q %v", b, err)

@@ -214,3 +214,45 @@ func TestScriptBusyWritesTurn(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestScriptTurnRepliesFirst: a reply that a connection got earlier in
+// the turn of a runaway script is written before the script runs
+// (flushWrites), not held until the threshold hands the connection off.
+// The loop waits for the engine lock (held here) while the PING and then
+// the EVAL arrive, so that its next turn reads both, the PING first.
+func TestScriptTurnRepliesFirst(t *testing.T) {
+	s := startTest(t, Config{})
+	addr := s.Addr().String()
+	pinger, runner, ctl := dialT(t, addr), dialT(t, addr), dialT(t, addr)
+	skipUnlessLoop(t, ctl)
+	ctl.do(t, "CONFIG", "SET", "busy-reply-threshold", "2000")
+	s.door.Lock()
+	ctl.send(t, "GET", "k")
+	time.Sleep(50 * time.Millisecond) // the loop waits for the lock in it
+	pinger.send(t, "PING")
+	time.Sleep(20 * time.Millisecond)
+	runner.send(t, "EVAL", "while true do end", "0")
+	time.Sleep(50 * time.Millisecond)
+	s.door.Unlock()
+	start := time.Now()
+	if r := pinger.reply(t); r != "+PONG\r\n" {
+		t.Fatalf("PING: %q", r)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the PONG of the script's turn came after %v", d)
+	}
+	ctl.reply(t)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		r := ctl.do(t, "SCRIPT", "KILL")
+		if r == "+OK\r\n" {
+			break
+		}
+		if !strings.HasPrefix(r, "-BUSY ") && !strings.HasPrefix(r, "-NOTBUSY ") || time.Now().After(deadline) {
+			t.Fatalf("SCRIPT KILL: %q", r)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := runner.reply(t); !strings.HasPrefix(r, "-ERR Script killed by user") {
+		t.Fatalf("the killed script's reply: %q", r)
+	}
+}

@@ -71,7 +71,7 @@ type client struct {
 	onLoop    bool
 	hand      handState
 	handFlush bool
-	offArgv   [][]byte    // a script to run once off the loop (runsOffLoop)
+	offArgv   [][]byte    // a command to run once off the loop (runsOffLoop)
 	parked    bool        // on its loop, its batch's replies wait for cl.ticket (park)
 	disarmed  bool        // parked, and its socket out of the loop's read interest
 	inRing    bool        // its replies are in this write pass's ring (sendTurn)
@@ -287,7 +287,7 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 			cl.rd.Unauth = !cl.authed && s.auth.needAuth.Load()
 			var argv [][]byte
 			var err error
-			if cl.offArgv != nil { // a script left the loop before it ran
+			if cl.offArgv != nil { // a command left the loop before it ran
 				argv, cl.offArgv = cl.offArgv, nil
 			} else {
 				argv, err = cl.rd.Next()
@@ -509,7 +509,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 			cl.offArgv = argv
 			return nil
 		}
-		cl.calm = 0 // a script client stays in its goroutine (calmBatches)
+		cl.calm = 0 // it stays in its goroutine (calmBatches)
 	}
 	// Redis's processCommand order: the protected check, authentication,
 	// ACL, then memory
@@ -596,6 +596,41 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 	if s.slowTimed(cmd) {
 		t0 = s.slowStart()
 	}
+	if cl.onLoop && cmd.Has(engine.FlagScript) {
+		s.scriptOnLoop(cl, cmd, argv)
+	} else {
+		s.exec(cl, cmd, argv)
+	}
+	if t0 != 0 {
+		s.slowEnd(cl, argv, t0)
+	}
+	cl.cur = nil
+	st := s.statOf(cmd)
+	st.calls++
+	s.stats.commands.Add(1)
+	if len(cl.w.B) > before && cl.w.B[before] == '-' {
+		st.failed++
+		if !cl.ctx.NoErrorStats {
+			s.countError(cl.w.B[before+1:])
+		}
+	}
+	cl.ctx.NoErrorStats = false
+	return st
+}
+
+// scriptOnLoop runs a script command on its connection's event loop,
+// under the loop's watchdog (loopscript.go); the deferred end also runs
+// when the script panics.
+func (s *Server) scriptOnLoop(cl *client, cmd *engine.Command, argv [][]byte) {
+	lp := cl.lc.lp
+	lp.scriptStart(cl)
+	defer lp.scriptEnd()
+	s.exec(cl, cmd, argv)
+}
+
+// exec is call's execution of cmd: a connection command's handler, the
+// door, or the route a node picks.
+func (s *Server) exec(cl *client, cmd *engine.Command, argv [][]byte) {
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		if s.node == nil || s.node.Serving() || !changesShared(cmd, argv) || s.forward(cl, [][][]byte{argv}) {
@@ -618,21 +653,6 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 			cl.ticket = s.node.Ticket()
 		}
 	}
-	if t0 != 0 {
-		s.slowEnd(cl, argv, t0)
-	}
-	cl.cur = nil
-	st := s.statOf(cmd)
-	st.calls++
-	s.stats.commands.Add(1)
-	if len(cl.w.B) > before && cl.w.B[before] == '-' {
-		st.failed++
-		if !cl.ctx.NoErrorStats {
-			s.countError(cl.w.B[before+1:])
-		}
-	}
-	cl.ctx.NoErrorStats = false
-	return st
 }
 
 // ScriptCalled implements engine.ScriptCalls: a command a script ran,

@@ -30,7 +30,8 @@ import (
 // writes them in its write pass (park, unparkSettled). A connection
 // leaves its loop for a goroutine of its own whenever it must wait
 // otherwise (see DESIGN.md, "Event loops"): a blocking command, Pub/Sub,
-// a script, output the kernel did not take, a close after the replies, a
+// another connection's script past busy-reply-threshold (loopscript.go),
+// output the kernel did not take, a close after the replies, a
 // follower's forwarding. Such a connection goes back to its loop when it
 // is simple again.
 
@@ -364,11 +365,14 @@ type evLoop struct {
 	bufs          [][]byte
 	res           []int32
 	batched, sent []bool
+	// script: the watchdog of the script the loop runs (loopscript.go)
+	script loopScript
 
 	mu      sync.Mutex
 	adopts  []*client
 	kills   []*client
 	handed  []*client // answered blocked connections (answered)
+	taken   bool      // a script past the threshold holds the loop (takeOver)
 	stopped bool      // the server closed
 	exited  bool      // run returned: the descriptors are closed
 }
@@ -478,6 +482,11 @@ func (lp *evLoop) adopt(cl *client) {
 	if lp.stopped {
 		lp.mu.Unlock()
 		lp.s.dropLoopClient(cl)
+		return
+	}
+	if lp.taken { // the loop is stuck in a script: a goroutine serves it
+		lp.mu.Unlock()
+		lp.s.offLoopBusy(cl)
 		return
 	}
 	lp.adopts = append(lp.adopts, cl)
@@ -1011,26 +1020,12 @@ func (s *Server) continueOff(cl *client) {
 	s.serveClient(cl, &h)
 }
 
-// runsOffLoop says whether cmd, about to run on a loop, is a script (or
-// an EXEC whose queue holds one): a script runs in the connection's own
-// goroutine, so that the loop keeps serving its other clients, which may
-// have to SCRIPT KILL or SHUTDOWN NOSAVE it. On the loop a never-ending
-// script stopped every client of the loop, the killer included.
+// runsOffLoop says whether cmd, about to run on a loop, waits for the
+// cluster with the engine lock released (waitsForCluster): it runs in
+// the connection's own goroutine, so that the loop keeps serving its
+// other clients. A script runs on the loop (loopscript.go).
 func runsOffLoop(cl *client, cmd *engine.Command) bool {
-	if cl.tx.Active {
-		return false // queued, not run
-	}
-	if cmd.Has(engine.FlagScript) || waitsForCluster[cmd.Name] {
-		return true
-	}
-	if cmd.Name == "exec" {
-		for _, q := range cl.tx.Queue {
-			if c := engine.Lookup(q[0]); c != nil && c.Has(engine.FlagScript) {
-				return true
-			}
-		}
-	}
-	return false
+	return !cl.tx.Active && waitsForCluster[cmd.Name] // queued: not run yet
 }
 
 // waitsForCluster are the commands that wait for the cluster with the
@@ -1044,9 +1039,9 @@ func runsOffLoop(cl *client, cmd *engine.Command) bool {
 var waitsForCluster = map[string]bool{"raft|join": true, "raft|remove": true, "raft|transfer": true}
 
 // calmBatches: batches in a row that did not need to leave the loop (no
-// script, no blocking command) before a connection served by a goroutine
-// goes back to its loop: sending a script's client back after each batch
-// costs a dup, two epoll_ctl and a wake-up of the loop each way.
+// blocking command, no BUSY) before a connection served by a goroutine
+// goes back to its loop: sending a client back after each batch costs a
+// dup, two epoll_ctl and a wake-up of the loop each way.
 const calmBatches = 16
 
 // loopable: nothing of the connection waits or is written by anyone

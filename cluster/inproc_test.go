@@ -27,18 +27,17 @@ import (
 // RAFT JOIN as the server's cmdRaftJoin does). Forwarded units run through
 // testExec. Everything closes with t.Cleanup.
 
-// inprocNode is one member: its Config (kept for a restart), engine, door
-// and node.
+// inprocNode is one member: its Config (kept for a restart), the door of
+// its engine, and its node.
 type inprocNode struct {
 	cfg Config
-	e   *engine.Engine
 	d   *door.Door
 	n   *Node
 }
 
 type inprocCluster struct {
 	t     *testing.T
-	mu    sync.Mutex // nodes' n (a restart replaces it; joinPort reads it)
+	mu    sync.Mutex // nodes and their n (a restart replaces it; joinPort reads them)
 	nodes []*inprocNode
 }
 
@@ -65,7 +64,9 @@ func newInprocCluster(t *testing.T, size int) *inprocCluster {
 			cfg.Join = join
 		}
 		x := &inprocNode{cfg: cfg}
+		c.mu.Lock()
 		c.nodes = append(c.nodes, x)
+		c.mu.Unlock()
 		c.start(x)
 		if i == 0 {
 			waitFor(t, 10*time.Second, "the first node serves", func() bool { return x.serving() })
@@ -114,7 +115,7 @@ func (c *inprocCluster) start(x *inprocNode) {
 		c.t.Fatal(err)
 	}
 	c.mu.Lock()
-	x.e, x.d, x.n = e, d, n
+	x.d, x.n = d, n
 	c.mu.Unlock()
 }
 

@@ -606,6 +606,7 @@ func TestInprocLeaderChange(t *testing.T) {
 	if got != acked && got != acked+1 {
 		t.Fatalf("ctr = %d after the change, want %d or %d (the UNCERTAIN INCR committed)", got, acked, acked+1)
 	}
+	t.Logf("%s leads next; the UNCERTAIN INCR committed: %v", l3.cfg.NodeID, got == acked+1)
 	c.expectCounter("ctr", got)
 	a, u = writeIncrs(t, l3, "ctr", 2, 50)
 	if u > 0 {

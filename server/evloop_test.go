@@ -69,3 +69,11 @@ func tcpConns(t *testing.T) (*net.TCPConn, *net.TCPConn) {
 	}
 	return c.(*net.TCPConn), a.(*net.TCPConn)
 }
+
+// loopsOf returns s's loops, to be called once a connection was served
+// (which started them): the Once's Do orders the read after loopFor's
+// writes, an order the race detector does not see through the socket.
+func loopsOf(s *Server) []*evLoop {
+	s.loopsOnce.Do(func() {})
+	return s.loops
+}

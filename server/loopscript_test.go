@@ -19,8 +19,7 @@ func loopOwned(t *testing.T, s *Server, id string) bool {
 		t.Fatalf("CLIENT ID: %q", id)
 	}
 	// after admitLoop's adopt (lp.mu), which follows its setting cl.lc
-	s.loopsOnce.Do(func() {})
-	for _, lp := range s.loops {
+	for _, lp := range loopsOf(s) {
 		lp.mu.Lock()
 		lp.mu.Unlock()
 	}

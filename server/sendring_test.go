@@ -168,7 +168,7 @@ func TestLoopWrites(t *testing.T) {
 			for err := range errs {
 				t.Fatal(err)
 			}
-			if ring == "0" && len(s.loops) != 0 && s.loops[0].ring != nil {
+			if lps := loopsOf(s); ring == "0" && len(lps) != 0 && lps[0].ring != nil {
 				t.Fatal("LIMITDB_SEND_RING=0 left the ring on")
 			}
 		})
@@ -224,7 +224,7 @@ func TestLoopRingClosed(t *testing.T) {
 	before := rings()
 	s := startTest(t, Config{})
 	dialT(t, s.Addr().String()).do(t, "PING") // the loop starts with its first connection
-	if len(s.loops) == 0 || s.loops[0].ring == nil {
+	if lps := loopsOf(s); len(lps) == 0 || lps[0].ring == nil {
 		t.Skip("no ring: io_uring refused here, or io-model goroutine")
 	}
 	if rings() != before+1 {

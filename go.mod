@@ -16,6 +16,7 @@ require (
 	github.com/ulule/limiter/v3 v3.11.2
 	github.com/yuin/gopher-lua v1.1.2
 	go.etcd.io/bbolt v1.3.11
+	golang.org/x/sys v0.48.0
 )
 
 require (
@@ -37,7 +38,8 @@ require (
 	github.com/tidwall/match v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 )
 
 replace github.com/yuin/gopher-lua => ./third_party/gopher-lua
+
+replace github.com/hashicorp/raft => ./third_party/raft

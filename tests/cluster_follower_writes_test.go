@@ -17,7 +17,7 @@ import (
 // and the connection then reads its own write on that follower, with
 // READONLY (no read barrier) as without.
 func TestClusterFollowerWrites(t *testing.T) {
-	c := startCluster(t, 3)
+	c := mustCluster(t, 3)
 	ctx := context.Background()
 	c.waitVoters(3, 20*time.Second)
 	l := c.waitLeader(10 * time.Second)

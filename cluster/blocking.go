@@ -3,7 +3,6 @@ package cluster
 import (
 	"encoding/binary"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -191,9 +190,9 @@ func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
 				return nil, ErrUnknown
 			}
 			return a.data, nil
-		case err == nil && strings.HasPrefix(string(a.data), "TRYAGAIN"):
+		case err == nil && a.status == statusRetry:
 			// refused before running: sent again as it is
-		case err == nil && strings.HasPrefix(string(a.data), "REBLOCK"):
+		case err == nil && a.status == statusReblock:
 			if !h.Refresh(u) {
 				return nil, ErrTimedOut
 			}
@@ -239,7 +238,7 @@ func (n *Node) askServed(u *Unit) (served bool, kept *answer, ok bool) {
 		a, err := n.fwd.call(frameQuery, body, 2*n.cfg.leaderWait())
 		if err == nil && a.ok {
 			if len(a.data) > 0 && a.data[0] == 2 {
-				if ka, err := decodeAnswer(a.data[1:]); err == nil {
+				if ka, err := decodeAnswer(a.data[1:], a.proto); err == nil {
 					return true, &ka, true
 				}
 			}
@@ -269,7 +268,7 @@ func (n *Node) askAnswer(u *Unit) (kept *answer, resend bool) {
 		a, err := n.fwd.call(frameQuery, body, 2*n.cfg.leaderWait())
 		if err == nil && a.ok {
 			if len(a.data) > 0 && a.data[0] == 2 {
-				if ka, err := decodeAnswer(a.data[1:]); err == nil {
+				if ka, err := decodeAnswer(a.data[1:], a.proto); err == nil {
 					return &ka, false
 				}
 			}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -27,8 +28,17 @@ import (
 // removals and leadership transfers (transfer.go).
 //
 // Frames: uint32 length, then a type byte, a uvarint request ID and the
-// body. Answers: type 'a', the request ID, a status byte (0 ok, 1 error),
-// a uvarint Raft index and the payload (replies, or the error text).
+// body. Answers: type 'a', the request ID, a status byte (statusOK …), a
+// uvarint Raft index and the payload (replies, or the error text).
+//
+// The link is versioned (linkProto) so that a cluster can be restarted
+// node by node onto a new binary: a follower's hello carries its version
+// after the three fields a version-1 leader reads (it ignores the rest),
+// and a leader answers the hello with its own (a version-1 leader's
+// answer is empty). Version 1 had two statuses, and its refusals
+// (TRYAGAIN, REBLOCK) were errors told apart by their text; towards a
+// version-1 peer a leader still sends those as errors (wireStatus), and
+// a follower of a version-1 leader still reads them so (decodeAnswer).
 const (
 	frameUnit   = 'U'
 	frameRead   = 'R'
@@ -38,6 +48,17 @@ const (
 	frameRemove = 'X'
 	frameHello  = 'H'
 	frameAnswer = 'a'
+)
+
+// linkProto is the version of the link's protocol this node speaks.
+const linkProto = 2
+
+// Answer statuses.
+const (
+	statusOK      = 0 // the payload is the replies
+	statusError   = 1 // the payload is the error the client gets
+	statusRetry   = 2 // refused before running (no leader here): send it again
+	statusReblock = 3 // a blocked unit's leader stopped serving: block again, same rank
 )
 
 // maxFrame bounds a frame: a forwarded unit is at most a client's request
@@ -213,21 +234,63 @@ func readFrame(r *bufio.Reader) (typ byte, id uint64, body []byte, err error) {
 
 // answer is a decoded answer frame.
 type answer struct {
-	ok      bool
+	status  byte
+	ok      bool // status == statusOK
 	index   uint64
 	data    []byte
-	interim bool // the unit blocked (frameBlocked, blocking.go)
+	interim bool   // the unit blocked (frameBlocked, blocking.go)
+	proto   uint64 // the link's version: a kept answer inside is decoded by it
 }
 
-func decodeAnswer(p []byte) (answer, error) {
+// decodeAnswer decodes an answer's body that came over a link of version
+// proto.
+func decodeAnswer(p []byte, proto uint64) (answer, error) {
 	r := &reader{p: p}
-	a := answer{ok: r.byte() == 0}
+	a := answer{status: r.byte(), proto: proto}
 	a.index = r.u()
 	if r.err != nil {
 		return a, r.err
 	}
 	a.data = r.p
+	if proto < 2 && a.status == statusError {
+		switch {
+		case bytes.HasPrefix(a.data, []byte("TRYAGAIN")):
+			a.status = statusRetry
+		case bytes.HasPrefix(a.data, []byte("REBLOCK")):
+			a.status = statusReblock
+		}
+	}
+	a.ok = a.status == statusOK
 	return a, nil
+}
+
+// encodeAnswer appends an answer's body.
+func encodeAnswer(b []byte, status byte, index uint64, data []byte) []byte {
+	b = append(b, status)
+	b = binary.AppendUvarint(b, index)
+	return append(b, data...)
+}
+
+// statusOf is the status of a unit's outcome err (nil: statusOK).
+func statusOf(err error) byte {
+	switch {
+	case err == nil:
+		return statusOK
+	case errors.Is(err, errNotLeader):
+		return statusRetry
+	case errors.Is(err, errReblock):
+		return statusReblock
+	}
+	return statusError
+}
+
+// wireStatus is status as a peer of version proto knows it: version 1
+// has only statusOK and statusError (its refusals are told by the text).
+func wireStatus(status byte, proto uint64) byte {
+	if proto < 2 && status > statusError {
+		return statusError
+	}
+	return status
 }
 
 // --- the follower's side ------------------------------------------------
@@ -240,6 +303,7 @@ type forwarder struct {
 	mu      sync.Mutex
 	conn    net.Conn
 	w       *bufio.Writer
+	proto   uint64 // the connected leader's link version
 	leader  raft.ServerAddress
 	nextID  uint64
 	pending map[uint64]chan answer
@@ -302,6 +366,7 @@ func (f *forwarder) connect() error {
 	hello := binary.AppendUvarint(nil, f.session)
 	hello = appendBytes(hello, []byte(f.n.rid))
 	hello = appendBytes(hello, []byte(f.n.cfg.ClientAddr))
+	hello = binary.AppendUvarint(hello, linkProto)
 	if err := writeFrame(f.w, frameHello, 0, hello); err != nil || f.w.Flush() != nil {
 		f.dropLocked(err)
 		return errNoLeader
@@ -311,11 +376,17 @@ func (f *forwarder) connect() error {
 	// half-open socket) costs a retry, not a unit of unknown outcome
 	r := bufio.NewReaderSize(c, 64<<10)
 	c.SetReadDeadline(time.Now().Add(2 * time.Second))
-	typ, _, _, err := readFrame(r)
+	typ, _, body, err := readFrame(r)
 	c.SetReadDeadline(time.Time{})
 	if err != nil || typ != frameAnswer {
 		f.dropLocked(errConnLost)
 		return errNoLeader
+	}
+	f.proto = 1 // a version-1 leader answers the hello with nothing
+	if a, err := decodeAnswer(body, 1); err == nil && len(a.data) > 0 {
+		if v, k := binary.Uvarint(a.data); k > 0 {
+			f.proto = v
+		}
 	}
 	for _, body := range f.drops {
 		writeFrame(f.w, frameDrop, 0, body)
@@ -325,7 +396,7 @@ func (f *forwarder) connect() error {
 		return errNoLeader
 	}
 	f.drops = nil
-	go f.readLoop(c, r)
+	go f.readLoop(c, r, f.proto)
 	return nil
 }
 
@@ -341,7 +412,7 @@ func (f *forwarder) dropLocked(error) {
 	}
 }
 
-func (f *forwarder) readLoop(c net.Conn, r *bufio.Reader) {
+func (f *forwarder) readLoop(c net.Conn, r *bufio.Reader, proto uint64) {
 	for {
 		typ, id, body, err := readFrame(r)
 		if err == nil && typ == frameBlocked {
@@ -362,7 +433,7 @@ func (f *forwarder) readLoop(c net.Conn, r *bufio.Reader) {
 			f.mu.Unlock()
 			return
 		}
-		a, err := decodeAnswer(body)
+		a, err := decodeAnswer(body, proto)
 		f.mu.Lock()
 		ch := f.pending[id]
 		delete(f.pending, id)
@@ -589,12 +660,7 @@ func (k *keptAnswer) settle(data []byte, index uint64, err error) {
 		data = []byte(err.Error())
 	}
 	if len(data) <= maxKeptAnswer {
-		b := []byte{1}
-		if err == nil {
-			b[0] = 0
-		}
-		b = binary.AppendUvarint(b, index)
-		k.answer = append(b, data...)
+		k.answer = encodeAnswer(nil, statusOf(err), index, data)
 	}
 	k.at = time.Now()
 	close(k.done)
@@ -763,6 +829,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 	w := bufio.NewWriterSize(c, 64<<10)
 	var session uint64
 	var peer, peerClient string
+	peerProto := uint64(1) // until its hello says more
 	link := &fwdLink{blocked: map[uint64]uint64{}}
 	defer func() {
 		c.Close()
@@ -773,13 +840,8 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			s.n.dropLink(session, link)
 		}
 	}()
-	reply := func(id uint64, ok bool, index uint64, data []byte) {
-		b := []byte{1}
-		if ok {
-			b[0] = 0
-		}
-		b = binary.AppendUvarint(b, index)
-		b = append(b, data...)
+	reply := func(id uint64, status byte, index uint64, data []byte) {
+		b := encodeAnswer(nil, wireStatus(status, peerProto), index, data)
 		wmu.Lock()
 		if writeFrame(w, frameAnswer, id, b) == nil {
 			w.Flush()
@@ -797,10 +859,16 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			session = rd.u()
 			peer = string(rd.bytes())
 			peerClient = string(rd.bytes())
+			if rd.err == nil && len(rd.p) > 0 {
+				if v := rd.u(); rd.err == nil && v > 1 {
+					peerProto = v
+				}
+			}
 			if rd.err == nil && session != 0 {
 				s.noteSession(peer, session)
 			}
-			reply(id, true, 0, nil)
+			// a version-1 follower reads only the frame's type
+			reply(id, statusOK, 0, binary.AppendUvarint(nil, linkProto))
 		case frameUnit:
 			u, err := decodeUnit(session, body)
 			if err != nil {
@@ -816,20 +884,20 @@ func (s *forwardServer) serveConn(c net.Conn) {
 					wmu.Unlock()
 				})
 				if err != nil {
-					reply(id, false, 0, []byte(err.Error()))
+					reply(id, statusOf(err), 0, []byte(err.Error()))
 					return
 				}
-				reply(id, true, index, data)
+				reply(id, statusOK, index, data)
 			}()
 		case frameRead:
 			go func() {
 				index, err := s.n.readIndex()
 				if err != nil {
-					reply(id, false, 0, []byte(err.Error()))
+					reply(id, statusOf(err), 0, []byte(err.Error()))
 					return
 				}
 				// the time the follower's reads judge deadlines by
-				reply(id, true, index, binary.AppendVarint(nil, s.n.door.ReadTime()))
+				reply(id, statusOK, index, binary.AppendVarint(nil, s.n.door.ReadTime()))
 			}()
 		case framePing:
 			rd := &reader{p: body}
@@ -841,7 +909,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			ms := s.n.door.WallNs() / 1e6
 			pong := binary.AppendUvarint(nil, uint64(ms))
 			pong = appendBytes(pong, []byte(s.n.cfg.ClientAddr))
-			reply(id, true, s.n.raft.CommitIndex(), pong)
+			reply(id, statusOK, s.n.raft.CommitIndex(), pong)
 		case frameDrop:
 			rd := &reader{p: body}
 			if client := rd.u(); rd.err == nil && session != 0 {
@@ -866,40 +934,44 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			go func() {
 				b, err := s.queryAnswer(unitID{session, client, seq}, mode)
 				if err != nil {
-					reply(id, false, 0, []byte(err.Error()))
+					reply(id, statusOf(err), 0, []byte(err.Error()))
 					return
 				}
-				reply(id, true, 0, b)
+				if len(b) > 1 && b[0] == 2 {
+					// the kept answer, as this peer's version knows it
+					b[1] = wireStatus(b[1], peerProto)
+				}
+				reply(id, statusOK, 0, b)
 			}()
 		case frameJoin:
 			rd := &reader{p: body}
 			jid, jaddr := string(rd.bytes()), string(rd.bytes())
 			go func() {
 				if err := s.n.addNode(jid, jaddr); err != nil {
-					reply(id, false, 0, []byte(err.Error()))
+					reply(id, statusOf(err), 0, []byte(err.Error()))
 					return
 				}
-				reply(id, true, 0, nil)
+				reply(id, statusOK, 0, nil)
 			}()
 		case frameRemove:
 			rd := &reader{p: body}
 			rid := string(rd.bytes())
 			go func() {
 				if err := s.n.removeNode(rid); err != nil {
-					reply(id, false, 0, []byte(err.Error()))
+					reply(id, statusOf(err), 0, []byte(err.Error()))
 					return
 				}
-				reply(id, true, 0, nil)
+				reply(id, statusOK, 0, nil)
 			}()
 		case frameTransfer:
 			rd := &reader{p: body}
 			tid := string(rd.bytes())
 			go func() {
 				if err := s.n.transfer(tid, transferWait, true); err != nil {
-					reply(id, false, 0, []byte(err.Error()))
+					reply(id, statusOf(err), 0, []byte(err.Error()))
 					return
 				}
-				reply(id, true, 0, nil)
+				reply(id, statusOK, 0, nil)
 			}()
 		default:
 			return

@@ -3,7 +3,6 @@ package cluster
 import (
 	"encoding/binary"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 )
@@ -99,7 +98,7 @@ func (n *Node) Forward(u *Unit) ([]byte, error) {
 				return nil, ErrUnknown
 			}
 			return a.data, nil
-		case err == nil && strings.HasPrefix(string(a.data), "TRYAGAIN"):
+		case err == nil && a.status == statusRetry:
 			// refused before running: safe to send again
 		case err == nil:
 			n.stats.ForwardErrors.Add(1)

@@ -37,6 +37,7 @@ type clusterNode struct {
 	client     *redis.Client
 	clientOnce sync.Once
 	join       string // when set, the node joins through this client address (also node 0)
+	bin        string // when set, the binary this node runs instead of the tree's
 }
 
 type testCluster struct {
@@ -130,7 +131,11 @@ func (c *testCluster) spawn(i int) chan struct{} {
 		args = append(args, "--join", c.addr(0))
 	}
 	args = append(args, nd.args...)
-	cmd := exec.Command(c.bin, args...)
+	bin := c.bin
+	if nd.bin != "" {
+		bin = nd.bin
+	}
+	cmd := exec.Command(bin, args...)
 	logf, err := os.OpenFile(filepath.Join(c.logs, nd.id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		c.t.Fatal(err)

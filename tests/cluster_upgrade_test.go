@@ -1,0 +1,143 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// linkV1Commit is the last commit whose nodes speak version 1 of the
+// follower↔leader link (cluster/forward.go, linkProto): its refusals are
+// errors told apart by their text.
+const linkV1Commit = "688fb138af5ac2814d861a9607294c5f3dc7edcc"
+
+// binaryAt builds cmd/limitdb as it was at commit, from this
+// repository's history (LIMITDB_OLD_BINARY names a built one instead);
+// the test skips when git or the commit is not there (a shallow clone).
+func binaryAt(t *testing.T, commit string) string {
+	t.Helper()
+	if p := os.Getenv("LIMITDB_OLD_BINARY"); p != "" {
+		return p
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found: cannot build the binary of commit " + commit)
+	}
+	if err := exec.Command("git", "-C", "..", "cat-file", "-e", commit+"^{commit}").Run(); err != nil {
+		t.Skipf("commit %s not in this clone's history (shallow?): set LIMITDB_OLD_BINARY to its binary", commit)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := exec.Command("sh", "-c", `git -C .. archive "$1" | tar -x -C "$2"`, "sh", commit, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("git archive %s: %v\n%s", commit, err, out)
+	}
+	bin := filepath.Join(dir, "limitdb")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/limitdb")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", commit, err, out)
+	}
+	return bin
+}
+
+// TestClusterRollingUpgrade: a cluster of the binary before version 2
+// of the link (linkV1Commit) is restarted node by node onto this tree's
+// while six clients INCR through every node: first a follower (a new
+// follower of an old leader), then the leader (an old follower of a new
+// leader: refusals during the leader change reach it as TRYAGAIN text),
+// then the last. After each restart writes through every node are
+// acknowledged again; at the end no acknowledged increment is lost, none
+// is applied twice, and the nodes converge.
+func TestClusterRollingUpgrade(t *testing.T) {
+	old := binaryAt(t, linkV1Commit)
+	c := newTestCluster(t, 3, "n", func(int) []string { return nil })
+	for _, nd := range c.nodes {
+		nd.bin = old
+	}
+	c.startAll()
+	l := c.waitLeader(10 * time.Second)
+	var acked, unknown atomic.Int64
+	perNode := make([]atomic.Int64, 3)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 6; w++ {
+		i := w % 3
+		// a client of its own, which redials the node after its restart
+		// (the harness's is closed with the node)
+		cli := redis.NewClient(&redis.Options{Addr: c.addr(i), MaxRetries: -1, DialTimeout: time.Second})
+		defer cli.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < 50000; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
+				err := cli.Incr(ctx, "ctr").Err()
+				cancel()
+				if err == nil {
+					acked.Add(1)
+					perNode[i].Add(1)
+				} else {
+					unknown.Add(1)
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	// progress: every node acknowledges increments within 10 s
+	progress := func(when string) {
+		t.Helper()
+		var before [3]int64
+		for i := range before {
+			before[i] = perNode[i].Load()
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for i := range before {
+			for perNode[i].Load() < before[i]+20 {
+				if time.Now().After(deadline) {
+					close(stop)
+					wg.Wait()
+					t.Fatalf("%s: %s acknowledged %d increments in 10 s\n%s", when, c.nodes[i].id, perNode[i].Load()-before[i], c.log(i))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	progress("all on the old binary")
+	for _, i := range []int{(l + 1) % 3, l, (l + 2) % 3} {
+		c.terminate(i)
+		c.nodes[i].bin = ""
+		c.start(i)
+		c.waitVoters(3, 20*time.Second)
+		progress(c.nodes[i].id + " on the new binary")
+		t.Logf("%s restarted on the new binary; leader %s", c.nodes[i].id, c.nodes[c.waitLeader(10*time.Second)].id)
+	}
+	close(stop)
+	wg.Wait()
+	nl := c.waitLeader(10 * time.Second)
+	v, err := c.cli(nl).Get(context.Background(), "ctr").Int64()
+	if err != nil {
+		t.Fatalf("GET ctr: %v", err)
+	}
+	t.Logf("ctr = %d: %d acknowledged, %d failed or unknown", v, acked.Load(), unknown.Load())
+	if v < acked.Load() || v > acked.Load()+unknown.Load() {
+		t.Fatalf("ctr = %d, want between %d acknowledged and %d", v, acked.Load(), acked.Load()+unknown.Load())
+	}
+	if ds := c.waitConverged(10 * time.Second); ds[0] != ds[1] || ds[1] != ds[2] {
+		t.Fatalf("digests differ: %v", ds)
+	}
+}

@@ -136,31 +136,55 @@ var ErrTimedOut = errors.New("cluster: the blocking command's timeout passed")
 // the leader (Forward's rules, without a deadline once it blocked) and
 // waits until this node has applied its effects.
 func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
+	return n.forwardUnit(u, &h)
+}
+
+// forwardUnit is the one loop of Forward (h nil: a unit that does not
+// block, answered within applyTimeout) and ForwardBlocking: it sends u,
+// resends it when the leader refused it before running (statusRetry) or,
+// blocking, asked it to block again (statusReblock, with h.Refresh), waits
+// for a leader while there is none, and after a broken link asks the
+// leader what became of it instead of sending it again.
+func (n *Node) forwardUnit(u *Unit, h *BlockingHooks) ([]byte, error) {
 	deadline := time.Now().Add(n.cfg.leaderWait())
+	waited := false
+	// again prepares a blocking unit to be sent anew (new sequence
+	// numbers, what is left of its timeout)
+	again := func() bool {
+		deadline = time.Now().Add(n.cfg.leaderWait())
+		return h.Refresh(u)
+	}
 	for {
 		if n.Serving() {
 			return nil, ErrLocal
 		}
-		if h.Left != nil && !h.Left(u) {
+		if h != nil && h.Left != nil && !h.Left(u) {
 			return nil, ErrTimedOut
 		}
 		u.Session = n.fwd.session
+		body := u.encode(nil)
 		blocked := false
-		a, err := n.fwd.callBlocking(u.encode(nil), func(rank uint64) {
-			blocked = true
-			h.Blocked(rank)
-		})
+		var a answer
+		var err error
+		if h == nil {
+			a, err = n.fwd.call(frameUnit, body, n.cfg.applyTimeout())
+		} else {
+			a, err = n.fwd.callBlocking(body, func(rank uint64) {
+				blocked = true
+				h.Blocked(rank)
+			})
+		}
 		if errors.Is(err, errConnLost) {
-			// the link broke: the leader may have the answer
+			// the link broke (or the answer is late): the leader that ran
+			// the unit keeps its answer
 			var kept *answer
 			if !blocked {
 				var resend bool
-				if kept, resend = n.askAnswer(u); resend {
+				if kept, resend = n.askAnswer(u); resend && h != nil {
 					// it blocked and was dropped with its link: nothing popped
-					if !h.Refresh(u) {
+					if !again() {
 						return nil, ErrTimedOut
 					}
-					deadline = time.Now().Add(n.cfg.leaderWait())
 					continue
 				}
 			} else {
@@ -172,10 +196,9 @@ func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
 					n.stats.Unknown.Add(1)
 					return nil, ErrUnknown
 				default:
-					if !h.Refresh(u) {
+					if !again() {
 						return nil, ErrTimedOut
 					}
-					deadline = time.Now().Add(n.cfg.leaderWait())
 					continue
 				}
 			}
@@ -191,12 +214,11 @@ func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
 			}
 			return a.data, nil
 		case err == nil && a.status == statusRetry:
-			// refused before running: sent again as it is
-		case err == nil && a.status == statusReblock:
-			if !h.Refresh(u) {
+			// refused before running: safe to send again
+		case err == nil && a.status == statusReblock && h != nil:
+			if !again() {
 				return nil, ErrTimedOut
 			}
-			deadline = time.Now().Add(n.cfg.leaderWait())
 			continue
 		case err == nil:
 			n.stats.ForwardErrors.Add(1)
@@ -205,6 +227,11 @@ func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
 			n.stats.ForwardErrors.Add(1)
 			n.stats.Unknown.Add(1)
 			return nil, ErrUnknown
+		}
+		// no leader, or it refused: wait for the next one
+		if !waited {
+			waited = true
+			n.stats.LeaderWaits.Add(1)
 		}
 		if time.Now().After(deadline) {
 			n.stats.ClusterDown.Add(1)

@@ -69,61 +69,8 @@ var ErrLocal = errors.New("cluster: execute locally")
 // until this node has applied its effects. While there is no leader it
 // retries for LeaderWait, then gives ErrClusterDown. A unit that may have
 // reached the leader is never sent twice: its outcome is then ErrUnknown.
-func (n *Node) Forward(u *Unit) ([]byte, error) {
-	u.Session = n.fwd.session
-	body := u.encode(nil)
-	deadline := time.Now().Add(n.cfg.leaderWait())
-	waited := false
-	for {
-		if n.Serving() {
-			return nil, ErrLocal
-		}
-		a, err := n.fwd.call(frameUnit, body, n.cfg.applyTimeout())
-		if errors.Is(err, errConnLost) {
-			// the link broke (or the answer is late): the leader that ran
-			// the unit keeps its answer
-			if kept, _ := n.askAnswer(u); kept != nil {
-				a, err = *kept, nil
-			}
-		}
-		switch {
-		case err == nil && a.ok:
-			n.stats.Forwarded.Add(1)
-			// the leader sends the commit index at once (third_party/raft's
-			// patch), so this wait is p50 tens of µs at -c 1 (it was the
-			// 50-100 ms CommitTimeout tick); answering without it gained
-			// nothing measurable at -c 50 (../bench/RESULTS.md, "Follower
-			// writes"), and it gives the connection its own writes here
-			if !n.waitApplied(a.index, n.cfg.applyTimeout()) {
-				return nil, ErrUnknown
-			}
-			return a.data, nil
-		case err == nil && a.status == statusRetry:
-			// refused before running: safe to send again
-		case err == nil:
-			n.stats.ForwardErrors.Add(1)
-			return nil, errors.New(string(a.data))
-		case errors.Is(err, errConnLost):
-			n.stats.ForwardErrors.Add(1)
-			n.stats.Unknown.Add(1)
-			return nil, ErrUnknown
-		}
-		// no leader, or it refused: wait for the next one
-		if !waited {
-			waited = true
-			n.stats.LeaderWaits.Add(1)
-		}
-		if time.Now().After(deadline) {
-			n.stats.ClusterDown.Add(1)
-			return nil, ErrClusterDown
-		}
-		select {
-		case <-time.After(20 * time.Millisecond):
-		case <-n.closing:
-			return nil, ErrClusterDown
-		}
-	}
-}
+// Blocking commands go through ForwardBlocking; both are forwardUnit.
+func (n *Node) Forward(u *Unit) ([]byte, error) { return n.forwardUnit(u, nil) }
 
 // DropClient tells the leader that a client of this follower is gone, or
 // holds no WATCH any more: its WATCHes there are released, and its row of

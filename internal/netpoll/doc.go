@@ -4,5 +4,7 @@
 // (Read, RawRead, RawWrite), and an io_uring that sends a batch of
 // buffers with one system call (SendRing). It takes descriptors and byte
 // slices and knows nothing of clients, so it is tested alone; the loops
-// themselves (turns, parking, hand-off) are server/evloop.go's.
+// themselves (turns, parking, hand-off) are server/evloop.go's, and
+// server/DESIGN.md ("Waiting", "The write pass") says why each piece is
+// as it is.
 package netpoll

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"io"
 	"net"
 	"os"
 	"runtime"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"limitdb/engine"
+	"limitdb/internal/netpoll"
 	"limitdb/resp"
 )
 
@@ -36,7 +36,7 @@ import (
 // is simple again.
 
 // errWouldBlock: a loop connection's socket has no input now.
-var errWouldBlock = errors.New("would block")
+var errWouldBlock = netpoll.ErrWouldBlock
 
 // loopConn is the socket of a connection admitted through an event loop.
 // While the loop owns it (or a goroutine finishing a parked batch) the
@@ -87,32 +87,13 @@ func (lc *loopConn) Read(b []byte) (int, error) {
 	if lc.nc != nil {
 		return lc.goRead(b)
 	}
-	return readFd(lc.fd, b)
-}
-
-// readFd is one non-blocking read(2) of a socket: errWouldBlock when it
-// has no input now, io.EOF when the peer closed.
-func readFd(fd int, b []byte) (int, error) {
-	for {
-		n, err := nbRead(fd, b)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
-			return 0, errWouldBlock
-		case err != nil:
-			return 0, err
-		case n == 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
+	return netpoll.Read(lc.fd, b)
 }
 
 // goRead is the Go connection's read (a goroutine serves it) made as
 // net.Conn's Read makes it, waiting in Go's poller for input and
 // honouring the read deadline, but with a raw non-blocking read(2)
-// (nbsys.go): with one P, the runtime's system-call bookkeeping around
+// (netpoll.Read): with one P, the runtime's system-call bookkeeping around
 // each read kept sysmon polling every 20 µs (EVALSHA P=1, whose clients
 // goroutines serve: 0.026 sysmon sleeps per call against 0.002, 10 % of
 // the process's CPU samples on a loaded machine).
@@ -123,7 +104,7 @@ func (lc *loopConn) goRead(b []byte) (int, error) {
 	var n int
 	var err error
 	if rerr := lc.raw.Read(func(fd uintptr) bool {
-		n, err = readFd(int(fd), b)
+		n, err = netpoll.Read(int(fd), b)
 		return err != errWouldBlock
 	}); rerr != nil {
 		return 0, rerr
@@ -318,13 +299,12 @@ func (lc *loopConn) toLoop() bool {
 	return true
 }
 
-// evLoop is one event loop: its epoll set, the connections it owns (by
-// descriptor) and what other goroutines hand it (adopt, kill), with an
-// eventfd to wake it.
+// evLoop is one event loop: its epoll set (with an eventfd to wake it),
+// the connections it owns (by descriptor) and what other goroutines hand
+// it (adopt, kill).
 type evLoop struct {
 	s     *Server
-	ep    int
-	efd   int
+	ep    *netpoll.Epoll
 	conns map[int32]*client // loop goroutine only
 	// writes: connections whose replies wait for the turn's end (loop
 	// goroutine only)
@@ -354,13 +334,9 @@ type evLoop struct {
 	// thread) or while the loop runs its turn costs no eventfd write and
 	// read: serial BLPOP/LPUSH had 2 of each per exchange for it.
 	awake, missed atomic.Bool
-	// epf: the epoll set as a file of Go's poller, where the loop waits
-	// when the process has one P (poll)
-	epf *os.File
-	epr syscall.RawConn
 	// ring sends a turn's replies (sendTurn; nil: write(2) each); fds,
 	// bufs, res, batched and sent are its per-turn scratch
-	ring          *sendRing
+	ring          *netpoll.SendRing
 	fds           []int32
 	bufs          [][]byte
 	res           []int32
@@ -404,37 +380,15 @@ func (s *Server) loopFor() *evLoop {
 }
 
 func newEvLoop(s *Server) (*evLoop, error) {
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ep, err := netpoll.NewEpoll()
 	if err != nil {
 		return nil, err
 	}
-	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		unix.Close(ep)
-		return nil, err
-	}
-	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, efd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(efd)}); err != nil {
-		unix.Close(ep)
-		unix.Close(efd)
-		return nil, err
-	}
-	lp := &evLoop{s: s, ep: ep, efd: efd, conns: map[int32]*client{}}
-	// non-blocking, so that os.NewFile registers it in Go's poller
-	if err := unix.SetNonblock(ep, true); err != nil {
-		unix.Close(ep)
-		unix.Close(efd)
-		return nil, err
-	}
-	lp.epf = os.NewFile(uintptr(ep), "epoll")
-	if lp.epr, err = lp.epf.SyscallConn(); err != nil {
-		lp.epf.Close()
-		unix.Close(efd)
-		return nil, err
-	}
+	lp := &evLoop{s: s, ep: ep, conns: map[int32]*client{}}
 	// LIMITDB_SEND_RING=0 (environment, for measurements and tests):
 	// write(2) per connection, as where the kernel has no io_uring
 	if os.Getenv("LIMITDB_SEND_RING") != "0" {
-		if r, err := newSendRing(sendRingEntries); err == nil {
+		if r, err := netpoll.NewSendRing(sendRingEntries); err == nil {
 			lp.ring = r
 		}
 	}
@@ -449,9 +403,11 @@ func newEvLoop(s *Server) (*evLoop, error) {
 	return lp, nil
 }
 
-var one = []byte{1, 0, 0, 0, 0, 0, 0, 0}
+func (lp *evLoop) wake() { lp.ep.Wake() }
 
-func (lp *evLoop) wake() { unix.Write(lp.efd, one) }
+// sendRingEntries: a turn with more connections to write is sent in
+// several calls (netpoll.SendRing).
+const sendRingEntries = 256
 
 // admitLoop serves a new plain-TCP connection from an event loop. It
 // returns false when the connection cannot join one (then the caller
@@ -519,7 +475,7 @@ func (s *Server) dropLoopClient(cl *client) {
 const loopPasses = 2
 
 func (lp *evLoop) run() {
-	events := make([]unix.EpollEvent, 256)
+	events := make([]netpoll.Event, 256)
 	for {
 		wait := -1
 		lp.awake.Store(false)
@@ -529,7 +485,7 @@ func (lp *evLoop) run() {
 			wait = 0
 		}
 		lp.repoll, lp.polled = false, false
-		n, err := lp.poll(events, wait)
+		n, err := lp.ep.Wait(events, wait)
 		lp.awake.Store(true)
 		if err != nil && err != unix.EINTR {
 			lp.s.log.Warn("io-model loop: epoll_wait: " + err.Error())
@@ -541,20 +497,18 @@ func (lp *evLoop) run() {
 		}
 		woken := false
 		for i := 0; i < n; i++ {
-			fd := events[i].Fd
-			if int(fd) == lp.efd {
+			if lp.ep.IsWake(&events[i]) {
 				woken = true
 				continue
 			}
-			if cl := lp.conns[fd]; cl != nil {
+			if cl := lp.conns[events[i].Fd]; cl != nil {
 				lp.serve(cl)
 			}
 		}
 		if woken && lp.service() {
-			lp.epf.Close()
-			unix.Close(lp.efd)
+			lp.ep.Close()
 			if lp.ring != nil {
-				lp.ring.close()
+				lp.ring.Close()
 			}
 			return
 		}
@@ -590,51 +544,10 @@ func (lp *evLoop) run() {
 	}
 }
 
-// poll returns the ready events, waiting for them when wait is -1.
-// The ready set is read first without waiting, outside the runtime's
-// system-call bookkeeping (nbEpollPoll). When there are none: with one P
-// (the binary's default, procs.Serve) the loop waits in Go's poller, its
-// epoll set registered there as a file, so the P is free meanwhile and
-// Raft's goroutines, timers and off-loop clients run on the same thread;
-// blocked in epoll_wait(2) it would hold the only P until sysmon took it
-// back (up to 10 ms: BLPOP/LPUSH ping-pong p99 12.7 ms). With more Ps the
-// loop blocks in epoll_wait(2), which measured 7-15 % less CPU per
-// exchange there than waiting in the poller (whose waits cost the other
-// Ps' spinning threads an extra epoll_wait each).
-func (lp *evLoop) poll(events []unix.EpollEvent, wait int) (int, error) {
-	n, err := nbEpollPoll(lp.ep, events)
-	if n != 0 || err != nil || wait == 0 {
-		return n, err
-	}
-	if runtime.GOMAXPROCS(0) == 1 {
-		return lp.pollWait(events, wait)
-	}
-	return unix.EpollWait(lp.ep, events, wait)
-}
-
-// pollWait is poll's wait in Go's poller. Its own function: the closure's
-// results escape to the heap, and declared in poll they were allocated on
-// every call, waiting or not (91 MB of garbage in 300,000 pipelined SETs,
-// which maxmemory's figure counts until a collection).
-func (lp *evLoop) pollWait(events []unix.EpollEvent, wait int) (int, error) {
-	var n int
-	var err error
-	rerr := lp.epr.Read(func(uintptr) bool {
-		n, err = nbEpollPoll(lp.ep, events)
-		return n != 0 || err != nil
-	})
-	if rerr == nil {
-		return n, err
-	}
-	// not in the poller (it refused the descriptor): block instead
-	return unix.EpollWait(lp.ep, events, wait)
-}
-
 // service takes what other goroutines handed the loop; true when the
 // loop is to end (the server closed and no connection is left).
 func (lp *evLoop) service() bool {
-	var buf [8]byte
-	unix.Read(lp.efd, buf[:])
+	lp.ep.Drain()
 	lp.mu.Lock()
 	adopts, kills := lp.adopts, lp.kills
 	lp.adopts, lp.kills = nil, nil
@@ -647,7 +560,7 @@ func (lp *evLoop) service() bool {
 		lc.mu.Lock()
 		closed := lc.closed
 		lc.mu.Unlock()
-		if closed || unix.EpollCtl(lp.ep, unix.EPOLL_CTL_ADD, lc.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(lc.fd)}) != nil {
+		if closed || lp.ep.Add(int32(lc.fd)) != nil {
 			lp.s.dropLoopClient(cl)
 			continue
 		}
@@ -701,7 +614,7 @@ func (lp *evLoop) serve(cl *client) {
 		// the socket leaves the epoll set's interest until then
 		if !cl.disarmed {
 			cl.disarmed = true
-			unix.EpollCtl(lp.ep, unix.EPOLL_CTL_MOD, int(fd), &unix.EpollEvent{Fd: fd})
+			lp.ep.Disarm(fd)
 		}
 		return
 	}
@@ -922,8 +835,7 @@ func (lp *evLoop) unparkSettled() {
 		s.settleBatch(cl, h.moved, h.err)
 		if cl.disarmed {
 			cl.disarmed = false
-			fd := cl.lc.lfd
-			unix.EpollCtl(lp.ep, unix.EPOLL_CTL_MOD, int(fd), &unix.EpollEvent{Events: unix.EPOLLIN, Fd: fd})
+			lp.ep.Arm(cl.lc.lfd)
 		}
 		if cl.closeNow {
 			lp.handoff(cl) // QUIT, a protocol error: nothing after it runs (resumeOff drains)
@@ -952,7 +864,7 @@ func (lp *evLoop) unparkSettled() {
 // interleaved loadgen run, 50 connections), PING P=1 1.05 × the
 // throughput, 0.89 × the p99 and 0.94 × the CPU per command; GET P=1
 // 1.04, 0.94, 0.96; P=16 even. Two or more connections are sent with
-// one io_uring_enter(2) (sendTurn; sendring.go says why), one with a
+// one io_uring_enter(2) (sendTurn; netpoll.SendRing says why), one with a
 // write(2). A connection whose replies the kernel did not take whole
 // leaves the loop (its goroutine queues the rest).
 func (lp *evLoop) writeAll() {
@@ -989,7 +901,7 @@ func (lp *evLoop) handoff(cl *client) {
 	cl.onLoop = false
 	fd := cl.lc.lfd
 	delete(lp.conns, fd)
-	unix.EpollCtl(lp.ep, unix.EPOLL_CTL_DEL, int(fd), nil)
+	lp.ep.Del(fd)
 	go lp.s.continueOff(cl)
 }
 
@@ -1076,7 +988,7 @@ func (cl *client) keepRest(b []byte, n int, ok bool) bool {
 }
 
 // sendTurn sends the replies of lp.writes with one io_uring_enter
-// (sendRing) and records each connection's outcome in lp.sent, as
+// (netpoll.SendRing) and records each connection's outcome in lp.sent, as
 // flushLoop would have returned it; lp.batched says which connections
 // it took (a connection whose socket a goroutine holds, or that the ring
 // did not send, is left to flushLoop). Each taken connection's lc.mu
@@ -1108,7 +1020,7 @@ func (lp *evLoop) sendTurn() {
 		lp.sent = append(lp.sent, true)
 	}
 	lp.res = slices.Grow(lp.res[:0], len(lp.fds))[:len(lp.fds)]
-	err := lp.ring.send(lp.fds, lp.bufs, lp.res)
+	err := lp.ring.Send(lp.fds, lp.bufs, lp.res)
 	clear(lp.bufs)
 	j := 0
 	for i, cl := range lp.writes {
@@ -1119,7 +1031,7 @@ func (lp *evLoop) sendTurn() {
 		cl.lc.mu.Unlock()
 		res := lp.res[j]
 		j++
-		if res == ringNotSent {
+		if res == netpoll.NotSent {
 			lp.batched[i] = false
 			continue
 		}
@@ -1136,7 +1048,7 @@ func (lp *evLoop) sendTurn() {
 	}
 	if err != nil {
 		lp.s.log.Warn("io-model loop: io_uring: " + err.Error() + "; replies are written with write(2) from now on")
-		lp.ring.close()
+		lp.ring.Close()
 		lp.ring = nil
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"limitdb/internal/netpoll"
 )
 
 // outQueue is a connection's output beyond what the kernel accepted at
@@ -157,7 +159,7 @@ func (cl *client) initOutput() {
 // returns true so that RawConn.Write never waits for writability.
 func (cl *client) rawWrite(fd uintptr) bool {
 	for {
-		n, err := nbWrite(int(fd), cl.out.wbuf)
+		n, err := netpoll.RawWrite(int(fd), cl.out.wbuf)
 		if err == syscall.EINTR {
 			continue
 		}

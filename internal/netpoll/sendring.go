@@ -1,4 +1,4 @@
-package server
+package netpoll
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sendRing is an io_uring(7) used for one thing: an event loop sends the
+// SendRing is an io_uring(7) used for one thing: an event loop sends the
 // replies of a turn's connections with one system call (io_uring_enter)
 // instead of one write(2) each. Every send wakes the client that waits
 // for it, and on a busy machine that client is often put on the loop's
@@ -25,11 +25,11 @@ import (
 //
 // The sends are MSG_DONTWAIT: each completes within io_uring_enter, as
 // write(2) on the non-blocking socket would (bytes taken, possibly fewer
-// than asked, or EAGAIN); newSendRing checks that the kernel does so
+// than asked, or EAGAIN); NewSendRing checks that the kernel does so
 // (dontWaitCompletes). No Go module for io_uring is served to this
 // project, and the part needed is small: setup, the two rings, one
 // opcode.
-type sendRing struct {
+type SendRing struct {
 	fd      int
 	ring    []byte // the submission and completion rings (one mapping)
 	sqesMem []byte
@@ -70,11 +70,11 @@ type ioUringParams struct {
 	}
 }
 
-// newSendRing sets up a ring of n entries; an error means the kernel
+// NewSendRing sets up a ring of n entries; an error means the kernel
 // has no io_uring for this process (too old, disabled by
-// kernel.io_uring_disabled, refused by a seccomp filter), and the loop
-// writes each connection with write(2).
-func newSendRing(n uint32) (*sendRing, error) {
+// kernel.io_uring_disabled, refused by a seccomp filter), and the caller
+// writes each descriptor with write(2).
+func NewSendRing(n uint32) (*SendRing, error) {
 	var p ioUringParams
 	var fd uintptr
 	var e syscall.Errno
@@ -91,7 +91,7 @@ func newSendRing(n uint32) (*sendRing, error) {
 	if e != 0 {
 		return nil, e
 	}
-	r := &sendRing{fd: int(fd), entries: p.sqEntries}
+	r := &SendRing{fd: int(fd), entries: p.sqEntries}
 	if p.features&ioringFeatNativeWorkers == 0 {
 		// before 5.12: one mapping for both rings (5.4) and the send
 		// opcode (5.6) are not to be relied upon
@@ -125,29 +125,30 @@ func newSendRing(n uint32) (*sendRing, error) {
 	r.cqes = unsafe.Add(base, p.cqOff.cqes)
 	r.sqes = unsafe.Pointer(&sqes[0])
 	if !r.dontWaitCompletes() {
-		r.close()
+		r.Close()
 		return nil, unix.ENOTSUP
 	}
 	return r, nil
 }
 
-func (r *sendRing) close() {
+// Close releases the ring.
+func (r *SendRing) Close() {
 	unix.Munmap(r.sqesMem)
 	unix.Munmap(r.ring)
 	unix.Close(r.fd)
 }
 
-// ringNotSent is send's result for a buffer the kernel did not take
+// NotSent is Send's result for a buffer the kernel did not take
 // from the ring (nothing of it was sent): the caller writes it itself.
-const ringNotSent = math.MinInt32
+const NotSent = math.MinInt32
 
-// send sends bufs[i] on fds[i] (every buffer non-empty) and stores in
-// res[i] the bytes the kernel took, minus the errno, or ringNotSent. The
+// Send sends bufs[i] on fds[i] (every buffer non-empty) and stores in
+// res[i] the bytes the kernel took, minus the errno, or NotSent. The
 // caller keeps the buffers referenced until it returns. An error means
-// the ring is unusable: what it did not send is marked ringNotSent.
-func (r *sendRing) send(fds []int32, bufs [][]byte, res []int32) error {
+// the ring is unusable: what it did not send is marked NotSent.
+func (r *SendRing) Send(fds []int32, bufs [][]byte, res []int32) error {
 	for i := range res {
-		res[i] = ringNotSent
+		res[i] = NotSent
 	}
 	for off := 0; off < len(fds); off += int(r.entries) {
 		end := min(off+int(r.entries), len(fds))
@@ -158,9 +159,9 @@ func (r *sendRing) send(fds []int32, bufs [][]byte, res []int32) error {
 	return nil
 }
 
-// sendChunk is send for at most r.entries buffers: the ring is empty
+// sendChunk is Send for at most r.entries buffers: the ring is empty
 // on entry and on return.
-func (r *sendRing) sendChunk(fds []int32, bufs [][]byte, res []int32) error {
+func (r *SendRing) sendChunk(fds []int32, bufs [][]byte, res []int32) error {
 	taken, err := r.submit(fds, bufs)
 	got := uint32(0)
 	for {
@@ -172,7 +173,7 @@ func (r *sendRing) sendChunk(fds []int32, bufs [][]byte, res []int32) error {
 		if got >= taken {
 			break
 		}
-		// not completed within the submission (newSendRing checked
+		// not completed within the submission (NewSendRing checked
 		// that MSG_DONTWAIT sends are)
 		if err := r.wait(taken - got); err != nil {
 			return err
@@ -185,7 +186,7 @@ func (r *sendRing) sendChunk(fds []int32, bufs [][]byte, res []int32) error {
 }
 
 // wait waits for n more completions, as a system call that may block.
-func (r *sendRing) wait(n uint32) error {
+func (r *SendRing) wait(n uint32) error {
 	_, _, e := syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, uintptr(n), ioringEnterGetevents, 0, 0)
 	if e != 0 && e != syscall.EINTR {
 		return e
@@ -197,7 +198,7 @@ func (r *sendRing) wait(n uint32) error {
 // (user data i) and submits them; it returns how many the kernel took.
 // What it did not take is taken back (the kernel reads the tail again at
 // each call), and is left to write(2).
-func (r *sendRing) submit(fds []int32, bufs [][]byte) (uint32, error) {
+func (r *SendRing) submit(fds []int32, bufs [][]byte) (uint32, error) {
 	n := uint32(len(fds))
 	tail := *r.sqTail
 	mask := *r.sqMask
@@ -215,7 +216,7 @@ func (r *sendRing) submit(fds []int32, bufs [][]byte) (uint32, error) {
 	}
 	atomic.StoreUint32(r.sqTail, tail+n)
 	// each send runs within the call (MSG_DONTWAIT), so no runtime
-	// system-call bookkeeping (nbsys.go says why that matters with one P)
+	// system-call bookkeeping (RawRead says why that matters with one P)
 	var err error
 	for {
 		left := tail + n - atomic.LoadUint32(r.sqHead)
@@ -235,8 +236,8 @@ func (r *sendRing) submit(fds []int32, bufs [][]byte) (uint32, error) {
 
 // reap stores the completions posted so far in res (by user data) and
 // returns their count; a send the ring cannot make on its descriptor
-// (not the connection's fault) is ringNotSent, with an error.
-func (r *sendRing) reap(res []int32) (uint32, error) {
+// (not the connection's fault) is NotSent, with an error.
+func (r *SendRing) reap(res []int32) (uint32, error) {
 	var err error
 	got := uint32(0)
 	head := *r.cqHead
@@ -247,7 +248,7 @@ func (r *sendRing) reap(res []int32) (uint32, error) {
 		v := *(*int32)(unsafe.Add(cqe, 8))
 		switch v {
 		case -int32(unix.EINVAL), -int32(unix.EOPNOTSUPP), -int32(unix.ENOTSOCK):
-			v, err = ringNotSent, unix.EOPNOTSUPP
+			v, err = NotSent, unix.EOPNOTSUPP
 		}
 		res[i] = v
 		got++
@@ -261,7 +262,7 @@ func (r *sendRing) reap(res []int32) (uint32, error) {
 // kernel that waited for writability instead would stop the loop behind
 // a client that does not read): once, on a socket pair filled with
 // write(2). On failure the pending send is ended by shutting the pair.
-func (r *sendRing) dontWaitCompletes() bool {
+func (r *SendRing) dontWaitCompletes() bool {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return false
@@ -274,7 +275,7 @@ func (r *sendRing) dontWaitCompletes() bool {
 			break
 		}
 	}
-	res := []int32{ringNotSent}
+	res := []int32{NotSent}
 	taken, err := r.submit([]int32{int32(pair[0])}, [][]byte{fill[:1]})
 	if err != nil || taken != 1 {
 		return false
@@ -288,7 +289,3 @@ func (r *sendRing) dontWaitCompletes() bool {
 	r.reap(res)
 	return false
 }
-
-// sendRingEntries: a turn with more connections to write is sent in
-// several calls (sendChunk).
-const sendRingEntries = 256

@@ -619,7 +619,7 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 }
 
 // scriptOnLoop runs a script command on its connection's event loop,
-// under the loop's watchdog (loopscript.go); the deferred end also runs
+// under the loop's watchdog (script_loop.go); the deferred end also runs
 // when the script panics.
 func (s *Server) scriptOnLoop(cl *client, cmd *engine.Command, argv [][]byte) {
 	lp := cl.lc.lp

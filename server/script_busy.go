@@ -22,7 +22,6 @@ const (
 	errBusy       = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	errBusyFunc   = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 	errUnkillable = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
-	errExecAbort  = "EXECABORT Transaction discarded because of: "
 )
 
 // busyText is the BUSY reply while a script runs past the threshold: it
@@ -37,17 +36,20 @@ func (s *Server) busyText() string {
 
 // scriptBusy answers argv without the engine lock when a script has run
 // longer than lua-time-limit, in the order of Redis's processCommand while
-// a script is timed out: unknown commands and arity errors, NOAUTH, a
-// no_multi command inside MULTI, NOPERM (without an ACL LOG entry here:
-// the log is the script's to write), then BUSY for every command not
-// flagged allow_busy, which also marks a transaction in progress as failed
-// (EXEC itself aborts it: EXECABORT … BUSY …). An allow_busy command is
-// queued inside MULTI like any other; else the ones that need no engine
-// state run: SCRIPT KILL and FUNCTION KILL (each stops its own kind of
-// script if it has not written), FUNCTION STATS, MULTI, DISCARD, UNWATCH,
-// QUIT and SHUTDOWN NOSAVE. WATCH, HELLO, AUTH and RESET, which Redis also
-// serves, need the engine lock here and get BUSY. It reports whether it
-// answered.
+// a script is timed out: unknown commands and arity errors, NOAUTH and a
+// no_multi command inside MULTI (earlyRefusal, as dispatch), NOPERM
+// (without an ACL LOG entry here: the log is the script's to write), then
+// BUSY for every command not flagged allow_busy, which also marks a
+// transaction in progress as failed (EXEC itself aborts it: EXECABORT …
+// BUSY …). Refusals go through fail, not dispatch's reject, whose counts
+// need the lock. An allow_busy command is queued inside MULTI like any
+// other; else the ones that need no engine state run: SCRIPT KILL and
+// FUNCTION KILL (each stops its own kind of script if it has not written),
+// FUNCTION STATS, SHUTDOWN NOSAVE, and dispatch's MULTI, DISCARD, UNWATCH
+// and QUIT, without the lock (locked false: the WATCHes go when the
+// connection next holds it). WATCH, HELLO, AUTH and RESET, which Redis
+// also serves, need the engine lock here and get BUSY. It reports whether
+// it answered.
 func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
 	start, now, timedOut := s.scriptTimedOut()
 	if !timedOut {
@@ -63,16 +65,13 @@ func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
 			cl.w.Error(msg)
 		}
 	}
-	switch {
-	case cmd == nil:
+	if cmd == nil {
 		fail("") // Resolve answered
 		cl.execArityAbort(argv)
 		return true
-	case !cl.authed && s.auth.needAuth.Load() && !cmd.Has(engine.FlagNoAuth):
-		fail(errNoAuth)
-		return true
-	case cl.tx.Active && cmd.Has(engine.FlagNoMulti):
-		fail(errNoMulti)
+	}
+	if msg := s.earlyRefusal(cl, cmd); msg != "" {
+		fail(msg)
 		return true
 	}
 	if !cl.user.Free() {
@@ -84,7 +83,7 @@ func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
 	if !cmd.Has(engine.FlagAllowBusy) {
 		if cmd.Name == "exec" {
 			// rejectCommand on EXEC: execCommandAbort, in MULTI or not
-			cl.discardLater()
+			s.endTx(cl, false)
 			cl.w.Error(errExecAbort + s.busyText())
 			return true
 		}
@@ -113,25 +112,13 @@ func (s *Server) scriptBusy(cl *client, argv [][]byte) bool {
 		fn, cmdArgv := g.Function()
 		luavm.WriteFunctionStats(&cl.w, fn, cmdArgv, now-start, g.Libraries.Load(), g.Functions.Load())
 	case "multi":
-		if cl.tx.Active {
-			cl.w.Error(engine.ErrMultiNested)
-			break
-		}
-		cl.tx.Active = true
-		cl.w.OK()
+		cmdMulti(s, cl, argv)
 	case "discard":
-		if !cl.tx.Active {
-			cl.w.Error(engine.ErrDiscardNoMulti)
-			break
-		}
-		cl.discardLater()
-		cl.w.OK()
+		s.discard(cl, false)
 	case "unwatch":
-		cl.unwatchLater = true
-		cl.w.OK()
+		s.unwatch(cl, false)
 	case "quit":
-		cl.w.OK()
-		cl.closeNow = true
+		cmdQuit(s, cl, argv)
 	default:
 		fail(s.busyText()) // WATCH, HELLO, AUTH, RESET: see above
 	}
@@ -189,13 +176,4 @@ func (s *Server) busyForwarded(u *cluster.Unit) []byte {
 // isSubcommand reports whether argv is the command name's subcommand sub.
 func isSubcommand(argv [][]byte, name, sub string) bool {
 	return len(argv) == 2 && engine.EqualFold(argv[0], name) && engine.EqualFold(argv[1], sub)
-}
-
-// discardLater ends the connection's transaction without the engine lock
-// (discardTransaction): the queue is the connection's own, its WATCHes
-// are dropped when it next holds the lock (dispatch).
-func (cl *client) discardLater() {
-	cl.tx.Active, cl.tx.Failed = false, false
-	cl.tx.ClearQueue()
-	cl.unwatchLater = true
 }

@@ -380,7 +380,7 @@ func (l *Library) sortedFuncs() []*Function {
 // cmdFunctionStats: FUNCTION STATS — with the engine lock no script is
 // running: running_script is null, then the engine's counts. (While a
 // script runs past busy-reply-threshold the server answers without the
-// lock: server/scripting.go.)
+// lock: server/script_busy.go.)
 func cmdFunctionStats(c *engine.Ctx, argv [][]byte) {
 	st := StateOf(c.E)
 	WriteFunctionStats(c.W, "", nil, 0, int64(len(st.fn.libs)), int64(st.fn.nfn))

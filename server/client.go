@@ -491,8 +491,7 @@ type connSub struct {
 func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 	if cl.unwatchLater {
 		cl.unwatchLater = false
-		cl.tx.Unwatch()
-		s.unwatchForwarded(cl)
+		s.dropWatches(cl, true)
 	}
 	cl.ctx.DB = s.eng.DBs[cl.db]
 	cmd := cl.ctx.Resolve(argv)
@@ -517,12 +516,8 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		s.reject(cl, cmd, errDebugNotAllowed)
 		return nil
 	}
-	if !cl.authed && s.auth.needAuth.Load() && !cmd.Has(engine.FlagNoAuth) {
-		s.reject(cl, cmd, errNoAuth)
-		return nil
-	}
-	if cl.tx.Active && cmd.Has(engine.FlagNoMulti) {
-		s.reject(cl, cmd, errNoMulti)
+	if msg := s.earlyRefusal(cl, cmd); msg != "" {
+		s.reject(cl, cmd, msg)
 		return nil
 	}
 	// the default user (all commands, keys, channels) costs this one field
@@ -562,6 +557,18 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 		return nil
 	}
 	return s.call(cl, cmd, argv)
+}
+
+// earlyRefusal is processCommand's NOAUTH and no_multi checks, which
+// dispatch and scriptBusy both make before ACL's: the refusal, or "".
+func (s *Server) earlyRefusal(cl *client, cmd *engine.Command) string {
+	switch {
+	case !cl.authed && s.auth.needAuth.Load() && !cmd.Has(engine.FlagNoAuth):
+		return errNoAuth
+	case cl.tx.Active && cmd.Has(engine.FlagNoMulti):
+		return errNoMulti
+	}
+	return ""
 }
 
 // revealsState names the connection-level commands whose replies show
@@ -619,7 +626,7 @@ func (s *Server) call(cl *client, cmd *engine.Command, argv [][]byte) *cmdStat {
 }
 
 // scriptOnLoop runs a script command on its connection's event loop,
-// under the loop's watchdog (loopscript.go); the deferred end also runs
+// under the loop's watchdog (script_loop.go); the deferred end also runs
 // when the script panics.
 func (s *Server) scriptOnLoop(cl *client, cmd *engine.Command, argv [][]byte) {
 	lp := cl.lc.lp
@@ -686,9 +693,8 @@ func (s *Server) reject(cl *client, cmd *engine.Command, err string) {
 	if cmd.Name == "exec" && cl.tx.Active {
 		// Redis's rejectCommand: a refused EXEC discards the transaction
 		// (execCommandAbort), whatever refused it
-		err = "EXECABORT Transaction discarded because of: " + err
-		cl.tx.Reset()
-		s.unwatchForwarded(cl)
+		err = errExecAbort + err
+		s.endTx(cl, true)
 	} else if cl.tx.Active {
 		cl.tx.Failed = true
 	}

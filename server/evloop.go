@@ -30,7 +30,7 @@ import (
 // writes them in its write pass (park, unparkSettled). A connection
 // leaves its loop for a goroutine of its own whenever it must wait
 // otherwise (see DESIGN.md, "Event loops"): a blocking command, Pub/Sub,
-// another connection's script past busy-reply-threshold (loopscript.go),
+// another connection's script past busy-reply-threshold (script_loop.go),
 // output the kernel did not take, a close after the replies, a
 // follower's forwarding. Such a connection goes back to its loop when it
 // is simple again.
@@ -341,7 +341,7 @@ type evLoop struct {
 	bufs          [][]byte
 	res           []int32
 	batched, sent []bool
-	// script: the watchdog of the script the loop runs (loopscript.go)
+	// script: the watchdog of the script the loop runs (script_loop.go)
 	script loopScript
 
 	mu      sync.Mutex
@@ -935,7 +935,7 @@ func (s *Server) continueOff(cl *client) {
 // runsOffLoop says whether cmd, about to run on a loop, waits for the
 // cluster with the engine lock released (waitsForCluster): it runs in
 // the connection's own goroutine, so that the loop keeps serving its
-// other clients. A script runs on the loop (loopscript.go).
+// other clients. A script runs on the loop (script_loop.go).
 func runsOffLoop(cl *client, cmd *engine.Command) bool {
 	return !cl.tx.Active && waitsForCluster[cmd.Name] // queued: not run yet
 }

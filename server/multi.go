@@ -10,6 +10,10 @@ import (
 	"limitdb/engine"
 )
 
+// errExecAbort begins EXEC's reply when the transaction was discarded
+// (execCommandAbort).
+const errExecAbort = "EXECABORT Transaction discarded because of: "
+
 func init() {
 	registerConn(&engine.Command{Name: "multi", Arity: 1, Flags: "noscript loading stale fast allow_busy", Group: "transactions", Since: "1.2.0", Summary: "Starts a transaction."}, cmdMulti)
 	registerConn(&engine.Command{Name: "exec", Arity: 1, Flags: "noscript loading stale skip_slowlog", Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction."}, cmdExec)
@@ -29,14 +33,39 @@ func cmdMulti(s *Server, cl *client, argv [][]byte) {
 }
 
 // cmdDiscard: DISCARD — drop the queue and every WATCH.
-func cmdDiscard(s *Server, cl *client, argv [][]byte) {
+func cmdDiscard(s *Server, cl *client, argv [][]byte) { s.discard(cl, true) }
+
+// discard is DISCARD, also served while a script runs past
+// busy-reply-threshold (scriptBusy); locked: the engine lock is held
+// (endTx).
+func (s *Server) discard(cl *client, locked bool) {
 	if !cl.tx.Active {
 		cl.w.Error(engine.ErrDiscardNoMulti)
 		return
 	}
-	cl.tx.Reset()
-	s.unwatchForwarded(cl)
+	s.endTx(cl, locked)
 	cl.w.OK()
+}
+
+// endTx ends the connection's transaction (discardTransaction): the queue
+// goes at once, it is the connection's own; the WATCHes as dropWatches.
+func (s *Server) endTx(cl *client, locked bool) {
+	cl.tx.Active, cl.tx.Failed = false, false
+	cl.tx.ClearQueue()
+	s.dropWatches(cl, locked)
+}
+
+// dropWatches forgets the connection's WATCHes (unwatchAllKeys). They are
+// entries in the engine's keyspace: without the engine lock (locked false:
+// a script runs past busy-reply-threshold, scriptBusy) they go when the
+// connection next holds it (dispatch).
+func (s *Server) dropWatches(cl *client, locked bool) {
+	if !locked {
+		cl.unwatchLater = true
+		return
+	}
+	cl.tx.Unwatch()
+	s.unwatchForwarded(cl)
 }
 
 // cmdExec: EXEC — run the queued commands atomically and reply with an
@@ -49,16 +78,14 @@ func cmdExec(s *Server, cl *client, argv [][]byte) {
 		return
 	}
 	if cl.tx.Failed {
-		cl.tx.Reset()
-		s.unwatchForwarded(cl)
+		s.endTx(cl, true)
 		cl.w.Error(engine.ErrExecAbort)
 		return
 	}
 	if s.node != nil && s.node.Serving() && !s.node.LeaseHeld() && !s.leaseConfirmed(cl) && s.node.Serving() {
 		// after a pause, Raft did not confirm this leader in time: CLUSTERDOWN
 		// (route); had it stopped leading, the block is forwarded below
-		cl.tx.Reset()
-		s.unwatchForwarded(cl)
+		s.endTx(cl, true)
 		return
 	}
 	if s.node != nil && !s.node.Serving() {
@@ -135,15 +162,17 @@ func (s *Server) watchEpoch() uint64 {
 // abortExec answers EXEC as when a watched key changed (a null reply),
 // the transaction and every WATCH dropped.
 func (s *Server) abortExec(cl *client) {
-	cl.tx.Reset()
-	s.unwatchForwarded(cl)
+	s.endTx(cl, true)
 	cl.w.NullArray()
 }
 
 // cmdUnwatch: UNWATCH — forget every WATCH of this connection.
-func cmdUnwatch(s *Server, cl *client, argv [][]byte) {
-	cl.tx.Unwatch()
-	s.unwatchForwarded(cl)
+func cmdUnwatch(s *Server, cl *client, argv [][]byte) { s.unwatch(cl, true) }
+
+// unwatch is UNWATCH, also served while a script runs past
+// busy-reply-threshold (scriptBusy); locked as for dropWatches.
+func (s *Server) unwatch(cl *client, locked bool) {
+	s.dropWatches(cl, locked)
 	cl.w.OK()
 }
 
@@ -160,7 +189,7 @@ func (cl *client) execArityAbort(argv [][]byte) {
 	if n := len(msg) + 3; len(cl.w.B) >= n {
 		cl.w.B = cl.w.B[:len(cl.w.B)-n]
 	}
-	cl.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+	cl.w.Error(errExecAbort + strings.TrimPrefix(msg, "ERR "))
 	if cl.tx.Active {
 		cl.tx.Reset()
 	} else {

@@ -400,7 +400,11 @@ func runFaultSchedule(t *testing.T, cfg faultConfig, k int, seed int64, file str
 	checked := false
 	defer func() {
 		if !checked {
-			r.writeHistory(header, []string{"harness: the schedule stopped before its checks; the test's log says which wait gave up"}, resultStopped, true)
+			// the node logs the history keeps get every goroutine's stack
+			// (a soak schedule that stopped with its leader silent for a
+			// minute left no clue where it waited)
+			r.c.dumpStacks()
+			r.writeHistory(header, []string{"harness: the schedule stopped before its checks; the test's log says which wait gave up; the node logs end with each node's goroutine stacks"}, resultStopped, true)
 		}
 	}()
 	r.shaper = installShaper(r.c)

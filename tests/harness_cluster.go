@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,6 +202,20 @@ func (c *testCluster) terminate(i int) {
 	if nd.client != nil {
 		nd.client.Close()
 		nd.client, nd.clientOnce = nil, sync.Once{}
+	}
+}
+
+// dumpStacks ends every running node with SIGQUIT, on which Go's runtime
+// writes each goroutine's stack to the node's log: a schedule that
+// stopped because a node hung keeps where every node was.
+func (c *testCluster) dumpStacks() {
+	for _, nd := range c.nodes {
+		if nd.cmd != nil && nd.cmd.Process != nil {
+			nd.cmd.Process.Signal(syscall.SIGQUIT)
+		}
+	}
+	for _, nd := range c.nodes {
+		nd.waitExit(5 * time.Second)
 	}
 }
 

@@ -143,9 +143,7 @@ func TestClusterRaftTransfer(t *testing.T) {
 		t.Fatal("no increment acknowledged")
 	}
 	checkCounterLoad(t, c, nl, "ctr", ld)
-	if ds := c.waitConverged(10 * time.Second); ds[0] != ds[1] || ds[1] != ds[2] {
-		t.Fatalf("digests differ: %v", ds)
-	}
+	c.mustConverge(10 * time.Second)
 }
 
 // TestClusterRaftTransferFails: a transfer to a voter the leader cannot
@@ -182,9 +180,7 @@ func TestClusterRaftTransferFails(t *testing.T) {
 	// read on a follower: the leader's own engine would also hold
 	// increments executed and never logged
 	checkCounterLoad(t, c, other, "ctr", ld)
-	if ds := c.waitConverged(10 * time.Second); ds[0] != ds[1] || ds[1] != ds[2] {
-		t.Fatalf("digests differ: %v", ds)
-	}
+	c.mustConverge(10 * time.Second)
 }
 
 // TestClusterRaftTransferUndrained: a transfer whose leader cannot drain
@@ -258,9 +254,7 @@ func TestClusterRaftTransferUndrained(t *testing.T) {
 		t.Fatalf("SET k new: %v, want OK or UNCERTAIN", werr)
 	}
 	c.waitLeader(10 * time.Second)
-	if ds := c.waitConverged(10 * time.Second); ds[0] != ds[1] || ds[1] != ds[2] {
-		t.Fatalf("digests differ: %v", ds)
-	}
+	c.mustConverge(10 * time.Second)
 }
 
 // TestClusterRaftTransferAlone: a cluster of one has nobody to hand

@@ -205,6 +205,18 @@ func (c *testCluster) terminate(i int) {
 	}
 }
 
+// mustConverge waits until every node has applied the leader's commit
+// and fails the test unless their strict digests are equal.
+func (c *testCluster) mustConverge(d time.Duration) {
+	c.t.Helper()
+	ds := c.waitConverged(d)
+	for _, x := range ds[1:] {
+		if x != ds[0] {
+			c.t.Fatalf("digests differ: %v", ds)
+		}
+	}
+}
+
 // dumpStacks ends every running node with SIGQUIT, on which Go's runtime
 // writes each goroutine's stack to the node's log: a schedule that
 // stopped because a node hung keeps where every node was.

@@ -22,20 +22,25 @@ import (
 
 // counterLoad runs clients INCRing key through the given nodes until
 // stop is closed (each client at most 20,000 times), counting the
-// acknowledged increments and those whose outcome is not known (an
-// error: -UNCERTAIN, -CLUSTERDOWN, a cut connection).
+// acknowledged increments (in all and per node) and those whose outcome
+// is not known (an error: -UNCERTAIN, -CLUSTERDOWN, a cut connection).
+// Each client is its own and redials its node after a restart (the
+// harness's client is closed with the node).
 type counterLoad struct {
 	acked, unknown atomic.Int64
+	perNode        []atomic.Int64
 	wg             sync.WaitGroup
 }
 
 func startCounterLoad(c *testCluster, key string, nodes []int, stop chan struct{}) *counterLoad {
-	ld := &counterLoad{}
+	ld := &counterLoad{perNode: make([]atomic.Int64, len(c.nodes))}
 	for _, i := range nodes {
-		cli := c.cli(i)
+		cli := redis.NewClient(&redis.Options{Addr: c.addr(i), MaxRetries: -1, DialTimeout: 2 * time.Second,
+			ReadTimeout: 15 * time.Second, WriteTimeout: 5 * time.Second, PoolSize: 1, Protocol: 2})
 		ld.wg.Add(1)
 		go func() {
 			defer ld.wg.Done()
+			defer cli.Close()
 			for n := 0; n < 20000; n++ {
 				select {
 				case <-stop:
@@ -47,6 +52,7 @@ func startCounterLoad(c *testCluster, key string, nodes []int, stop chan struct{
 				cancel()
 				if err == nil {
 					ld.acked.Add(1)
+					ld.perNode[i].Add(1)
 				} else {
 					ld.unknown.Add(1)
 					time.Sleep(5 * time.Millisecond)

@@ -1,16 +1,11 @@
 package tests
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // linkV1Commit is the last commit whose nodes speak version 1 of the
@@ -66,52 +61,22 @@ func TestClusterRollingUpgrade(t *testing.T) {
 	}
 	c.startAll()
 	l := c.waitLeader(10 * time.Second)
-	var acked, unknown atomic.Int64
-	perNode := make([]atomic.Int64, 3)
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 6; w++ {
-		i := w % 3
-		// a client of its own, which redials the node after its restart
-		// (the harness's is closed with the node)
-		cli := redis.NewClient(&redis.Options{Addr: c.addr(i), MaxRetries: -1, DialTimeout: time.Second})
-		defer cli.Close()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; n < 50000; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
-				err := cli.Incr(ctx, "ctr").Err()
-				cancel()
-				if err == nil {
-					acked.Add(1)
-					perNode[i].Add(1)
-				} else {
-					unknown.Add(1)
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
-		}()
-	}
+	ld := startCounterLoad(c, "ctr", []int{0, 1, 2, 0, 1, 2}, stop)
 	// progress: every node acknowledges increments within 10 s
 	progress := func(when string) {
 		t.Helper()
 		var before [3]int64
 		for i := range before {
-			before[i] = perNode[i].Load()
+			before[i] = ld.perNode[i].Load()
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for i := range before {
-			for perNode[i].Load() < before[i]+20 {
+			for ld.perNode[i].Load() < before[i]+20 {
 				if time.Now().After(deadline) {
 					close(stop)
-					wg.Wait()
-					t.Fatalf("%s: %s acknowledged %d increments in 10 s\n%s", when, c.nodes[i].id, perNode[i].Load()-before[i], c.log(i))
+					ld.wg.Wait()
+					t.Fatalf("%s: %s acknowledged %d increments in 10 s\n%s", when, c.nodes[i].id, ld.perNode[i].Load()-before[i], c.log(i))
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
@@ -127,15 +92,7 @@ func TestClusterRollingUpgrade(t *testing.T) {
 		t.Logf("%s restarted on the new binary; leader %s", c.nodes[i].id, c.nodes[c.waitLeader(10*time.Second)].id)
 	}
 	close(stop)
-	wg.Wait()
-	nl := c.waitLeader(10 * time.Second)
-	v, err := c.cli(nl).Get(context.Background(), "ctr").Int64()
-	if err != nil {
-		t.Fatalf("GET ctr: %v", err)
-	}
-	t.Logf("ctr = %d: %d acknowledged, %d failed or unknown", v, acked.Load(), unknown.Load())
-	if v < acked.Load() || v > acked.Load()+unknown.Load() {
-		t.Fatalf("ctr = %d, want between %d acknowledged and %d", v, acked.Load(), acked.Load()+unknown.Load())
-	}
+	ld.wg.Wait()
+	checkCounterLoad(t, c, c.waitLeader(10*time.Second), "ctr", ld)
 	c.mustConverge(10 * time.Second)
 }

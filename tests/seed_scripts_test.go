@@ -12,7 +12,7 @@ import (
 	"limitdb/luavm"
 )
 
-// seedDir is where the design documents' scripts are: LIMITDB_SEED_DIR,
+// seedDir is where the seed scripts (the rate limiters users send) are: LIMITDB_SEED_DIR,
 // or else ../shared/seed-scripts from the repository root (seen from
 // tests/). They are read in place, never copied into the project.
 func seedDir() string {

@@ -302,8 +302,8 @@ type forwarder struct {
 
 	mu      sync.Mutex
 	conn    net.Conn
-	w       *bufio.Writer
-	proto   uint64 // the connected leader's link version
+	out     *linkWriter // conn's frames after the hello (linkwrite.go)
+	proto   uint64      // the connected leader's link version
 	leader  raft.ServerAddress
 	nextID  uint64
 	pending map[uint64]chan answer
@@ -362,12 +362,12 @@ func (f *forwarder) connect() error {
 		return err
 	}
 	f.conn, f.leader = c, addr
-	f.w = bufio.NewWriterSize(c, 64<<10)
+	w := bufio.NewWriterSize(c, 64<<10)
 	hello := binary.AppendUvarint(nil, f.session)
 	hello = appendBytes(hello, []byte(f.n.rid))
 	hello = appendBytes(hello, []byte(f.n.cfg.ClientAddr))
 	hello = binary.AppendUvarint(hello, linkProto)
-	if err := writeFrame(f.w, frameHello, 0, hello); err != nil || f.w.Flush() != nil {
+	if err := writeFrame(w, frameHello, 0, hello); err != nil || w.Flush() != nil {
 		f.dropLocked(err)
 		return errNoLeader
 	}
@@ -389,13 +389,14 @@ func (f *forwarder) connect() error {
 		}
 	}
 	for _, body := range f.drops {
-		writeFrame(f.w, frameDrop, 0, body)
+		writeFrame(w, frameDrop, 0, body)
 	}
-	if len(f.drops) > 0 && f.w.Flush() != nil {
+	if len(f.drops) > 0 && w.Flush() != nil {
 		f.dropLocked(errConnLost)
 		return errNoLeader
 	}
 	f.drops = nil
+	f.out = newLinkWriter(c)
 	go f.readLoop(c, r, f.proto)
 	return nil
 }
@@ -404,7 +405,11 @@ func (f *forwarder) connect() error {
 func (f *forwarder) dropLocked(error) {
 	if f.conn != nil {
 		f.conn.Close()
-		f.conn, f.w, f.leader = nil, nil, ""
+		f.conn, f.leader = nil, ""
+	}
+	if f.out != nil {
+		f.out.stop()
+		f.out = nil
 	}
 	for id, ch := range f.pending {
 		close(ch)
@@ -461,14 +466,8 @@ func (f *forwarder) request(typ byte, body []byte, room int) (uint64, chan answe
 	id := f.nextID
 	ch := make(chan answer, room)
 	f.pending[id] = ch
-	err := writeFrame(f.w, typ, id, body)
-	if err == nil {
-		err = f.w.Flush()
-	}
-	if err != nil {
-		f.dropLocked(err)
-		return 0, nil, errConnLost
-	}
+	// a write that fails closes the connection: readLoop then closes ch
+	f.out.send(typ, id, body)
 	return id, ch, nil
 }
 
@@ -503,9 +502,7 @@ func (f *forwarder) send(typ byte, body []byte) {
 	if f.closed || f.connect() != nil {
 		return
 	}
-	if writeFrame(f.w, typ, 0, body) != nil || f.w.Flush() != nil {
-		f.dropLocked(errConnLost)
-	}
+	f.out.send(typ, 0, body)
 }
 
 // drop sends a client's drop, or keeps it for the next connection (the
@@ -518,10 +515,10 @@ func (f *forwarder) drop(body []byte) {
 		return
 	}
 	if f.conn != nil {
-		if writeFrame(f.w, frameDrop, 0, body) == nil && f.w.Flush() == nil {
-			return
-		}
-		f.dropLocked(errConnLost)
+		// lost if the write fails: the leader forgets the session's
+		// clients when the link drops (dropLink)
+		f.out.send(frameDrop, 0, body)
+		return
 	}
 	if len(f.drops) < maxQueuedDrops {
 		f.drops = append(f.drops, body)
@@ -825,8 +822,8 @@ func (s *forwardServer) serveConn(c net.Conn) {
 	s.conns[c] = true
 	s.mu.Unlock()
 	r := bufio.NewReaderSize(c, 64<<10)
-	var wmu sync.Mutex
-	w := bufio.NewWriterSize(c, 64<<10)
+	out := newLinkWriter(c) // the answers of the unit goroutines (linkwrite.go)
+	defer out.stop()
 	var session uint64
 	var peer, peerClient string
 	peerProto := uint64(1) // until its hello says more
@@ -841,12 +838,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 		}
 	}()
 	reply := func(id uint64, status byte, index uint64, data []byte) {
-		b := encodeAnswer(nil, wireStatus(status, peerProto), index, data)
-		wmu.Lock()
-		if writeFrame(w, frameAnswer, id, b) == nil {
-			w.Flush()
-		}
-		wmu.Unlock()
+		out.send(frameAnswer, id, encodeAnswer(nil, wireStatus(status, peerProto), index, data))
 	}
 	for {
 		typ, id, body, err := readFrame(r)
@@ -877,11 +869,7 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			u.Peer = c.RemoteAddr()
 			go func() {
 				data, index, err := s.n.runForwarded(u, link, func(rank uint64) {
-					wmu.Lock()
-					if writeFrame(w, frameBlocked, id, binary.AppendUvarint(nil, rank)) == nil {
-						w.Flush()
-					}
-					wmu.Unlock()
+					out.send(frameBlocked, id, binary.AppendUvarint(nil, rank))
 				})
 				if err != nil {
 					reply(id, statusOf(err), 0, []byte(err.Error()))

@@ -65,30 +65,6 @@ const (
 // (proto-max-bulk-len per argument) and its reply.
 const maxFrame = 1 << 30
 
-// Unit is a unit of a follower's client, run on the leader.
-type Unit struct {
-	Session uint64 // the follower process's forwarding session
-	Seq     uint64 // the unit's number among the client's (at most once)
-	Client  uint64 // the follower's client ID (its WATCHes on the leader)
-	DB      int
-	Proto   int
-	User    string // the ACL user; the leader checks permissions
-	// Watching: the client has WATCHed keys through this session; an
-	// EXEC then aborts if the leader no longer holds them (a new leader).
-	Watching bool
-	// OOM: the follower was over its maxmemory when the client sent the
-	// unit; a script's first deny-oom write is then refused on the leader
-	// too, as on the node the client talks to.
-	OOM  bool
-	Cmds [][][]byte
-	// Peer is the address of the follower's forwarding link (not
-	// encoded): what the leader's SLOWLOG and ACL LOG name as the client
-	Peer net.Addr
-	// Rank: a blocking command sent again after a leader change keeps the
-	// place its first leader gave it (blocking.go); 0 otherwise
-	Rank uint64
-}
-
 func appendBytes(b, s []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
@@ -1058,11 +1034,6 @@ func (n *Node) readIndex() (uint64, error) {
 	}
 	return n.raft.AppliedIndex(), nil
 }
-
-// ForwardedClients is the number of followers' clients in the table of
-// executed units (INFO: it follows the clients alive); the engine lock is
-// held.
-func (n *Node) ForwardedClients() int { return len(n.fsm.units) }
 
 // forgetClient drops a follower's client from the table of executed
 // units, here and, through the next entry, everywhere.

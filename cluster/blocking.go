@@ -150,7 +150,7 @@ func (n *Node) forwardUnit(u *Unit, h *BlockingHooks) ([]byte, error) {
 			}
 		}
 		switch {
-		case err == nil && a.ok:
+		case err == nil && a.ok():
 			n.stats.Forwarded.Add(1)
 			if !n.waitApplied(a.index, n.cfg.applyTimeout()) {
 				return nil, ErrUnknown
@@ -206,7 +206,7 @@ func (n *Node) askServed(u *Unit) (served bool, kept *answer, ok bool) {
 			return served, nil, true
 		}
 		a, err := n.fwd.call(frameQuery, body, 2*n.cfg.leaderWait())
-		if err == nil && a.ok {
+		if err == nil && a.ok() {
 			if len(a.data) > 0 && a.data[0] == 2 {
 				if ka, err := decodeAnswer(a.data[1:], a.proto); err == nil {
 					return true, &ka, true
@@ -236,7 +236,7 @@ func (n *Node) askAnswer(u *Unit) (kept *answer, resend bool) {
 	deadline := time.Now().Add(n.cfg.leaderWait())
 	for time.Now().Before(deadline) && !n.Serving() {
 		a, err := n.fwd.call(frameQuery, body, 2*n.cfg.leaderWait())
-		if err == nil && a.ok {
+		if err == nil && a.ok() {
 			if len(a.data) > 0 && a.data[0] == 2 {
 				if ka, err := decodeAnswer(a.data[1:], a.proto); err == nil {
 					return &ka, false

@@ -211,7 +211,6 @@ func readFrame(r *bufio.Reader) (typ byte, id uint64, body []byte, err error) {
 // answer is a decoded answer frame.
 type answer struct {
 	status  byte
-	ok      bool // status == statusOK
 	index   uint64
 	data    []byte
 	interim bool   // the unit blocked (frameBlocked, blocking.go)
@@ -236,9 +235,12 @@ func decodeAnswer(p []byte, proto uint64) (answer, error) {
 			a.status = statusReblock
 		}
 	}
-	a.ok = a.status == statusOK
 	return a, nil
 }
+
+// ok: the answer carries the replies. An interim answer (the unit
+// blocked) has status 0 too, and is not one.
+func (a answer) ok() bool { return a.status == statusOK && !a.interim }
 
 // encodeAnswer appends an answer's body.
 func encodeAnswer(b []byte, status byte, index uint64, data []byte) []byte {
@@ -531,7 +533,7 @@ func (f *forwarder) pinger() {
 		t0 := f.n.door.WallNs() / 1e6
 		a, err := f.call(framePing, body, 2*time.Second)
 		t1 := f.n.door.WallNs() / 1e6
-		if err != nil || !a.ok {
+		if err != nil || !a.ok() {
 			continue
 		}
 		r := &reader{p: a.data}

@@ -177,7 +177,7 @@ func (n *Node) onLeader(here func() error, frame byte, body []byte) error {
 	if err != nil {
 		return err
 	}
-	if !a.ok {
+	if !a.ok() {
 		return errors.New(string(a.data))
 	}
 	return nil

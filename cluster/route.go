@@ -17,7 +17,7 @@ func (n *Node) readBarrier() (int64, error) {
 			return 0, nil
 		}
 		a, err := n.fwd.call(frameRead, nil, n.cfg.leaderWait())
-		if err == nil && a.ok {
+		if err == nil && a.ok() {
 			n.stats.ReadBarriers.Add(1)
 			if !n.waitApplied(a.index, n.cfg.applyTimeout()) {
 				return 0, ErrClusterDown

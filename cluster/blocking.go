@@ -40,27 +40,6 @@ const (
 	frameQuery   = 'Q' // was this blocked unit served?
 )
 
-// BlockedUnit is a forwarded unit whose command blocked on the leader.
-type BlockedUnit interface {
-	// Wait waits until the client is answered (no lock held) and returns
-	// the reply (as ExecForwarded's), the ticket it waits for (0: none),
-	// and rerun: the leader stopped serving before the client was served,
-	// nothing was popped, and the command is to be sent again.
-	Wait() (out []byte, ticket uint64, rerun bool)
-	// Rank is the unit's place among the waiters (the interim frame
-	// carries it; a unit sent again keeps it)
-	Rank() uint64
-}
-
-// CancelMode says how a cancelled blocked unit is answered.
-type CancelMode byte
-
-const (
-	CancelDrop    CancelMode = iota // the client went away: no reply
-	CancelTimeout                   // CLIENT UNBLOCK [TIMEOUT]: the null array
-	CancelError                     // CLIENT UNBLOCK ERROR: -UNBLOCKED …
-)
-
 // A 'Q' frame's mode says what the follower asks and which answers it
 // reads (forwardServer.queryAnswer). A follower without modes sends 0
 // and reads 0 or 1; a leader without them reads any mode as 0.
@@ -73,16 +52,6 @@ const (
 // errReblock answers a blocked forwarded unit whose leader stopped
 // serving: nothing was popped; the follower sends the command again.
 var errReblock = errors.New("REBLOCK the leader stopped serving while the command was blocked")
-
-// NoteServed records, with the engine lock held and before the serve's
-// effects, that the blocked forwarded unit (session, client, seq) is
-// being served: its serve ID (seq+1) goes into the table of executed
-// units and rides the next entry.
-func (n *Node) NoteServed(session, client, seq uint64) {
-	id := unitID{session, client, seq + 1}
-	n.fsm.markUnit(id)
-	n.prop.addForwarded(id)
-}
 
 // runBlocked waits for a blocked forwarded unit's answer and its commit.
 func (n *Node) runBlocked(b BlockedUnit) ([]byte, uint64, error) {
@@ -111,32 +80,6 @@ func (n *Node) queryServed(session, client, seq uint64) (served bool, err error)
 		return false, nil
 	}
 	return n.fsm.seenUnit(unitID{session, client, seq + 1}), nil
-}
-
-// BlockingHooks are the server's part of ForwardBlocking.
-type BlockingHooks struct {
-	// Blocked is called when the leader says the unit blocked, with the
-	// place it gave it (Unit.Rank when it is sent again).
-	Blocked func(rank uint64)
-	// Refresh prepares the unit to be sent again (new sequence numbers,
-	// what is left of the timeout); false: the timeout has passed, and
-	// the server answers as on a timeout.
-	Refresh func(u *Unit) bool
-	// Left rewrites the unit's timeout with what is left of the client's
-	// before each send (a unit that waited for a leader blocks there
-	// only for the rest); false: nothing is, and the client times out
-	// unsent.
-	Left func(u *Unit) bool
-}
-
-// ErrTimedOut: a blocking command to be sent again found its timeout past.
-var ErrTimedOut = errors.New("cluster: the blocking command's timeout passed")
-
-// ForwardBlocking runs a blocking command of this follower's client on
-// the leader (Forward's rules, without a deadline once it blocked) and
-// waits until this node has applied its effects.
-func (n *Node) ForwardBlocking(u *Unit, h BlockingHooks) ([]byte, error) {
-	return n.forwardUnit(u, &h)
 }
 
 // forwardUnit is the one loop of Forward (h nil: a unit that does not
@@ -207,7 +150,7 @@ func (n *Node) forwardUnit(u *Unit, h *BlockingHooks) ([]byte, error) {
 			}
 		}
 		switch {
-		case err == nil && a.ok:
+		case err == nil && a.ok():
 			n.stats.Forwarded.Add(1)
 			if !n.waitApplied(a.index, n.cfg.applyTimeout()) {
 				return nil, ErrUnknown
@@ -263,7 +206,7 @@ func (n *Node) askServed(u *Unit) (served bool, kept *answer, ok bool) {
 			return served, nil, true
 		}
 		a, err := n.fwd.call(frameQuery, body, 2*n.cfg.leaderWait())
-		if err == nil && a.ok {
+		if err == nil && a.ok() {
 			if len(a.data) > 0 && a.data[0] == 2 {
 				if ka, err := decodeAnswer(a.data[1:], a.proto); err == nil {
 					return true, &ka, true
@@ -293,7 +236,7 @@ func (n *Node) askAnswer(u *Unit) (kept *answer, resend bool) {
 	deadline := time.Now().Add(n.cfg.leaderWait())
 	for time.Now().Before(deadline) && !n.Serving() {
 		a, err := n.fwd.call(frameQuery, body, 2*n.cfg.leaderWait())
-		if err == nil && a.ok {
+		if err == nil && a.ok() {
 			if len(a.data) > 0 && a.data[0] == 2 {
 				if ka, err := decodeAnswer(a.data[1:], a.proto); err == nil {
 					return &ka, false
@@ -308,17 +251,6 @@ func (n *Node) askAnswer(u *Unit) (kept *answer, resend bool) {
 		}
 	}
 	return nil, false
-}
-
-// CancelForward tells the leader that this follower's client stopped
-// waiting in its blocked unit seq.
-func (n *Node) CancelForward(client, seq uint64, mode CancelMode) {
-	if n.fwd == nil {
-		return
-	}
-	body := binary.AppendUvarint(nil, client)
-	body = binary.AppendUvarint(body, seq)
-	n.fwd.send(frameCancel, append(body, byte(mode)))
 }
 
 // callBlocking sends a unit that may block: no timeout applies; blocked

@@ -82,14 +82,8 @@ func newFanout(n *Node) *fanout {
 	return f
 }
 
-// OnMessages sets the function that delivers other nodes' messages to
-// this node's subscribers (the server's; it takes the engine lock).
-func (n *Node) OnMessages(f func(batch []byte)) { n.fan.deliver.Store(&f) }
-
-// Fanout queues a message for the other members (engine lock held). It
-// reports false when there are none (a cluster of one), and then keeps
-// nothing.
-func (n *Node) Fanout(channel, message []byte, shard bool) bool {
+// queueFanout does Fanout (api.go).
+func (n *Node) queueFanout(channel, message []byte, shard bool) bool {
 	if !n.peers.Load() || n.mux == nil {
 		return false
 	}
@@ -106,9 +100,8 @@ func (n *Node) Fanout(channel, message []byte, shard bool) bool {
 	return true
 }
 
-// FanoutSettle releases the messages queued since the last settle once
-// ticket (0: nothing) is committed (engine lock held).
-func (n *Node) FanoutSettle(ticket uint64) {
+// settleFanout does FanoutSettle (api.go).
+func (n *Node) settleFanout(ticket uint64) {
 	f := n.fan
 	f.mu.Lock()
 	if len(f.pend) > 0 {
@@ -121,10 +114,6 @@ func (n *Node) FanoutSettle(ticket uint64) {
 	default:
 	}
 }
-
-// Committed reports whether the records up to ticket are committed (and
-// applied). Cheap: one atomic load.
-func (n *Node) Committed(ticket uint64) bool { return ticket <= n.prop.done.Load() }
 
 // FanoutDropped counts batches dropped for a peer that was unreachable or
 // too slow.

@@ -65,30 +65,6 @@ const (
 // (proto-max-bulk-len per argument) and its reply.
 const maxFrame = 1 << 30
 
-// Unit is a unit of a follower's client, run on the leader.
-type Unit struct {
-	Session uint64 // the follower process's forwarding session
-	Seq     uint64 // the unit's number among the client's (at most once)
-	Client  uint64 // the follower's client ID (its WATCHes on the leader)
-	DB      int
-	Proto   int
-	User    string // the ACL user; the leader checks permissions
-	// Watching: the client has WATCHed keys through this session; an
-	// EXEC then aborts if the leader no longer holds them (a new leader).
-	Watching bool
-	// OOM: the follower was over its maxmemory when the client sent the
-	// unit; a script's first deny-oom write is then refused on the leader
-	// too, as on the node the client talks to.
-	OOM  bool
-	Cmds [][][]byte
-	// Peer is the address of the follower's forwarding link (not
-	// encoded): what the leader's SLOWLOG and ACL LOG name as the client
-	Peer net.Addr
-	// Rank: a blocking command sent again after a leader change keeps the
-	// place its first leader gave it (blocking.go); 0 otherwise
-	Rank uint64
-}
-
 func appendBytes(b, s []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
@@ -235,7 +211,6 @@ func readFrame(r *bufio.Reader) (typ byte, id uint64, body []byte, err error) {
 // answer is a decoded answer frame.
 type answer struct {
 	status  byte
-	ok      bool // status == statusOK
 	index   uint64
 	data    []byte
 	interim bool   // the unit blocked (frameBlocked, blocking.go)
@@ -260,9 +235,12 @@ func decodeAnswer(p []byte, proto uint64) (answer, error) {
 			a.status = statusReblock
 		}
 	}
-	a.ok = a.status == statusOK
 	return a, nil
 }
+
+// ok: the answer carries the replies. An interim answer (the unit
+// blocked) has status 0 too, and is not one.
+func (a answer) ok() bool { return a.status == statusOK && !a.interim }
 
 // encodeAnswer appends an answer's body.
 func encodeAnswer(b []byte, status byte, index uint64, data []byte) []byte {
@@ -552,7 +530,7 @@ func (f *forwarder) pinger() {
 		t0 := f.n.door.WallNs() / 1e6
 		a, err := f.call(framePing, body, 2*time.Second)
 		t1 := f.n.door.WallNs() / 1e6
-		if err != nil || !a.ok {
+		if err != nil || !a.ok() {
 			continue
 		}
 		r := &reader{p: a.data}
@@ -1046,11 +1024,6 @@ func (n *Node) readIndex() (uint64, error) {
 	}
 	return n.raft.AppliedIndex(), nil
 }
-
-// ForwardedClients is the number of followers' clients in the table of
-// executed units (INFO: it follows the clients alive); the engine lock is
-// held.
-func (n *Node) ForwardedClients() int { return len(n.fsm.units) }
 
 // forgetClient drops a follower's client from the table of executed
 // units, here and, through the next entry, everywhere.

@@ -14,12 +14,8 @@ import (
 // only when that store holds nothing yet (the server imports it then, see
 // server/rdb_load.go). These two methods are all the cluster offers for it.
 
-// HoldsNoData reports whether the node's Raft store carries no state: no
-// snapshot, no command entry in the log, and this node alone in the
-// configuration. That is a first start (or a store that never saw a
-// write). A node started with join, or a member of a larger cluster, gets
-// its state from the others and never reports true.
-func (n *Node) HoldsNoData() (bool, error) {
+// holdsNoData does HoldsNoData (api.go).
+func (n *Node) holdsNoData() (bool, error) {
 	if n.cfg.Join != "" {
 		return false, nil
 	}
@@ -62,13 +58,8 @@ func (n *Node) HoldsNoData() (bool, error) {
 // loaded once (1M keys: ~52 MB, about a second).
 const importWait = 5 * time.Minute
 
-// Import makes an engine snapshot (RDB, size bytes from r) the cluster's
-// state by installing it as a Raft snapshot (raft.Restore): the log, later
-// snapshots and restarts all start from it, and followers that join get
-// it. Only on a serving leader that serves no client yet (the server calls
-// it before Serve), and only with a file the caller checked loads: Raft
-// panics when the state machine cannot restore a user snapshot.
-func (n *Node) Import(r io.Reader, size int64) error {
+// importSnapshot does Import (api.go).
+func (n *Node) importSnapshot(r io.Reader, size int64) error {
 	if !n.Serving() {
 		return errors.New("cluster: importing a snapshot needs this node to lead")
 	}
@@ -95,9 +86,3 @@ func (n *Node) Import(r io.Reader, size int64) error {
 	n.snapshotTaken()
 	return nil
 }
-
-// Halt stops proposing: whatever executes from now on never reaches the
-// log. SHUTDOWN NOSAVE while a script runs uses it before killing the
-// script, so that (as in Redis, which exits at once) nothing of the
-// script persists. Close must still be called.
-func (n *Node) Halt() { n.prop.stop() }

@@ -647,7 +647,7 @@ func TestInprocForwardOnce(t *testing.T) {
 	if got := l.counter(t, "fk"); got != 1 {
 		t.Fatalf("fk = %d on the leader after a unit forwarded twice, want 1", got)
 	}
-	if kept, _ := f.n.askAnswer(u1); kept == nil || !kept.ok || string(kept.data) != ":1\r\n" {
+	if kept, _ := f.n.askAnswer(u1); kept == nil || !kept.ok() || string(kept.data) != ":1\r\n" {
 		t.Fatalf("the kept answer of unit 1: %+v", kept)
 	}
 
@@ -662,7 +662,7 @@ func TestInprocForwardOnce(t *testing.T) {
 	f.n.fwd.dropLocked(errConnLost)
 	f.n.fwd.mu.Unlock()
 	kept, _ := f.n.askAnswer(u2)
-	if kept == nil || !kept.ok || string(kept.data) != ":2\r\n" {
+	if kept == nil || !kept.ok() || string(kept.data) != ":2\r\n" {
 		t.Fatalf("the kept answer of unit 2 after the link broke: %+v", kept)
 	}
 	if _, err := f.n.Forward(u2); err == nil || err.Error() != errDuplicate.Error() {

@@ -78,12 +78,8 @@ func (n *Node) leaseTicker() {
 	}
 }
 
-// LeaseHeld reports whether this leader may serve from memory: its
-// process ran without a gap since its leadership was last confirmed, no
-// log write stalls, and a quorum acknowledged a request sent within the
-// last leaderLease. When not, the caller releases the engine lock and
-// calls ConfirmLease.
-func (n *Node) LeaseHeld() bool {
+// leaseHeld does LeaseHeld (api.go).
+func (n *Node) leaseHeld() bool {
 	if !n.peers.Load() {
 		return true // a cluster of one: no other node can lead
 	}
@@ -106,18 +102,13 @@ func (n *Node) LeaseHeld() bool {
 	return v != nil && v.since(now-int64(leaderLease))
 }
 
-// ConfirmLease asks Raft to confirm this node's leadership after a gap
-// (the engine lock is not held). It reports whether it did; if not, it
-// waits up to leader-wait-ms for the node to stop serving (the monitor
-// ends the epoch under the engine lock), so that the caller then runs the
-// unit as a follower's.
-//
-// It confirms once a quorum acknowledged an AppendEntries sent after it
-// began (VerifyLeader nudges the heartbeats; one whose reply was in
-// flight when it began can answer it, hence the loop); a leader whose
-// replies take longer than leader-wait-ms is not confirmed (the caller
-// answers CLUSTERDOWN while it still serves).
-func (n *Node) ConfirmLease() bool {
+// confirmLease does ConfirmLease (api.go). It confirms once a quorum
+// acknowledged an AppendEntries sent after it began (VerifyLeader nudges
+// the heartbeats; one whose reply was in flight when it began can answer
+// it, hence the loop); a leader whose replies take longer than
+// leader-wait-ms is not confirmed (the caller answers CLUSTERDOWN while it
+// still serves).
+func (n *Node) confirmLease() bool {
 	n.stats.LeaseChecks.Add(1)
 	gaps := n.lease.gaps.Load()
 	from := door.Nanotime()

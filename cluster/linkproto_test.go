@@ -33,7 +33,7 @@ func TestLinkVersions(t *testing.T) {
 				t.Fatalf("%v: version 1 gets status %d", c.err, body[0])
 			}
 			a, err := decodeAnswer(body, proto)
-			if err != nil || a.status != c.want || a.ok != (c.want == statusOK) || a.index != 7 || string(a.data) != string(data) {
+			if err != nil || a.status != c.want || a.ok() != (c.want == statusOK) || a.index != 7 || string(a.data) != string(data) {
 				t.Fatalf("%v over version %d: %+v %v, want status %d", c.err, proto, a, err, c.want)
 			}
 		}

@@ -67,11 +67,3 @@ func (m *logMem) stored(n int64) {
 		m.walBuf.Store(c)
 	}
 }
-
-// LogMemory is the memory the log takes: held, the bytes it holds now, and
-// freed, the bytes of its buffers that have become garbage since the node
-// started (a running sum; see logMem). The server leaves both out of the
-// figure eviction compares with maxmemory, held up to a fixed allowance.
-func (n *Node) LogMemory() (held, freed int64) {
-	return n.mem.held(), n.mem.freed.Load()
-}

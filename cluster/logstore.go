@@ -4,7 +4,6 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
@@ -195,20 +194,3 @@ var errLogClosed = errors.New("cluster: the Raft log is closed")
 // errInjected is the failure DEBUG RAFT-FAIL-WRITES gives the log's file
 // writes (syncFS).
 var errInjected = errors.New("No space left on device (injected by DEBUG RAFT-FAIL-WRITES)")
-
-// LogFailure is the error of the Raft log's last write when it failed
-// (a full disk), "" otherwise: the server refuses writes with MISCONF
-// meanwhile, and serves reads from what the node has applied.
-func (n *Node) LogFailure() string {
-	if p := n.store.failing.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
-
-// InjectLogFailure makes every write to the log's files fail (tests).
-func (n *Node) InjectLogFailure(on bool) { n.logFS.inject.Store(on) }
-
-// InjectLogStall makes every write to the log's files take d first (a
-// stalled disk; tests; 0 ends it).
-func (n *Node) InjectLogStall(d time.Duration) { n.logFS.stall.Store(int64(d)) }

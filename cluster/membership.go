@@ -153,12 +153,8 @@ func JoinProof(secret, id, addr string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// ErrJoinAuth refuses a join without the cluster's credentials.
-var ErrJoinAuth = errors.New("ERR RAFT JOIN refused: wrong cluster secret (or, with none set, not from a loopback address)")
-
-// CheckJoin authenticates a RAFT JOIN received on a client connection
-// from remote.
-func (n *Node) CheckJoin(id, addr, proof string, remote net.Addr) error {
+// checkJoin does CheckJoin (api.go).
+func (n *Node) checkJoin(id, addr, proof string, remote net.Addr) error {
 	if n.cfg.Secret == "" {
 		if !loopback(remote) {
 			return ErrJoinAuth
@@ -171,18 +167,6 @@ func (n *Node) CheckJoin(id, addr, proof string, remote net.Addr) error {
 	return nil
 }
 
-// Join adds node id at raft address addr: directly on the leader, else
-// through the leader's forwarding connection.
-func (n *Node) Join(id, addr string) error {
-	return n.onLeader(func() error { return n.addNode(id, addr) },
-		frameJoin, appendBytes(appendBytes(nil, []byte(id)), []byte(addr)))
-}
-
-// Remove removes node id from the cluster (through the leader).
-func (n *Node) Remove(id string) error {
-	return n.onLeader(func() error { return n.removeNode(id) }, frameRemove, appendBytes(nil, []byte(id)))
-}
-
 // onLeader runs a membership change here when this node leads, else asks
 // the leader with the frame.
 func (n *Node) onLeader(here func() error, frame byte, body []byte) error {
@@ -193,7 +177,7 @@ func (n *Node) onLeader(here func() error, frame byte, body []byte) error {
 	if err != nil {
 		return err
 	}
-	if !a.ok {
+	if !a.ok() {
 		return errors.New(string(a.data))
 	}
 	return nil

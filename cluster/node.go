@@ -60,21 +60,6 @@ type Config struct {
 	Link LinkAuth
 }
 
-// LinkAuth is the server's side of authenticating joins and links: its
-// users and masteruser/masterauth, read at each connection (CONFIG SET
-// and ACL changes apply to the next one). Safe without the engine lock.
-type LinkAuth interface {
-	// LinkRequired reports whether this node's clients must authenticate
-	// (its default user has a password or is off); its links then must.
-	LinkRequired() bool
-	// LinkCredentials returns masteruser ("" is the default user) and
-	// masterauth, what this node authenticates with.
-	LinkCredentials() (user, pass string)
-	// LinkKeys returns the SHA-256 (hex) of each password of user when
-	// user is on and may run RAFT JOIN; nil otherwise.
-	LinkKeys(user string) []string
-}
-
 func (c *Config) applyTimeout() time.Duration { return 10 * time.Second }
 
 func (c *Config) leaderWait() time.Duration {
@@ -163,44 +148,12 @@ type Stats struct {
 	Unknown       atomic.Int64 // units answered with an unknown outcome
 }
 
-// Executor runs units forwarded by followers as a client of this node
-// would (ACL, MULTI, scripts); the server implements it.
-type Executor interface {
-	// LockForwarded takes the engine lock for u, as for a client of this
-	// node, and returns nil; or, while a script holds the lock past
-	// busy-reply-threshold, returns u's answer without running it (BUSY,
-	// or its SCRIPT KILL served) and without the lock.
-	LockForwarded(u *Unit) []byte
-	// ExecForwarded runs u's commands with the engine lock held and
-	// returns their replies (concatenated), or, when its command blocked
-	// (blocking.go), the unit to wait for.
-	ExecForwarded(u *Unit) ([]byte, BlockedUnit)
-	// CancelForwarded answers (mode) the blocked unit seq of a
-	// follower's client if it is still blocked, with the engine lock
-	// held; it reports whether it was.
-	CancelForwarded(session, client, seq uint64, mode CancelMode) bool
-	// StopServing is called with the engine lock held when the node
-	// stops executing: clients blocked here are to run their command
-	// again where it now runs.
-	StopServing()
-	// DropSession forgets the state of a forwarding session's clients
-	// (their WATCHes), or of one client when client != 0.
-	DropSession(session, client uint64)
-	// PublishSettings records the cluster-wide settings (ACL, encoding
-	// thresholds) as effects; a new leader calls it, with the engine lock
-	// held, before serving.
-	PublishSettings()
-}
-
 // errStalled ends an epoch whose entry in flight made no progress: it
 // was lost without Raft changing state where the monitor could see it.
 var errStalled = errors.New("cluster: the entry in flight made no progress")
 
 // errRefused ends an epoch one of whose entries Raft refused (proposer.ack).
 var errRefused = errors.New("cluster: Raft refused an entry of this epoch")
-
-// ErrClusterDown answers a command that found no leader in time.
-var ErrClusterDown = errors.New("CLUSTERDOWN The cluster is down: no leader was elected in time")
 
 // New opens (or creates) the node's Raft state in cfg.Dir and starts it.
 // d is the door of the node's engine; its log becomes the node's.
@@ -479,14 +432,8 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 // to be committed (their clients may have gone; the data may not).
 const closeDrain = 2 * time.Second
 
-// Close stops the node: a leader with other voters hands leadership over
-// first (transfer.go), after its units already executed are committed;
-// else those are committed for up to closeDrain (none when Halt stopped
-// proposing). Then Raft shuts down, the
-// log is synced (appendfsync everysec, as Redis fsyncs its AOF on
-// shutdown) and the stores close. The server calls it after its clients
-// are gone, so nothing executes meanwhile.
-func (n *Node) Close() error {
+// closeNode does Close (api.go).
+func (n *Node) closeNode() error {
 	n.closeOnce.Do(func() {
 		if n.Serving() && n.otherVoters() {
 			n.handOverOnClose()

@@ -165,11 +165,8 @@ func zeroRange(path string, s span) error {
 	return nil
 }
 
-// PowerCut simulates a power cut of the machine (DEBUG RAFT-POWER-CUT):
-// what the log's files had not synced is overwritten with zeros, as the
-// disk would have it, and the process dies of SIGKILL. It does not
-// return.
-func (n *Node) PowerCut() {
+// powerCut does PowerCut (api.go).
+func (n *Node) powerCut() {
 	losses, err := n.logFS.powerCut()
 	var total int64
 	for _, l := range losses {

@@ -52,9 +52,8 @@ func (n *Node) snapshotLoop(threshold uint64, every time.Duration) {
 	}
 }
 
-// Snapshot takes a Raft snapshot now (SAVE, the leader's loop): it
-// returns once the capture is taken; Raft writes it in the background.
-func (n *Node) Snapshot() error {
+// takeSnapshot does Snapshot (api.go).
+func (n *Node) takeSnapshot() error {
 	_, _, err := n.snapshot()
 	if err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
 		return err
@@ -136,23 +135,8 @@ wait:
 	return f, persisted, err
 }
 
-// SnapshotState takes a Raft snapshot as Snapshot does, waits until Raft
-// has persisted it and opens its engine part: an RDB stream, which the
-// caller closes. BGSAVE in cluster mode writes dump.rdb from it, so the
-// state is captured and encoded once for both files (a separate capture
-// doubled the stall and the CPU of every BGSAVE). When nothing was applied
-// since the last snapshot, that one is the state and is opened.
-//
-// On a follower (an online backup: the leader is not paused) a read
-// barrier comes first, as for a linearizable read: the follower applies
-// as far as the leader's applied index, so the file holds every write
-// acknowledged before the save was asked for. A follower lags by up to a
-// replication round, and a backup taken without it lacked the last 2 of
-// 2,703 writes acknowledged before BGSAVE (TestClusterBackupRestore).
-// Without a leader the save goes on with the state this node has, and
-// says so in the log. index is the Raft index of the state the stream
-// holds.
-func (n *Node) SnapshotState() (rc io.ReadCloser, index uint64, err error) {
+// snapshotState does SnapshotState (api.go).
+func (n *Node) snapshotState() (rc io.ReadCloser, index uint64, err error) {
 	if !n.Serving() {
 		if _, err := n.ReadBarrier(); err != nil {
 			n.log.Warn("cluster: saving a follower's state without a read barrier (no leader): writes acknowledged in its last moments may be missing", "err", err.Error())

@@ -50,8 +50,8 @@ type Status struct {
 	Joining                    bool // started with --join on an empty dir, not added yet
 }
 
-// Status gathers the node's view.
-func (n *Node) Status() Status {
+// status does Status (api.go).
+func (n *Node) status() Status {
 	s := Status{
 		NodeID:        n.cfg.NodeID,
 		State:         n.raft.State().String(),
@@ -166,12 +166,8 @@ func firstIndex(l raft.LogStore) uint64 {
 	return i
 }
 
-// GoodReplicas counts the other members of the configuration whose last
-// report (the ping every follower sends once a second with its applied
-// index, limitdb's REPLCONF ACK) is at most maxLag seconds old, in whole
-// seconds as Redis's refreshGoodSlavesCount counts them. Only a serving
-// leader hears the pings; anywhere else it is 0.
-func (n *Node) GoodReplicas(maxLag int64) int {
+// goodReplicas does GoodReplicas (api.go).
+func (n *Node) goodReplicas(maxLag int64) int {
 	if !n.Serving() || n.fsrv == nil {
 		return 0
 	}

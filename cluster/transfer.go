@@ -41,15 +41,8 @@ var errSoleVoter = errors.New("ERR this node is the only voter of the cluster: t
 // errTransferring answers a second RAFT TRANSFER while one runs.
 var errTransferring = errors.New("ERR a leadership transfer is already in progress")
 
-// Transfer hands leadership to node id (a voter), or with id "" to the
-// most up-to-date voter (Raft's pick: the highest next index), and
-// returns once another node leads (at most pauseWait and transferWait
-// later; else an error, and the leader serves again). On a follower the
-// leader is asked through the forwarding link; that link is dropped when
-// the leadership moves (the forwarder redials the new leader), and the
-// answer may be lost with it: then the transfer succeeded if the node
-// asked for (or, with no id, another one) leads within transferWait.
-func (n *Node) Transfer(id string) error {
+// transferLeadership does Transfer (api.go).
+func (n *Node) transferLeadership(id string) error {
 	_, from := n.raft.LeaderWithID()
 	err := n.onLeader(func() error { return n.transfer(id, transferWait, true) }, frameTransfer, appendBytes(nil, []byte(id)))
 	if !errors.Is(err, errConnLost) || from == "" {

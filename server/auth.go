@@ -81,7 +81,7 @@ func (s *Server) setDefaultAuth(cl *client) {
 // entry and returns false.
 func (s *Server) authenticate(cl *client, argv0, user, pass []byte) bool {
 	u := s.auth.acl.Authenticate(user, pass)
-	if u == nil && s.node != nil && !s.node.Serving() && !cl.readonly {
+	if u == nil && s.follower() && !cl.readonly {
 		// the users are cluster state: a follower that has not applied a
 		// user just created elsewhere catches up before refusing (a read
 		// barrier, as for any linearizable read)

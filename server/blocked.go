@@ -172,7 +172,7 @@ func (s *Server) block(cl *client, w *engine.Waiter, argv [][]byte) {
 	bs.cmd = cl.ctx.Cmd
 	bs.out.Proto = cl.w.Proto
 	bs.ctx = engine.Ctx{E: s.eng, W: &bs.out, ACL: cl}
-	if s.node != nil {
+	if s.replicated() {
 		// (run again after a leader change: a node without Raft never
 		// does) into the pooled state's own buffers: a copy per argument
 		// was 4 allocations per BLPOP, 18 % of the objects a BLPOP/LPUSH
@@ -282,7 +282,7 @@ func (s *Server) serveWaiter(rc *client, w *engine.Waiter, key string, now int64
 // CLIENT UNBLOCK), the waiter leaves its keys' queues and the blocked
 // goroutine (or a forwarded unit's) is woken. The lock is held.
 func (s *Server) answerBlocked(rc *client, bs *blockState, before int, failed bool) {
-	if s.node != nil && s.node.Serving() {
+	if s.gated() {
 		bs.ticket = s.node.Ticket()
 	}
 	b := bs.out.B

@@ -635,28 +635,27 @@ func (s *Server) scriptOnLoop(cl *client, cmd *engine.Command, argv [][]byte) {
 	s.exec(cl, cmd, argv)
 }
 
-// exec is call's execution of cmd: a connection command's handler, the
-// door, or the route a node picks.
+// exec is call's execution of cmd: a connection command's handler, or
+// the door, where route (cluster_route.go) says it runs.
 func (s *Server) exec(cl *client, cmd *engine.Command, argv [][]byte) {
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
-		if s.node == nil || s.node.Serving() || !changesShared(cmd, argv) || s.forward(cl, [][][]byte{argv}) {
+		// (a connection command runs here unless it changes cluster-wide
+		// settings; EXEC and WATCH place themselves, multi.go)
+		if !changesShared(cmd, argv) || s.route(cl, cmd, argv) {
 			recs := s.door.Records
 			connHandlers[cmd.Name](s, cl, argv)
-			if s.node != nil && s.node.Serving() && (s.door.Records != recs || revealsState[cmd.Name]) {
+			if s.gated() && (s.door.Records != recs || revealsState[cmd.Name]) {
 				// it changed replicated state (ACL, CONFIG, DEBUG RELOAD…),
 				// or its reply shows the engine's: the reply waits for the
 				// commit of what it changed or read, like a write's or a read's
 				cl.ticket = s.node.Ticket()
 			}
 		}
-	} else if s.node == nil {
-		cl.ctx.DB = s.eng.DBs[cl.db]
-		s.door.Exec(&cl.ctx, cmd, argv)
 	} else if s.route(cl, cmd, argv) {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		s.door.Exec(&cl.ctx, cmd, argv)
-		if s.node.Serving() {
+		if s.gated() {
 			cl.ticket = s.node.Ticket()
 		}
 	}

@@ -161,7 +161,7 @@ func (s *Server) StopServing() {
 // noteServed records that a follower's blocked unit is being served
 // (cluster.Node.NoteServed), before its pop. The lock is held.
 func (s *Server) noteServed(rc *client) {
-	if bs := rc.blk; bs.fwdSeq != 0 && s.node != nil && s.node.Serving() {
+	if bs := rc.blk; bs.fwdSeq != 0 && s.gated() {
 		s.node.NoteServed(bs.fwdKey.session, bs.fwdKey.client, bs.fwdSeq)
 	}
 }

@@ -33,7 +33,7 @@ func init() {
 // ["slave", leader ip, leader port, "connected"|"connect", offset]. The
 // offset is the Raft applied index.
 func cmdRole(s *Server, cl *client, argv [][]byte) {
-	if s.node == nil {
+	if !s.replicated() {
 		cl.w.Array(3)
 		cl.w.BulkString("master")
 		cl.w.Int(0)
@@ -90,7 +90,7 @@ func cmdReadwrite(s *Server, cl *client, argv [][]byte) {
 
 // cmdRaftInfo: RAFT INFO — the node's view as "field:value" lines.
 func cmdRaftInfo(s *Server, cl *client, argv [][]byte) {
-	if s.node == nil {
+	if !s.replicated() {
 		cl.w.Error(errNoCluster)
 		return
 	}
@@ -104,7 +104,7 @@ func cmdRaftInfo(s *Server, cl *client, argv [][]byte) {
 // ID (node-id@incarnation). Without a cluster secret only loopback
 // clients may ask; with one, proof must be its HMAC (cluster.JoinProof).
 func cmdRaftJoin(s *Server, cl *client, argv [][]byte) {
-	if s.node == nil {
+	if !s.replicated() {
 		cl.w.Error(errNoCluster)
 		return
 	}
@@ -136,7 +136,7 @@ func cmdRaftJoin(s *Server, cl *client, argv [][]byte) {
 
 // cmdRaftRemove: RAFT REMOVE id — removes a node (through the leader).
 func cmdRaftRemove(s *Server, cl *client, argv [][]byte) {
-	if s.node == nil {
+	if !s.replicated() {
 		cl.w.Error(errNoCluster)
 		return
 	}
@@ -154,7 +154,7 @@ func cmdRaftRemove(s *Server, cl *client, argv [][]byte) {
 // or to the most up-to-date voter, through the leader (a follower asks
 // it), and answers +OK once another node leads (cluster/transfer.go).
 func cmdRaftTransfer(s *Server, cl *client, argv [][]byte) {
-	if s.node == nil {
+	if !s.replicated() {
 		cl.w.Error(errNoCluster)
 		return
 	}
@@ -188,7 +188,7 @@ func errText(err error) string {
 // infoRaft is INFO's # Raft section (empty without a cluster), with the
 // slow path's counters.
 func infoRaft(s *Server, b []byte) []byte {
-	if s.node == nil {
+	if !s.replicated() {
 		return b
 	}
 	b = append(b, s.node.Status().Text()...)

@@ -20,41 +20,75 @@ import (
 // barrier per batch) unless the connection said READONLY. Without a
 // node (tests, embedding) none of this runs.
 
-// route decides where an engine command runs. It returns true when the
-// command is to be executed here (the lock is held; it may be released
-// and taken again while waiting for the leader).
-func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
+// Where a command runs: place is the one decision, for every command
+// that may need the cluster. route asks it for engine commands and for
+// the connection commands that change cluster-wide settings (exec in
+// client.go) and acts on it; EXEC and WATCH ask it themselves after
+// their own checks (multi.go), as they forward their own way.
+type placement uint8
+
+const (
+	runHere     placement = iota // execute on this node
+	runOnLeader                  // this node follows: the leader runs it
+	refused                      // answered here: cl has the error (CLUSTERDOWN, a failed read barrier)
+)
+
+// place decides where cmd runs (the lock is held; it may be released
+// and taken again to confirm the lease or pass a read barrier, which are
+// part of the decision).
+//   - Without a node, and on a serving leader whose lease holds: here. The
+//     lease is checked once per batch (cl.leased) and for EXEC's block,
+//     whose commands run under it; without it in time, CLUSTERDOWN; a
+//     leader that stopped leading meanwhile decides as a follower.
+//   - On a follower, what may write runs on the leader: engine commands
+//     flagged write, SCRIPT and FUNCTION KILL, EXEC's block, WATCH, the
+//     connection commands that change cluster-wide settings
+//     (changesShared). PUBLISH and the other connection commands run
+//     here; reads run here after one read barrier per batch, unless
+//     READONLY or the log cannot be written.
+func (s *Server) place(cl *client, cmd *engine.Command, argv [][]byte) placement {
+	if s.node == nil {
+		return runHere
+	}
+	return s.placeInCluster(cl, cmd, argv)
+}
+
+func (s *Server) placeInCluster(cl *client, cmd *engine.Command, argv [][]byte) placement {
 	if s.node.Serving() {
-		// once per batch (LeaseHeld reads the clock: 85 ns on the loaded
-		// machine); EXEC checked it for its block
-		if cl.leased || cl.ctx.InMulti {
-			return true
-		}
-		if s.node.LeaseHeld() || s.leaseConfirmed(cl) {
+		// LeaseHeld reads the clock (85 ns on the loaded machine): once
+		// per batch, and once for EXEC's block
+		if cmd.Has(engine.FlagConn) {
+			if cmd.Name != "exec" || s.node.LeaseHeld() || s.leaseConfirmed(cl) {
+				return runHere
+			}
+		} else if cl.leased || cl.ctx.InMulti {
+			return runHere
+		} else if s.node.LeaseHeld() || s.leaseConfirmed(cl) {
 			cl.leased = true
-			return true
+			return runHere
 		}
 		if s.node.Serving() {
-			return false // answered
+			return refused // CLUSTERDOWN (leaseConfirmed)
 		}
 		// it no longer leads: on as a follower
 	}
-	if cmd.Has(engine.FlagPubSub) {
+	switch {
+	case cmd.Has(engine.FlagConn):
+		if cmd.Name == "exec" || cmd.Name == "watch" || changesShared(cmd, argv) {
+			return runOnLeader
+		}
+		return runHere
+	case cmd.Has(engine.FlagPubSub):
 		// PUBLISH: a message is not state; it is published where it is
 		// sent and fanned out from there (pubsub.go)
-		return true
-	}
-	if cmd.IsWrite() || killsScript(cmd) {
-		if cmd.Has(engine.FlagBlocking) {
-			return s.forwardBlocking(cl, cmd, argv) // cluster_blocked.go
-		}
-		return s.forward(cl, [][][]byte{argv})
-	}
-	if cl.readonly || cl.barrier || s.rdb.logFailure != "" {
+		return runHere
+	case cmd.IsWrite() || killsScript(cmd):
+		return runOnLeader
+	case cl.readonly || cl.barrier || s.rdb.logFailure != "":
 		// (a node whose log cannot be written serves reads from what it
 		// applied: its own writes are refused, the others' reach it
 		// only if its log takes them)
-		return true
+		return runHere
 	}
 	s.door.Unlock()
 	leaderMs, err := s.node.ReadBarrier()
@@ -62,7 +96,7 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 	cl.ctx.Now, _ = s.door.Now()
 	if err != nil {
 		cl.w.Error(err.Error())
-		return false
+		return refused
 	}
 	if leaderMs != 0 {
 		// the batch's reads judge deadlines (expiry, RL.PEEK, RL.INFO) by
@@ -72,14 +106,35 @@ func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
 		cl.ctx.Now = leaderMs
 	}
 	cl.barrier = true
-	return true
+	return runHere
+}
+
+// route acts on place's decision for a command forwarded as itself (not
+// EXEC's block or WATCH): it returns true when the command is to be
+// executed here; else cl has its reply (the leader's, or the refusal).
+func (s *Server) route(cl *client, cmd *engine.Command, argv [][]byte) bool {
+	// (inlined: a server without a node takes no call)
+	return s.node == nil || s.routeInCluster(cl, cmd, argv)
+}
+
+func (s *Server) routeInCluster(cl *client, cmd *engine.Command, argv [][]byte) bool {
+	switch s.placeInCluster(cl, cmd, argv) {
+	case runHere:
+		return true
+	case refused:
+		return false
+	}
+	if cmd.Has(engine.FlagBlocking) {
+		return s.forwardBlocking(cl, cmd, argv) // cluster_blocked.go
+	}
+	return s.forward(cl, [][][]byte{argv})
 }
 
 // resumeNow gives cl's batch its time again after the engine lock was
 // released to wait for the leader: this node's clock, unless the batch
 // passed a read barrier, whose reads keep the leader's time it carried.
 func (s *Server) resumeNow(cl *client) {
-	if cl.barrier && !s.node.Serving() {
+	if cl.barrier && s.follower() {
 		return
 	}
 	cl.ctx.Now, _ = s.door.Now()
@@ -283,11 +338,6 @@ func (cl *client) replaceBatch(msg string) {
 		cl.w.Error(msg)
 	}
 }
-
-// executes reports whether this node changes state on its own (active
-// expiry, eviction): a server without a node, or a serving leader.
-// Followers only apply what the leader decided. The lock is held.
-func (s *Server) executes() bool { return s.node == nil || s.node.Serving() }
 
 // unwatchForwarded releases the WATCHes a follower's client holds on the
 // leader (UNWATCH, DISCARD, RESET, an aborted EXEC).

@@ -84,7 +84,7 @@ func (s *Server) adoptConfig(name, value string) {
 // publish records a settings effect when this node executes for a
 // cluster (the lock is held). Without a node there is no log to carry it.
 func (s *Server) publish(argv ...[]byte) {
-	if s.node == nil || !s.node.Serving() {
+	if !s.gated() {
 		return
 	}
 	now, _ := s.door.Now()

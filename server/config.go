@@ -402,7 +402,7 @@ func cmdConfigSet(s *Server, cl *client, argv [][]byte) {
 		vals = append(vals, v)
 	}
 	shared, mixed := sharedConfig(argv)
-	if mixed && s.node != nil {
+	if mixed && s.replicated() {
 		cl.w.Error(errMixedConfig)
 		return
 	}

@@ -96,12 +96,12 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 	case sub == "digest-strict" && len(argv) == 2:
 		d := s.eng.StrictDigest()
 		cl.w.Status(d.Hex())
-	case sub == "raft-fail-writes" && len(argv) == 3 && s.node != nil:
+	case sub == "raft-fail-writes" && len(argv) == 3 && s.replicated():
 		// test-only (not in HELP): the Raft log store fails every write
 		// while set, as a full disk would
 		s.node.InjectLogFailure(string(argv[2]) == "1")
 		cl.w.OK()
-	case sub == "raft-stall-writes" && len(argv) == 3 && s.node != nil:
+	case sub == "raft-stall-writes" && len(argv) == 3 && s.replicated():
 		// test-only (not in HELP): each write to the Raft log's files
 		// first sleeps this many ms while set (a stalled disk); 0 ends it
 		ms, err := strconv.ParseInt(string(argv[2]), 10, 64)
@@ -111,7 +111,7 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 		}
 		s.node.InjectLogStall(time.Duration(ms) * time.Millisecond)
 		cl.w.OK()
-	case sub == "raft-power-cut" && len(argv) == 2 && s.node != nil:
+	case sub == "raft-power-cut" && len(argv) == 2 && s.replicated():
 		// test-only (not in HELP): the node loses what a power cut would
 		// (the log's writes since their last fsync) and dies as on
 		// SIGKILL; no reply

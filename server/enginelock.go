@@ -74,7 +74,7 @@ func (s *Server) lockDoor() {
 // waits would hold them back meanwhile, or forever for a pause that waits
 // for them.
 func (s *Server) endTurn() {
-	if s.node != nil {
+	if s.replicated() {
 		s.node.TurnEnd()
 	}
 }

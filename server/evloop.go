@@ -369,7 +369,7 @@ func (s *Server) loopFor() *evLoop {
 			}
 			s.loops = append(s.loops, lp)
 		}
-		if s.node != nil && len(s.loops) != 0 {
+		if s.replicated() && len(s.loops) != 0 {
 			s.node.OnSettled(s.settled)
 		}
 	})
@@ -491,8 +491,8 @@ func (lp *evLoop) run() {
 			lp.s.log.Warn("io-model loop: epoll_wait: " + err.Error())
 			time.Sleep(time.Millisecond)
 		}
-		node := lp.s.node
-		if node != nil {
+		replicated, node := lp.s.replicated(), lp.s.node
+		if replicated {
 			node.TurnStart()
 		}
 		woken := false
@@ -532,7 +532,7 @@ func (lp *evLoop) run() {
 		// SET P=1 (redis-benchmark, 50 clients, A/B in alternation) went
 		// from 0.55 to 0.27 ms mean, BLPOP/LPUSH ping-pong (loadgen, A/B
 		// against main) 1.16-1.18 x the exchanges at 0.79-0.83 x the CPU.
-		for pass := 0; node != nil && node.TurnEnd() && pass < loopPasses; pass++ {
+		for pass := 0; replicated && node.TurnEnd() && pass < loopPasses; pass++ {
 			runtime.Gosched()
 			if len(lp.parked) == 0 {
 				break
@@ -624,7 +624,7 @@ func (lp *evLoop) serve(cl *client) {
 	}
 	cl.onLoop = true
 	t := turnAgain
-	if s.node != nil && !s.node.Serving() {
+	if s.follower() {
 		t = turnHandoff // a follower forwards: that waits
 	}
 	for t == turnAgain {
@@ -722,7 +722,7 @@ func (lp *evLoop) takeAnswers() {
 		}
 		bs := rc.loopBlk
 		rc.loopBlk = nil
-		if bs.reroute || s.node != nil && !s.node.Serving() {
+		if bs.reroute || s.follower() {
 			rc.hand.blk = bs
 			lp.handoff(rc) // waitBlocked finds it answered
 			continue
@@ -961,7 +961,7 @@ const calmBatches = 16
 func (cl *client) loopable() bool {
 	s := cl.s
 	return cl.ps == nil && cl.blk == nil && cl.fwdBlk == nil && len(cl.directs) == 0 &&
-		cl.out.pending.Load() == 0 && !cl.closeNow && (s.node == nil || s.node.Serving())
+		cl.out.pending.Load() == 0 && !cl.closeNow && s.executes()
 }
 
 // flushLoop is flush for a connection its loop owns: one write attempt;

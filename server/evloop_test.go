@@ -11,13 +11,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"limitdb/internal/netpoll/netpolltest"
 )
 
 // TestGoRead: a loop connection that a goroutine serves reads as a Go
 // connection does (goRead): the bytes sent, a read deadline's timeout
 // (blocked commands' timeouts rely on it), io.EOF after the peer's close.
 func TestGoRead(t *testing.T) {
-	peer, c := tcpConns(t)
+	peer, c := netpolltest.TCPConns(t)
 	defer peer.Close()
 	lc, err := newLoopConn(nil, c)
 	if err != nil {
@@ -51,27 +53,6 @@ func TestGoRead(t *testing.T) {
 	if _, err := lc.Read(b); err != io.EOF {
 		t.Fatalf("a read after the peer's close: %v, want io.EOF", err)
 	}
-}
-
-// tcpConns returns a connected loopback pair: the dialed side and the
-// accepted one.
-func tcpConns(t *testing.T) (*net.TCPConn, *net.TCPConn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := ln.Accept()
-	if err != nil {
-		c.Close()
-		t.Fatal(err)
-	}
-	return c.(*net.TCPConn), a.(*net.TCPConn)
 }
 
 // loopsOf returns s's loops, to be called once a connection was served

@@ -57,7 +57,7 @@ func cmdInfo(s *Server, cl *client, argv [][]byte) {
 	}
 	var b []byte
 	for _, sec := range infoSections {
-		if sec.name == "raft" && s.node == nil {
+		if sec.name == "raft" && !s.replicated() {
 			continue // limitdb's own section, on cluster nodes only
 		}
 		if !want[sec.name] && !want["all"] && !want["everything"] && !(want["default"] && sec.def) {
@@ -297,7 +297,7 @@ func infoStats(s *Server, b []byte) []byte {
 }
 
 func infoReplication(s *Server, b []byte) []byte {
-	if s.node != nil {
+	if s.replicated() {
 		return infoReplicationCluster(s, b)
 	}
 	b = kv(b, "role", "master")

@@ -26,7 +26,7 @@ func (s *Server) applyMinReplicas() {
 // (cluster.Node.GoodReplicas); a SYNC client never counts, as it never
 // acknowledges an offset (REPLCONF ACK), so a single node has none.
 func (s *Server) goodReplicas() int64 {
-	if s.node == nil {
+	if !s.replicated() {
 		return 0
 	}
 	return int64(s.node.GoodReplicas(s.minMaxLag))

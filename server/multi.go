@@ -82,13 +82,14 @@ func cmdExec(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error(engine.ErrExecAbort)
 		return
 	}
-	if s.node != nil && s.node.Serving() && !s.node.LeaseHeld() && !s.leaseConfirmed(cl) && s.node.Serving() {
-		// after a pause, Raft did not confirm this leader in time: CLUSTERDOWN
-		// (route); had it stopped leading, the block is forwarded below
+	switch s.place(cl, cl.ctx.Cmd, argv) { // (cluster_route.go)
+	case refused:
+		// after a pause, Raft did not confirm this leader in time:
+		// CLUSTERDOWN; had it stopped leading, the block would go to the
+		// leader
 		s.endTx(cl, true)
 		return
-	}
-	if s.node != nil && !s.node.Serving() {
+	case runOnLeader:
 		if cl.tx.Watching() {
 			// WATCHes taken here while this node led: writes made
 			// since by the leader that followed may not be here yet
@@ -129,7 +130,7 @@ func cmdWatch(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error(engine.ErrWatchInMulti)
 		return
 	}
-	if s.node != nil && !s.node.Serving() {
+	if s.place(cl, cl.ctx.Cmd, argv) == runOnLeader {
 		// a follower's WATCH is taken on the leader, where EXEC runs
 		mark := len(cl.w.B)
 		if !s.forward(cl, [][][]byte{argv}) {
@@ -153,7 +154,7 @@ func cmdWatch(s *Server, cl *client, argv [][]byte) {
 // or reverted some (leadership lost, the engine rebuilt from the log).
 // Without a node it never changes.
 func (s *Server) watchEpoch() uint64 {
-	if s.node == nil {
+	if !s.replicated() {
 		return 0
 	}
 	return s.node.Epoch()

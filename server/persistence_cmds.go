@@ -27,7 +27,7 @@ func init() {
 // barrier comes first (cluster.Node.SnapshotState says why): the file
 // holds every write acknowledged before SAVE was sent.
 func cmdSave(s *Server, cl *client, argv [][]byte) {
-	if s.node != nil && !s.node.Serving() {
+	if s.follower() {
 		s.door.Unlock() // the barrier waits for entries applied under the engine lock
 		_, err := s.node.ReadBarrier()
 		s.door.Lock()
@@ -44,7 +44,7 @@ func cmdSave(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error(errSave)
 		return
 	}
-	if s.node != nil {
+	if s.replicated() {
 		go s.raftSnapshot() // it takes the engine lock this command holds
 	}
 	cl.w.OK()
@@ -87,7 +87,7 @@ func cmdLastSave(s *Server, cl *client, argv [][]byte) {
 // +Background append only file rewriting started (INFO's
 // aof_rewrite_in_progress stays 0: the snapshot does not hold up clients).
 func cmdBgrewriteaof(s *Server, cl *client, argv [][]byte) {
-	if s.node != nil {
+	if s.replicated() {
 		go s.raftSnapshot() // it takes the engine lock this command holds
 	}
 	cl.w.Status("Background append only file rewriting started")

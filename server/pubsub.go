@@ -217,7 +217,7 @@ func (s *Server) pubsubPublish(self *client, channel, message []byte, f engine.P
 	// settling the gates of 50 receivers per PUBLISH took 10% of the CPU)
 	gated := s.gated() && (f&(engine.PubEvent|engine.PubAfterWrite) != 0 || !s.committed(s.node.Ticket()))
 	n := s.deliver(self, channel, message, shard, gated)
-	if s.node != nil && s.node.Fanout(channel, message, shard) {
+	if s.replicated() && s.node.Fanout(channel, message, shard) {
 		s.ps.fanout, s.ps.pending = true, true
 	}
 	return n
@@ -335,13 +335,9 @@ func (s *Server) push(self, r *client, msg []byte, gated bool) {
 	st.mu.Unlock()
 }
 
-// gated reports whether pushes must wait for their batch's commit: the
-// node replicates what it executes.
-func (s *Server) gated() bool { return s.node != nil && s.node.Serving() }
-
 // committed reports whether ticket's records are committed.
 func (s *Server) committed(ticket uint64) bool {
-	return ticket == 0 || (ticket != pendingTicket && s.node != nil && s.node.Committed(ticket))
+	return ticket == 0 || (ticket != pendingTicket && s.replicated() && s.node.Committed(ticket))
 }
 
 // settlePushes ends a settle period (the engine lock is held): the marks

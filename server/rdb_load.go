@@ -112,7 +112,7 @@ func (s *Server) importRDB() error {
 		return errLoad(path, err)
 	}
 	check = nil
-	for deadline := time.Now().Add(leadWait); !s.node.Serving(); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(leadWait); !s.gated(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			return errors.New("the node did not become the leader of its new cluster: cannot import " + path)
 		}

@@ -143,7 +143,7 @@ func (s *Server) updateDenyWrites() {
 
 // refreshLogFailure follows the Raft log's write errors (cron, lock held).
 func (s *Server) refreshLogFailure() {
-	if s.node == nil {
+	if !s.replicated() {
 		return
 	}
 	if f := s.node.LogFailure(); f != s.rdb.logFailure {
@@ -272,7 +272,7 @@ func (s *Server) bgsaveStart() {
 	t0 := time.Now()
 	bg := &bgsave{start: t0, dirty: s.eng.Stats.Dirty, done: make(chan struct{})}
 	r.bg = bg
-	if s.node == nil {
+	if !s.replicated() {
 		bg.snap = s.eng.Capture()
 		s.log.Info("Background saving started", "capture_ms", float64(time.Since(t0).Microseconds())/1000)
 	} else {
@@ -353,7 +353,7 @@ func (s *Server) bgsaveRun(bg *bgsave, tmp, path string) {
 // raftSnapshot takes a Raft snapshot (cluster mode, after SAVE): the log
 // is compacted up to now. Called without the engine lock.
 func (s *Server) raftSnapshot() {
-	if s.node == nil || s.closing.Load() {
+	if !s.replicated() || s.closing.Load() {
 		return
 	}
 	if err := s.node.Snapshot(); err != nil {

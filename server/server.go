@@ -226,7 +226,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	if s.node != nil {
+	if s.replicated() {
 		s.node.Close()
 	}
 	// give back this server's share of the process's Go memory limit

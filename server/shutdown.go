@@ -148,7 +148,7 @@ func (s *Server) shutdownBusy(cl *client, argv [][]byte) bool {
 	default:
 		s.log.Warn("User requested shutdown...")
 		s.down.Store(true)
-		if s.node != nil {
+		if s.replicated() {
 			s.node.Halt()
 		}
 		s.eng.Guard.Kill()

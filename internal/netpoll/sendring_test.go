@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"limitdb/internal/netpoll/netpolltest"
 )
 
 // tcpPair returns a connected loopback pair: the sending side's
 // descriptor (non-blocking, as a loop's sockets are) and the peer.
 func tcpPair(t *testing.T) (int, *net.TCPConn) {
 	t.Helper()
-	c, peer := tcpConns(t)
+	c, peer := netpolltest.TCPConns(t)
 	t.Cleanup(func() { c.Close(); peer.Close() })
 	f, err := c.File() // a blocking duplicate
 	if err != nil {
@@ -119,25 +121,4 @@ func TestSendRing(t *testing.T) {
 			t.Fatalf("a pipe: %v, result %d (want an error and NotSent)", err, res[0])
 		}
 	})
-}
-
-// tcpConns returns a connected loopback pair: the dialed side and the
-// accepted one.
-func tcpConns(t *testing.T) (*net.TCPConn, *net.TCPConn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := ln.Accept()
-	if err != nil {
-		c.Close()
-		t.Fatal(err)
-	}
-	return c.(*net.TCPConn), a.(*net.TCPConn)
 }

@@ -175,16 +175,15 @@ func decodeUnit(session uint64, p []byte) (*Unit, error) {
 	return u, r.err
 }
 
-func writeFrame(w *bufio.Writer, typ byte, id uint64, body []byte) error {
-	var hdr [4 + 1 + binary.MaxVarintLen64]byte
-	n := 5 + binary.PutUvarint(hdr[5:], id)
-	binary.BigEndian.PutUint32(hdr[:4], uint32(n-4+len(body)))
-	hdr[4] = typ
-	if _, err := w.Write(hdr[:n]); err != nil {
-		return err
-	}
-	_, err := w.Write(body)
-	return err
+// appendFrame appends a frame: a 4-byte big-endian length of what follows,
+// the type, the uvarint id, the body (readFrame's format).
+func appendFrame(b []byte, typ byte, id uint64, body []byte) []byte {
+	var hdr [1 + binary.MaxVarintLen64]byte
+	hdr[0] = typ
+	n := 1 + binary.PutUvarint(hdr[1:], id)
+	b = binary.BigEndian.AppendUint32(b, uint32(n+len(body)))
+	b = append(b, hdr[:n]...)
+	return append(b, body...)
 }
 
 func readFrame(r *bufio.Reader) (typ byte, id uint64, body []byte, err error) {
@@ -340,12 +339,11 @@ func (f *forwarder) connect() error {
 		return err
 	}
 	f.conn, f.leader = c, addr
-	w := bufio.NewWriterSize(c, 64<<10)
 	hello := binary.AppendUvarint(nil, f.session)
 	hello = appendBytes(hello, []byte(f.n.rid))
 	hello = appendBytes(hello, []byte(f.n.cfg.ClientAddr))
 	hello = binary.AppendUvarint(hello, linkProto)
-	if err := writeFrame(w, frameHello, 0, hello); err != nil || w.Flush() != nil {
+	if _, err := c.Write(appendFrame(nil, frameHello, 0, hello)); err != nil {
 		f.dropLocked(err)
 		return errNoLeader
 	}
@@ -366,12 +364,15 @@ func (f *forwarder) connect() error {
 			f.proto = v
 		}
 	}
+	var drops []byte
 	for _, body := range f.drops {
-		writeFrame(w, frameDrop, 0, body)
+		drops = appendFrame(drops, frameDrop, 0, body)
 	}
-	if len(f.drops) > 0 && w.Flush() != nil {
-		f.dropLocked(errConnLost)
-		return errNoLeader
+	if len(drops) > 0 {
+		if _, err := c.Write(drops); err != nil {
+			f.dropLocked(errConnLost)
+			return errNoLeader
+		}
 	}
 	f.drops = nil
 	f.out = newLinkWriter(c)

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"encoding/binary"
 	"net"
 	"runtime"
 	"sync"
@@ -33,17 +32,6 @@ func newLinkWriter(c net.Conn) *linkWriter {
 	w := &linkWriter{c: c, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.run()
 	return w
-}
-
-// appendFrame appends a frame: a 4-byte big-endian length of what follows,
-// the type, the uvarint id, the body (readFrame's format).
-func appendFrame(b []byte, typ byte, id uint64, body []byte) []byte {
-	var hdr [1 + binary.MaxVarintLen64]byte
-	hdr[0] = typ
-	n := 1 + binary.PutUvarint(hdr[1:], id)
-	b = binary.BigEndian.AppendUint32(b, uint32(n+len(body)))
-	b = append(b, hdr[:n]...)
-	return append(b, body...)
 }
 
 // send queues a frame. A write that fails closes the connection: its

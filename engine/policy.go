@@ -151,16 +151,16 @@ func (r *Policies) raiseLive(name []byte, deadline int64) {
 
 func init() {
 	Register(
-		&Command{Name: "rl.policy", Arity: -2, Group: "ratelimit", Since: "1.1.0", Summary: "A container for named rate-limit policy commands.", Subs: []*Command{
-			{Name: "set", Arity: -3, Flags: "write denyoom noeffect", Group: "ratelimit", Since: "1.1.0", Summary: "Creates or replaces a named policy; returns its new version.", Run: cmdPolicySet},
-			{Name: "get", Arity: 3, Flags: "readonly fast", Group: "ratelimit", Since: "1.1.0", Summary: "Returns a policy's parameters, version and last change.", Run: cmdPolicyGet},
-			{Name: "del", Arity: -3, Flags: "write noeffect", Group: "ratelimit", Since: "1.1.0", Summary: "Deletes a named policy.", Run: cmdPolicyDel},
-			{Name: "list", Arity: -2, Flags: "readonly", Group: "ratelimit", Since: "1.1.0", Summary: "Lists the policy names, optionally those matching a pattern.", Run: cmdPolicyList},
-			{Name: "history", Arity: -3, Flags: "readonly", Group: "ratelimit", Since: "1.1.0", Summary: "Returns a policy's recent changes, newest first.", Run: cmdPolicyHistory},
+		&Command{Name: "rl.policy", Arity: -2, Group: "ratelimit", Since: "1.0.0", Summary: "A container for named rate-limit policy commands.", Subs: []*Command{
+			{Name: "set", Arity: -3, Flags: "write denyoom noeffect", Group: "ratelimit", Since: "1.0.0", Summary: "Creates or replaces a named policy; returns its new version.", Run: cmdPolicySet},
+			{Name: "get", Arity: 3, Flags: "readonly fast", Group: "ratelimit", Since: "1.0.0", Summary: "Returns a policy's parameters, version and last change.", Run: cmdPolicyGet},
+			{Name: "del", Arity: -3, Flags: "write noeffect", Group: "ratelimit", Since: "1.0.0", Summary: "Deletes a named policy.", Run: cmdPolicyDel},
+			{Name: "list", Arity: -2, Flags: "readonly", Group: "ratelimit", Since: "1.0.0", Summary: "Lists the policy names, optionally those matching a pattern.", Run: cmdPolicyList},
+			{Name: "history", Arity: -3, Flags: "readonly", Group: "ratelimit", Since: "1.0.0", Summary: "Returns a policy's recent changes, newest first.", Run: cmdPolicyHistory},
 		}},
-		&Command{Name: "limitdb.policy", Arity: -2, Group: "server", Since: "1.1.0", Summary: "The effect form of RL.POLICY changes.", Subs: []*Command{
-			{Name: "put", Arity: 15, Flags: "write admin noscript loading stale", Group: "server", Since: "1.1.0", Summary: "Installs a policy record (an effect: how RL.POLICY SET replicates).", Run: cmdLimitdbPolicyPut},
-			{Name: "del", Arity: 3, Flags: "write admin noscript loading stale", Group: "server", Since: "1.1.0", Summary: "Deletes a policy (an effect: how RL.POLICY DEL replicates).", Run: cmdLimitdbPolicyDel},
+		&Command{Name: "limitdb.policy", Arity: -2, Group: "server", Since: "1.0.0", Summary: "The effect form of RL.POLICY changes.", Subs: []*Command{
+			{Name: "put", Arity: 15, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Installs a policy record (an effect: how RL.POLICY SET replicates).", Run: cmdLimitdbPolicyPut},
+			{Name: "del", Arity: 3, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Deletes a policy (an effect: how RL.POLICY DEL replicates).", Run: cmdLimitdbPolicyDel},
 		}},
 	)
 }

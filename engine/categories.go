@@ -7,7 +7,9 @@ import (
 
 // ACL command categories, in the order of Redis 7.0's category table (the
 // order ACL CAT and COMMAND INFO list them), then limitdb's own
-// @ratelimit for the native limiter commands (RL.*, CL.THROTTLE).
+// @ratelimit for the native limiter commands (RL.*, CL.THROTTLE) and
+// @rlpolicy for the administration of named policies (RL.POLICY), apart so
+// that a user may decide under policies without being able to change them.
 const (
 	CatKeyspace uint64 = 1 << iota
 	CatRead
@@ -31,6 +33,7 @@ const (
 	CatTransaction
 	CatScripting
 	CatRateLimit
+	CatRLPolicy
 )
 
 // CategoryNames lists the category names; bit i of a category set is
@@ -39,6 +42,7 @@ var CategoryNames = []string{
 	"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
 	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
 	"blocking", "dangerous", "connection", "transaction", "scripting", "ratelimit",
+	"rlpolicy",
 }
 
 // CategoryByName returns the category bit of name (case-insensitive), 0
@@ -80,19 +84,25 @@ type cmdMeta struct {
 // limitdbMeta covers the commands Redis 7.0 does not have: the native
 // limiter commands (@ratelimit; RL.ALLOWALL's keys come every third
 // argument after the count; RL.SET is also @dangerous: like RESTORE it
-// replaces the key and can set any state), and two CLIENT subcommands of Redis 7.2
+// replaces the key and can set any state), RL.POLICY's subcommands
+// (@rlpolicy only: administration, not decisions), and two CLIENT subcommands of Redis 7.2
 // (with 7.2's categories).
 var limitdbMeta = map[string]cmdMeta{
-	"rl.allow":        {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
-	"rl.peek":         {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
-	"rl.refund":       {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
-	"rl.reset":        {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRM | KeyDelete, BeginIndex: 1, KeyStep: 1}}},
-	"rl.info":         {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
-	"rl.allowall":     {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 3}}},
-	"cl.throttle":     {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
-	"rl.set":          {cats: CatRateLimit | CatDangerous, specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
-	"client|no-touch": {cats: CatConnection},
-	"client|setinfo":  {cats: CatConnection},
+	"rl.allow":          {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.peek":           {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
+	"rl.refund":         {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.reset":          {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRM | KeyDelete, BeginIndex: 1, KeyStep: 1}}},
+	"rl.info":           {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyStep: 1}}},
+	"rl.allowall":       {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 3}}},
+	"cl.throttle":       {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.set":            {cats: CatRateLimit | CatDangerous, specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.policy|set":     {cats: CatRLPolicy},
+	"rl.policy|get":     {cats: CatRLPolicy},
+	"rl.policy|del":     {cats: CatRLPolicy},
+	"rl.policy|list":    {cats: CatRLPolicy},
+	"rl.policy|history": {cats: CatRLPolicy},
+	"client|no-touch":   {cats: CatConnection},
+	"client|setinfo":    {cats: CatConnection},
 }
 
 // attachMeta sets cmd.Cats (explicit categories plus the implicit ones

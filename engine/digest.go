@@ -184,9 +184,9 @@ var FunctionCodes func(e *Engine) []string
 // the same effects must agree on (DEBUG DIGEST-STRICT): Redis's digest
 // (which notes only whether a key has a deadline), then per database
 // every key's absolute deadline, the script cache's SHA1s, the function
-// libraries' code and the
+// libraries' code, the
 // encoding thresholds (which decide encodings, and through them the order
-// of replies). Limiter state is in Redis's part already (limiterDigest).
+// of replies) and the policy registry. Limiter state is in Redis's part already (limiterDigest).
 // Node-local state is left out: access times, the random generators,
 // statistics, and the time floor ClockMs, which on the executing node
 // also moves with units that change nothing (no record carries those).
@@ -235,6 +235,12 @@ func (e *Engine) StrictDigest() Digest {
 		l.SetMaxIntsetEntries, l.ZsetMaxListpackEntries, l.ZsetMaxListpackValue, l.ProtoMaxBulkLen} {
 		buf = strconv.AppendInt(buf[:0], n, 10)
 		d.mix(buf)
+	}
+	// the policy registry (RL.POLICY changes, RL.SET … POLICY's live
+	// deadlines), as its snapshot fields
+	for _, f := range e.Policies.aux() {
+		d.mixString(f.Key)
+		d.mixString(f.Value)
 	}
 	return d
 }

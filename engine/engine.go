@@ -74,6 +74,8 @@ type Engine struct {
 	Enc EncodingLimits
 	// Settings are the cluster-wide settings that are not keys (settings.go).
 	Settings Settings
+	// Policies is the registry of named rate-limit policies (policy.go).
+	Policies Policies
 
 	// Guard tracks the running script for the connection layer, which reads
 	// it without the engine lock (BUSY replies, SCRIPT KILL).

@@ -234,6 +234,12 @@ func (c *Ctx) loadFor(key []byte, p *ratelimit.Params, withLog bool) (e *entry, 
 	if !ok {
 		return nil, st, false
 	}
+	return c.loadEntry(e, p, withLog)
+}
+
+// loadEntry is loadFor's part after the lookup: e's state (fresh for nil).
+func (c *Ctx) loadEntry(e *entry, p *ratelimit.Params, withLog bool) (*entry, ratelimit.State, bool) {
+	var st ratelimit.State
 	if e == nil {
 		if withLog && p.Algo == ratelimit.SlidingLog {
 			st.Log = ratelimit.NewLog(p)
@@ -270,10 +276,11 @@ func growLog(st ratelimit.State, n int64) ratelimit.State {
 }
 
 // writeResult writes a decision as a map: allowed, limit, remaining,
-// retry_after_ms, reset_after_ms (RESP2: a flat array of name, value).
-func (c *Ctx) writeResult(r *ratelimit.Result) {
+// retry_after_ms, reset_after_ms (RESP2: a flat array of name, value),
+// announcing extra more fields that the caller writes next.
+func (c *Ctx) writeResult(r *ratelimit.Result, extra int) {
 	w := c.W
-	w.Map(5)
+	w.Map(5 + extra)
 	w.Raw(rlAllowedName)
 	if r.Allowed {
 		w.Raw(rlOne)
@@ -310,6 +317,10 @@ var (
 // nothing. New parameters for an existing key of the same algorithm take
 // effect on the first allowed request and keep the state.
 func cmdRLAllow(c *Ctx, argv [][]byte) {
+	if EqualFold(argv[2], "policy") {
+		c.rlPolicyCall(argv, true)
+		return
+	}
 	var a rlArgs
 	if !c.parseRL(argv, &a) {
 		return
@@ -325,10 +336,10 @@ func cmdRLAllow(c *Ctx, argv [][]byte) {
 		}
 		c.limStore(e, &a.p, &st, r.ResetAfter)
 		c.touched(a.key)
-		c.limEffect(a.key, e, true)
+		c.limEffect(a.key, e, true, nil)
 	}
 	c.notifyDecision(a.key, r.Allowed)
-	c.writeResult(&r)
+	c.writeResult(&r, 0)
 }
 
 // notifyDecision raises a limiter's decision as a keyspace event of
@@ -350,6 +361,10 @@ func (c *Ctx) notifyDecision(key []byte, allowed bool) {
 // current state; retry_after_ms is -1 when the request would pass. A
 // missing key is a full limiter. Same errors as RL.ALLOW.
 func cmdRLPeek(c *Ctx, argv [][]byte) {
+	if EqualFold(argv[2], "policy") {
+		c.rlPolicyCall(argv, false)
+		return
+	}
 	var a rlArgs
 	if !c.parseRL(argv, &a) {
 		return
@@ -363,7 +378,7 @@ func cmdRLPeek(c *Ctx, argv [][]byte) {
 		st.Log = one[:]
 	}
 	r := ratelimit.Decide(&a.p, &st, c.Now, a.cost, false)
-	c.writeResult(&r)
+	c.writeResult(&r, 0)
 }
 
 // cmdRLRefund: RL.REFUND key n — gives n units back, never beyond full.
@@ -404,7 +419,7 @@ func cmdRLRefund(c *Ctx, argv [][]byte) {
 			reset = ratelimit.Decide(&p, &st, c.Now, 1, false).ResetAfter
 		}
 		c.DB.setExpire(e, c.Now+max(1, reset))
-		c.limEffect(argv[1], e, true)
+		c.limEffect(argv[1], e, true, nil)
 	}
 	c.touched(argv[1])
 	c.notify(NotifyRatelimit, "rl.refund", argv[1])
@@ -567,7 +582,7 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 			}
 			c.limStore(e, &args[i].p, &sts[i], res[i].ResetAfter)
 			c.touched(args[i].key)
-			c.limEffect(args[i].key, e, false)
+			c.limEffect(args[i].key, e, false, nil)
 		}
 		c.PreventPropagation()
 	}
@@ -677,7 +692,7 @@ func cmdCLThrottle(c *Ctx, argv [][]byte) {
 		}
 		c.limStore(e, &p, &st, r.ResetAfter/1e6)
 		c.touched(argv[1])
-		c.limEffect(argv[1], e, true)
+		c.limEffect(argv[1], e, true, nil)
 	}
 	if qty > 0 {
 		c.notifyDecision(argv[1], !r.Limited)

@@ -17,7 +17,8 @@ import (
 //	"REDIS0010"
 //	AUX redis-ver, redis-bits, ctime, aof-base   (as Redis writes them)
 //	AUX limitdb-ver, limitdb-clock-ms, limitdb-rand, limitdb-encoding-limits,
-//	    limitdb-acl, limitdb-notify, lua …       (limitdb-only, skipped by Redis)
+//	    lua …, limitdb-acl, limitdb-notify,
+//	    limitdb-policy-ver, limitdb-policy …     (limitdb-only, skipped by Redis)
 //	per non-empty database:
 //	  SELECTDB n, RESIZEDB keys expires, AUX limitdb-buckets
 //	  per key: [AUX limitdb-key-enc] [EXPIRETIME_MS] [IDLE|FREQ] type key value

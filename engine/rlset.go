@@ -8,7 +8,7 @@ import "limitdb/ratelimit"
 // clock, so, like Redis's EXPIRE → PEXPIREAT, they are never replicated as
 // sent: each limiter they change is recorded as
 //
-//	RL.SET key algorithm limit period burst a b deadline [LOG size t1 … tB]
+//	RL.SET key algorithm limit period burst a b deadline [LOG size t1 … tB] [POLICY name]
 //
 // the limiter's whole state with absolute times: its algorithm (as RL.INFO
 // names it, "cell" for CL.THROTTLE's), its parameters as stored (period in
@@ -17,7 +17,9 @@ import "limitdb/ratelimit"
 // deadline in unix ms (when the limiter is back to full). A sliding log
 // adds its ring size and its B live grant times, oldest first, from ring
 // index A; the other slots are zero (ratelimit's slClear keeps them so),
-// so the ring is rebuilt exactly. A limiter that becomes full (RL.REFUND)
+// so the ring is rebuilt exactly. POLICY name, when the decision was made
+// under a named policy (RL.ALLOW key POLICY name), raises that policy's
+// LiveUntil to the deadline (policy.go). A limiter that becomes full (RL.REFUND)
 // or is reset is recorded as DEL key. Applying RL.SET reads no clock.
 //
 // Clients may call it too, like RESTORE (it is @dangerous: it can set any
@@ -65,7 +67,8 @@ func cellParamsError(p *ratelimit.Params) string {
 }
 
 // cmdRLSet: RL.SET key algorithm limit period burst a b deadline [LOG size
-// t1 … tB] — see above. Reply +OK. Errors: unknown algorithm; ErrNotInt;
+// t1 … tB] [POLICY name] — see above (a policy that does not exist is
+// ignored: it was deleted with FORCE). Reply +OK. Errors: unknown algorithm; ErrNotInt;
 // the parameter errors of RL.ALLOW (CL.THROTTLE's for cell); "invalid
 // limiter state" for a negative word or a sliding log whose A, B and
 // times do not fit its size; LOG missing for sliding-log or given for
@@ -100,6 +103,12 @@ func cmdRLSet(c *Ctx, argv [][]byte) {
 	if st.A < 0 || st.B < 0 {
 		c.W.Error(errRLSetState)
 		return
+	}
+	// POLICY name last (never a log time, which is an integer): the key was
+	// decided under that policy, which may have live keys until deadline
+	var policy []byte
+	if n := len(argv); n >= 11 && EqualFold(argv[n-2], "policy") {
+		policy, argv = argv[n-1], argv[:n-2]
 	}
 	hasLog := len(argv) > 9
 	if hasLog != (algo == ratelimit.SlidingLog) || hasLog && (len(argv) < 11 || !EqualFold(argv[9], "log")) {
@@ -152,6 +161,9 @@ func cmdRLSet(c *Ctx, argv [][]byte) {
 		e.setObj(KindString, nil)
 	}
 	c.limStoreAt(e, &p, &st, deadline)
+	if policy != nil {
+		c.E.Policies.raiseLive(policy, deadline)
+	}
 	c.touched(key)
 	c.notify(NotifyRatelimit, "rl.set", key)
 	c.W.OK()
@@ -159,8 +171,9 @@ func cmdRLSet(c *Ctx, argv [][]byte) {
 
 // limEffect records e, the limiter at key that the running command has
 // just stored, as RL.SET: the command's own effect when own, else an
-// effect now (RL.ALLOWALL's several keys). No allocation.
-func (c *Ctx) limEffect(key []byte, e *entry, own bool) {
+// effect now (RL.ALLOWALL's several keys), with POLICY policy when not
+// nil. No allocation.
+func (c *Ctx) limEffect(key []byte, e *entry, own bool, policy []byte) {
 	if c.Eff == nil {
 		return
 	}
@@ -169,6 +182,9 @@ func (c *Ctx) limEffect(key []byte, e *entry, own bool) {
 	n := 9
 	if p.Algo == ratelimit.SlidingLog {
 		n += 2 + int(st.B)
+	}
+	if policy != nil {
+		n += 2
 	}
 	var f *Effects
 	if own {
@@ -192,5 +208,9 @@ func (c *Ctx) limEffect(key []byte, e *entry, own bool) {
 		for i := int64(0); i < st.B; i++ {
 			f.argInt(st.Log[(st.A+i)%size])
 		}
+	}
+	if policy != nil {
+		f.argStr("POLICY")
+		f.arg(policy)
 	}
 }

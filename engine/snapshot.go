@@ -25,7 +25,8 @@ import (
 //
 // The format is RDB 10 (rdb.go). A snapshot holds the sixteen databases
 // (keys in bucket order, with their deadlines), the engine's replicated
-// state (ClockMs, Rand, Enc) and, through ScriptsCodec, the script cache.
+// state (ClockMs, Rand, Enc, the policy registry) and, through ScriptsCodec,
+// the script cache.
 
 // AuxField is an RDB aux field: a name and a value, which Redis skips when
 // it does not know the name.
@@ -70,6 +71,7 @@ type Snapshot struct {
 	scripts  []AuxField
 	libs     []string // function libraries' code (RDB_OPCODE_FUNCTION2)
 	acl      string
+	policies []AuxField // the policy registry (policy_rdb.go)
 	notify   int
 	noLZF    bool  // Engine.RDBNoCompression when taken
 	noCRC    bool  // Engine.RDBNoChecksum when taken
@@ -106,6 +108,7 @@ func (e *Engine) snapshotHeader() *Snapshot {
 	if scriptsCodec.Save != nil {
 		s.scripts = scriptsCodec.Save(e.Scripts)
 	}
+	s.policies = e.Policies.aux()
 	if scriptsCodec.Functions != nil {
 		s.libs = scriptsCodec.Functions(e.Scripts)
 	}
@@ -232,6 +235,9 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 		w.aux(auxACL, s.acl)
 	}
 	w.auxInt(auxNotify, int64(s.notify))
+	for _, f := range s.policies {
+		w.aux(f.Key, f.Value)
+	}
 	// the function libraries, where Redis 7.0 writes them (rdbSaveFunctions:
 	// after the aux fields, before the databases)
 	for _, code := range s.libs {
@@ -342,7 +348,7 @@ func (e *entry) keyEncHint() string {
 // Reset replaces the replicated state (the caller holds the engine lock): with the
 // snapshot r holds (LoadSnapshot), or, when r is nil, with a new engine's —
 // no keys (WATCHes on them are dirtied, as by FLUSHALL), Rand at its
-// initial seed, an empty script cache — so that replaying a log from its
+// initial seed, an empty script cache and policy registry — so that replaying a log from its
 // start gives the state it gave the first time. ClockMs stays (the time
 // floor never goes back), and so do the encoding limits (configuration,
 // whose changes reach the log as CONFIG SET).
@@ -364,6 +370,7 @@ func (e *Engine) Reset(r io.Reader) error {
 		db.expCur = 0
 	}
 	e.Scripts = scripts
+	e.Policies = Policies{}
 	e.Rand.Seed(initialRandSeed)
 	return nil
 }
@@ -424,6 +431,7 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 	if scriptsCodec.Load != nil {
 		e.Scripts = scripts
 	}
+	e.Policies = l.policies
 	e.ClockMs = max(e.ClockMs, l.clock)
 	e.Rand.Seed(l.rand)
 	e.Enc = l.lim
@@ -458,8 +466,10 @@ type rdbLoader struct {
 	rand    uint64
 	scripts []AuxField
 	libs    []string // function libraries (RDB_OPCODE_FUNCTION2), in file order
-	acl     string   // Settings.ACL
-	notify  *int64   // Notify (absent from snapshots older than it, and from Redis's files)
+	// policies is the policy registry a limitdb file held
+	policies Policies
+	acl      string // Settings.ACL
+	notify   *int64 // Notify (absent from snapshots older than it, and from Redis's files)
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -669,6 +679,10 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 			return bad()
 		}
 		l.notify = &n
+	case k == auxPolicy || k == auxPolicyVer:
+		if _, err := l.policies.loadAux(k, v); err != nil {
+			return bad()
+		}
 	case scriptsCodec.Owns != nil && scriptsCodec.Owns(k):
 		l.scripts = append(l.scripts, AuxField{k, v})
 	}

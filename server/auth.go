@@ -182,6 +182,10 @@ func (s *Server) execPermitted(cl *client, cmd *engine.Command, argv [][]byte) b
 	return false
 }
 
+// UserName is the ACL user cl runs as: the engine attributes policy
+// changes to it (RL.POLICY's updated_by).
+func (cl *client) UserName() string { return cl.user.Name }
+
 // ScriptCheck implements engine.ScriptACL: a command called from a script
 // is checked against the caller's user; the text is Redis's for scripts.
 func (cl *client) ScriptCheck(cmd *engine.Command, argv [][]byte) string {

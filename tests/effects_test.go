@@ -221,10 +221,11 @@ func engineEffects(f *engine.Effects) []effect {
 }
 
 // limitdbOnly names the effects Redis never writes: the native limiters'
-// RL.SET and the script cache's SCRIPT LOAD / FLUSH.
+// RL.SET, the script cache's SCRIPT LOAD / FLUSH and the policy
+// registry's LIMITDB.POLICY.
 func limitdbOnly(e effect) bool {
 	switch strings.ToUpper(e.argv[0]) {
-	case "RL.SET", "SCRIPT":
+	case "RL.SET", "SCRIPT", "LIMITDB.POLICY":
 		return true
 	}
 	return false

@@ -141,6 +141,25 @@ func runScenarioTree(t *testing.T, refAddr, candAddr string, durable bool) {
 type scenarioLine struct {
 	n    int
 	text string
+	// expect holds the `=>` lines after an @expect line: the reply
+	// limitdb must give, for either protocol ("") or one ("2", "3").
+	expect []expectLine
+}
+
+type expectLine struct {
+	n           int
+	proto, want string
+}
+
+// cutExpect splits an expected-reply line: `=> R` (either protocol),
+// `=2> R` or `=3> R`.
+func cutExpect(line string) (proto, want string, ok bool) {
+	for _, p := range []string{"", "2", "3"} {
+		if rest, ok := strings.CutPrefix(line, "="+p+"> "); ok {
+			return p, strings.TrimSpace(rest), true
+		}
+	}
+	return "", "", false
 }
 
 func readScenario(t *testing.T, path string) []scenarioLine {
@@ -159,7 +178,15 @@ func readScenario(t *testing.T, path string) []scenarioLine {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		out = append(out, scenarioLine{n, line})
+		if proto, want, ok := cutExpect(line); ok {
+			if len(out) == 0 || !strings.HasPrefix(out[len(out)-1].text, "@expect ") {
+				t.Fatalf("%s:%d: an expected reply (=>) must follow an @expect line", path, n)
+			}
+			last := &out[len(out)-1]
+			last.expect = append(last.expect, expectLine{n, proto, want})
+			continue
+		}
+		out = append(out, scenarioLine{n: n, text: line})
 	}
 	return out
 }
@@ -295,7 +322,7 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 					}
 				}
 				continue
-			case "@sort", "@shape", "@nocompare", "@words", "@acllog":
+			case "@sort", "@shape", "@nocompare", "@words", "@acllog", "@expect":
 				mode = word[1:]
 				text = rest
 			case "@tol":
@@ -319,6 +346,10 @@ func runScenarioOn(t *testing.T, refAddr, candAddr, file string, lines []scenari
 		cand, err := cur.cand.Do(candArgs...)
 		if err != nil {
 			t.Fatalf("%s:%d: limitdb: %v (redis said %q)", file, l.n, err, ref)
+		}
+		if mode == "expect" {
+			checkExpect(t, file, l, proto, cand)
+			continue
 		}
 		if msg := compareReplies(mode, tol, ref, cand); msg != "" {
 			t.Errorf("%s:%d: %s\n  command: %s\n  redis:   %q\n  limitdb: %q", file, l.n, msg, text, ref, cand)

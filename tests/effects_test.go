@@ -313,7 +313,7 @@ func runEffectScenario(t *testing.T, addr string, aof *aofFile, file string, lin
 				x.directive = true
 			case "@sort", "@words", "@acllog":
 				x.mode, text = word[1:], rest
-			case "@shape", "@nocompare":
+			case "@shape", "@nocompare", "@expect":
 				// a random reply (SPOP, SRANDMEMBER …): its effects are
 				// compared as @random ones
 				x.mode, text, x.random = word[1:], rest, true

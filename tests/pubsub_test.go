@@ -227,10 +227,10 @@ func keyspaceFile(t *testing.T, file string, self bool) (int, int) {
 				}
 				cur = conns[name]
 				continue
-			case "@tol", "@sort", "@shape", "@nocompare", "@words", "@acllog":
+			case "@tol", "@sort", "@shape", "@nocompare", "@words", "@acllog", "@expect":
 				// @shape and @nocompare mark random outcomes (SPOP's
 				// member, a random key): their events may differ too
-				compare = word != "@shape" && word != "@nocompare"
+				compare = word != "@shape" && word != "@nocompare" && word != "@expect"
 				pushesOnly = true // the reply itself is not exact
 				text = rest
 				if word == "@tol" {

@@ -46,3 +46,22 @@ func TestExpectNotation(t *testing.T) {
 		}
 	}
 }
+
+// TestExpectErrorWords: a `_` word of an expected error stands for one
+// word or number, never for a word's part.
+func TestExpectErrorWords(t *testing.T) {
+	for _, c := range []struct {
+		want, got string
+		ok        bool
+	}{
+		{"-ERR version mismatch: at version _, IFVERSION 0 (nothing changed)", "-ERR version mismatch: at version 17, IFVERSION 0 (nothing changed)", true},
+		{"-ERR live keys until _ (unix ms)", "-ERR live keys until 1796248714415 (unix ms)", true},
+		{"-ERR live keys until _ (unix ms)", "-ERR live keys until 1 2 (unix ms)", false},
+		{"-ERR shadow_denied _", "-ERR shadowXdenied 1", false},
+		{`[-"ERR at _" :1]`, `[-"ERR at 5" :1]`, true},
+	} {
+		if matchExpect(c.want, c.got) != c.ok {
+			t.Errorf("matchExpect(%s, %s) = %v", c.want, c.got, !c.ok)
+		}
+	}
+}

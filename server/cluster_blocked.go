@@ -22,7 +22,7 @@ import (
 //
 // On a follower the client's goroutine forwards the command from a
 // helper goroutine and meanwhile reads its socket as a blocked client
-// does (waitForward): a read error cancels the unit on the leader, and
+// does (forwardBlocking): a read error cancels the unit on the leader, and
 // CLIENT UNBLOCK here sends the cancel with its reply mode. The client
 // shows as blocked (INFO, CLIENT LIST's b) once the leader said it
 // blocked.

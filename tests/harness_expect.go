@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"testing"
 )
 
 // The expected replies of a scenario's @expect lines: a reply is written on
@@ -204,29 +203,4 @@ func matchExpect(want, got string) bool {
 		}
 	}
 	return true
-}
-
-// checkExpect compares limitdb's reply to an @expect line with the
-// expected replies after it for protocol proto; a mismatch prints the
-// line to paste.
-func checkExpect(t *testing.T, file string, l scenarioLine, proto int, reply []byte) {
-	t.Helper()
-	got, err := renderReply(reply)
-	if err != nil {
-		t.Errorf("%s:%d: %v in %q", file, l.n, err, reply)
-		return
-	}
-	p := strconv.Itoa(proto)
-	var want *expectLine
-	for i := range l.expect {
-		if e := &l.expect[i]; e.proto == p || (e.proto == "" && want == nil) {
-			want = e
-		}
-	}
-	switch {
-	case want == nil:
-		t.Errorf("%s:%d: no expected reply for RESP%d; limitdb said\n=%s> %s", file, l.n, proto, p, got)
-	case !matchExpect(want.want, got):
-		t.Errorf("%s:%d: %s\n  want: %s\n  got:  %s\n=%s> %s", file, want.n, strings.TrimPrefix(l.text, "@expect "), want.want, got, p, got)
-	}
 }

@@ -15,8 +15,9 @@ import (
 // libraries and the ACL: no database holds it, so FLUSHALL leaves it and
 // SCAN, KEYS and DBSIZE do not see it. Each change is one unit whose
 // effect is LIMITDB.POLICY PUT (the whole new record, with its version,
-// times and user, so that applying it reads no clock) or LIMITDB.POLICY
-// DEL; executor and followers run the same code (putPolicy, delPolicy), so
+// times and user, so that applying it reads no clock), LIMITDB.POLICY
+// DEL, OVERRIDE/UNOVERRIDE (policy_override.go) or, for APPLY and
+// RESTORE, LOAD of the whole registry (policy_apply.go); executor and followers run the same code (putPolicy, delPolicy), so
 // the history each keeps is the same. Snapshots carry the registry as aux
 // fields (policyAux*), which Redis 7.0 skips.
 //

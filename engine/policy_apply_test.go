@@ -257,3 +257,44 @@ func TestPolicyAllowAll(t *testing.T) {
 		{t0, "RL.ALLOWALL 2 u POLICY p v", "!ERR syntax error", "", ""},
 	})
 }
+
+// An overrides section or a registry that is not what the encoders write
+// fails to decode; no cut of a registry decodes or panics.
+func TestPolicyOverridesHostile(t *testing.T) {
+	h := newRL(2)
+	h.do(t0, "RL.POLICY", "SET", "p", "LIMIT", "3", "PERIOD", "100")
+	h.do(t0, "RL.POLICY", "OVERRIDE", "p", "SUBJECT", "vip", "LIMIT", "9")
+	h.do(t0, "RL.POLICY", "SET", "q", "LIMIT", "3", "PERIOD", "100", "ALGO", "sliding-log")
+	p := h.e.Policies.Get([]byte("p"))
+	good := encodePolicy(p)
+	if d, err := decodePolicy(good); err != nil || d.Overrides["vip"] != (PolicyOverride{Limit: 9}) {
+		t.Fatalf("decode: %+v %v", d, err)
+	}
+	base := strings.TrimSuffix(good, "1:13:vip1:91:0")
+	if base == good {
+		t.Fatalf("unexpected record %q", good)
+	}
+	for _, bad := range []string{
+		base + "1:0",                       // a count of 0 is never written
+		base + "1:13:vip1:01:0",            // limit 0
+		base + "1:13:vip1:91:-1",           // negative period
+		base + "1:23:vip1:91:03:vip1:91:0", // the same subject twice
+		base + "4:2000",                    // over the bound
+		base + "1:13:vip1:91:0x",           // trailing bytes
+		base + "1:23:vip1:91:0",            // fewer than announced
+		encodePolicy(h.e.Policies.Get([]byte("q"))) + "1:16:subj-q6:1000001:0", // a limit sliding-log refuses
+	} {
+		if _, err := decodePolicy(bad); err == nil {
+			t.Errorf("decoded %q", bad)
+		}
+	}
+	reg := encodeRegistry(&h.e.Policies)
+	if _, err := decodeRegistry(reg); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(reg); i++ {
+		if _, err := decodeRegistry(reg[:i]); err == nil {
+			t.Errorf("decoded a registry cut at %d", i)
+		}
+	}
+}

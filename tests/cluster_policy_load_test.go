@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,7 +81,9 @@ func (ps *policySubscriber) waitFor(t *testing.T, d time.Duration, want []string
 // followers, while clients call RL.ALLOW … POLICY and RL.ALLOWALL …
 // POLICY through every node: no call gets an error, each client sees
 // the versions only grow, and a subscriber on a follower gets every
-// change's notification, in order.
+// change's notification, in order. Then the registry is dumped on one
+// follower and restored (REPLACE) through the other, a flipped byte of
+// the payload refused, and every node ends with the same policy.
 func TestClusterPolicyChangesUnderLoad(t *testing.T) {
 	c := mustCluster(t, 3)
 	ctx := context.Background()
@@ -178,6 +181,30 @@ func TestClusterPolicyChangesUnderLoad(t *testing.T) {
 	}
 	mu.Unlock()
 	t.Logf("%d calls under %d changes, no error", calls, len(want))
+	// the whole registry dumped on a follower and restored through the
+	// other, as one unit; a flipped byte is refused there
+	dump, err := c.cli(nodes[1]).Do(ctx, "RL.POLICY", "DUMP").Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []byte(dump)
+	bad[len(bad)/2] ^= 1
+	if err := c.cli(nodes[2]).Do(ctx, "RL.POLICY", "RESTORE", string(bad), "REPLACE").Err(); err == nil ||
+		err.Error() != "ERR RL.POLICY RESTORE payload version or checksum are wrong" {
+		t.Fatalf("RESTORE of a flipped byte: %v", err)
+	}
+	if err := c.cli(nodes[2]).Do(ctx, "RL.POLICY", "RESTORE", dump).Err(); err == nil || !strings.Contains(err.Error(), "REPLACE") {
+		t.Fatalf("RESTORE into a registry with policies, without REPLACE: %v", err)
+	}
+	if n, err := c.cli(nodes[2]).Do(ctx, "RL.POLICY", "RESTORE", dump, "REPLACE").Int(); err != nil || n != 2 {
+		t.Fatalf("RESTORE REPLACE: %d %v", n, err)
+	}
+	v++ // every restored version was not above the registry's: they take the next
+	want = append(want, "restore "+strconv.FormatInt(v, 10))
+	if n, err := c.cli(nodes[1]).Do(ctx, "RL.POLICY", "DEL", "other").Int(); err != nil || n != 1 {
+		t.Fatalf("RL.POLICY DEL other: %d %v", n, err)
+	}
+	want = append(want, "del other")
 	sub.waitFor(t, 10*time.Second, want)
 	c.mustConverge(30 * time.Second)
 	wantGet := policyGet(t, c.cli(l), "live")

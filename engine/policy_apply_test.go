@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -295,6 +296,83 @@ func TestPolicyOverridesHostile(t *testing.T) {
 	for i := 0; i < len(reg); i++ {
 		if _, err := decodeRegistry(reg[:i]); err == nil {
 			t.Errorf("decoded a registry cut at %d", i)
+		}
+	}
+}
+
+// Random sequences of registry changes and decisions under policies: the
+// follower that applies every record keeps the executor's strict digest
+// (which covers the registry: overrides, histories, live deadlines), and
+// no reply is a panic's.
+func TestPolicyRandomOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	names := []string{"a", "b", "c"}
+	algos := []string{"gcra", "token-bucket", "fixed-window", "sliding-window", "sliding-log"}
+	spec := func() []string {
+		a := []string{"POLICY", names[rng.IntN(3)], "LIMIT", strconv.Itoa(1 + rng.IntN(5)), "PERIOD", strconv.Itoa(50 + rng.IntN(200)), "ALGO", algos[rng.IntN(len(algos))]}
+		if rng.IntN(3) == 0 {
+			a = append(a, "SHADOW")
+		}
+		if rng.IntN(2) == 0 {
+			a = append(a, "RESETKEYS")
+		}
+		return a
+	}
+	ok := map[string]int{}
+	for run := 0; run < 20; run++ {
+		h := newEffHarness(t)
+		now := t0
+		var dump string
+		for i := 0; i < 300; i++ {
+			now += int64(rng.IntN(30))
+			n := names[rng.IntN(3)]
+			key := "k" + strconv.Itoa(rng.IntN(4))
+			var args []string
+			switch rng.IntN(10) {
+			case 0:
+				args = append([]string{"RL.POLICY", "SET"}, spec()[1:]...)
+			case 1:
+				args = []string{"RL.POLICY", "APPLY", "FORCE"}
+				for k := rng.IntN(3); k >= 0; k-- {
+					args = append(args, spec()...)
+				}
+			case 2:
+				args = []string{"RL.POLICY", "OVERRIDE", n, "SUBJECT", key, "LIMIT", strconv.Itoa(1 + rng.IntN(9))}
+				if rng.IntN(2) == 0 {
+					args = append(args, "PERIOD", strconv.Itoa(10+rng.IntN(300)))
+				}
+			case 3:
+				args = []string{"RL.POLICY", "UNOVERRIDE", n, "SUBJECT", key}
+			case 4:
+				args = []string{"RL.POLICY", "DEL", n, "FORCE"}
+			case 5:
+				if dump != "" {
+					args = []string{"RL.POLICY", "RESTORE", dump, "REPLACE"}
+				} else {
+					args = []string{"RL.POLICY", "DUMP"}
+				}
+			case 6, 7:
+				args = []string{"RL.ALLOWALL", "2", key, "POLICY", n, key + "x", "POLICY", names[rng.IntN(3)]}
+			default:
+				args = []string{"RL.ALLOW", key, "POLICY", n}
+			}
+			reply, _ := h.doReply(now, args...)
+			if strings.Contains(reply, "panic") {
+				t.Fatalf("%q: %s", args, reply)
+			}
+			if !strings.HasPrefix(reply, "!") {
+				ok[args[0]+" "+args[1]]++
+			}
+			if args[1] == "DUMP" {
+				dump = string(h.c.W.B[strings.Index(string(h.c.W.B), "\r\n")+2 : len(h.c.W.B)-2])
+			}
+		}
+	}
+	// each kind of change and decision succeeded often enough to matter
+	t.Logf("successful calls: %v", ok)
+	for _, k := range []string{"RL.POLICY SET", "RL.POLICY APPLY", "RL.POLICY OVERRIDE", "RL.POLICY UNOVERRIDE", "RL.POLICY DEL", "RL.POLICY RESTORE", "RL.ALLOWALL 2", "RL.ALLOW k0"} {
+		if ok[k] < 20 {
+			t.Errorf("only %d successful %s", ok[k], k)
 		}
 	}
 }

@@ -40,7 +40,10 @@ func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
 		c.W.Error(errNoSuchPolicy(name))
 		return
 	}
-	a.p = pol.keyParams(a.key)
+	a.p = pol.Params
+	if pol.Overrides != nil {
+		a.p = pol.keyParams(a.key) // the subject's override (policy_override.go)
+	}
 	shadow = shadow || pol.Shadow
 	if msg := a.p.CheckCost(a.cost); msg != "" {
 		c.W.Error(msg)

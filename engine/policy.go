@@ -15,8 +15,9 @@ import (
 // libraries and the ACL: no database holds it, so FLUSHALL leaves it and
 // SCAN, KEYS and DBSIZE do not see it. Each change is one unit whose
 // effect is LIMITDB.POLICY PUT (the whole new record, with its version,
-// times and user, so that applying it reads no clock) or LIMITDB.POLICY
-// DEL; executor and followers run the same code (putPolicy, delPolicy), so
+// times and user, so that applying it reads no clock), LIMITDB.POLICY
+// DEL, OVERRIDE/UNOVERRIDE (policy_override.go) or, for APPLY and
+// RESTORE, LOAD of the whole registry (policy_apply.go); executor and followers run the same code (putPolicy, delPolicy), so
 // the history each keeps is the same. Snapshots carry the registry as aux
 // fields (policyAux*), which Redis 7.0 skips.
 //
@@ -77,6 +78,10 @@ type RLPolicy struct {
 	// LiveUntil is the latest deadline of a key stored under the policy.
 	LiveUntil int64
 	History   []PolicyChange // oldest first, at most PolicyHistoryMax
+	// Overrides are the per-subject limits (policy_override.go): the
+	// limited key → its LIMIT and PERIOD; nil when there are none, so
+	// that a decision without overrides makes no lookup.
+	Overrides map[string]PolicyOverride
 }
 
 // PolicyChange is one entry of a policy's history: the policy as a change
@@ -125,6 +130,7 @@ func (r *Policies) put(p *RLPolicy, resetKeys bool) {
 	if old := r.m[p.Name]; old != nil {
 		p.LiveUntil = old.LiveUntil
 		p.History = old.History
+		p.Overrides = old.Overrides
 		if !resetKeys {
 			p.ResetMs = old.ResetMs
 		}
@@ -157,10 +163,19 @@ func init() {
 			{Name: "del", Arity: -3, Flags: "write noeffect", Group: "ratelimit", Since: "1.0.0", Summary: "Deletes a named policy.", Run: cmdPolicyDel},
 			{Name: "list", Arity: -2, Flags: "readonly", Group: "ratelimit", Since: "1.0.0", Summary: "Lists the policy names, optionally those matching a pattern.", Run: cmdPolicyList},
 			{Name: "history", Arity: -3, Flags: "readonly", Group: "ratelimit", Since: "1.0.0", Summary: "Returns a policy's recent changes, newest first.", Run: cmdPolicyHistory},
+			{Name: "apply", Arity: -2, Flags: "write denyoom noeffect", Group: "ratelimit", Since: "1.0.0", Summary: "Replaces the whole registry with a set of policies, atomically; returns the diff.", Run: cmdPolicyApply},
+			{Name: "override", Arity: -7, Flags: "write denyoom noeffect", Group: "ratelimit", Since: "1.0.0", Summary: "Gives one subject (limited key) of a policy its own limit.", Run: cmdPolicyOverride},
+			{Name: "unoverride", Arity: 5, Flags: "write noeffect", Group: "ratelimit", Since: "1.0.0", Summary: "Removes a subject's override of a policy.", Run: cmdPolicyUnoverride},
+			{Name: "overrides", Arity: 3, Flags: "readonly", Group: "ratelimit", Since: "1.0.0", Summary: "Lists a policy's per-subject overrides.", Run: cmdPolicyOverrides},
+			{Name: "dump", Arity: 2, Flags: "readonly", Group: "ratelimit", Since: "1.0.0", Summary: "Serializes the whole registry into one checksummed payload.", Run: cmdPolicyDump},
+			{Name: "restore", Arity: -3, Flags: "write denyoom noeffect", Group: "ratelimit", Since: "1.0.0", Summary: "Replaces the registry with a payload of RL.POLICY DUMP.", Run: cmdPolicyRestore},
 		}},
 		&Command{Name: "limitdb.policy", Arity: -2, Group: "server", Since: "1.0.0", Summary: "The effect form of RL.POLICY changes.", Subs: []*Command{
 			{Name: "put", Arity: 15, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Installs a policy record (an effect: how RL.POLICY SET replicates).", Run: cmdLimitdbPolicyPut},
 			{Name: "del", Arity: 3, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Deletes a policy (an effect: how RL.POLICY DEL replicates).", Run: cmdLimitdbPolicyDel},
+			{Name: "load", Arity: 3, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Replaces the whole registry (an effect: how RL.POLICY APPLY and RESTORE replicate).", Run: cmdLimitdbPolicyLoad},
+			{Name: "override", Arity: 9, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Sets a subject's override (an effect: how RL.POLICY OVERRIDE replicates).", Run: cmdLimitdbPolicyOverride},
+			{Name: "unoverride", Arity: 7, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Removes a subject's override (an effect: how RL.POLICY UNOVERRIDE replicates).", Run: cmdLimitdbPolicyUnoverride},
 		}},
 	)
 }
@@ -176,6 +191,24 @@ func (c *Ctx) userName() string {
 		return u.UserName()
 	}
 	return "default"
+}
+
+// PolicyChannel is the Pub/Sub channel every registry change is announced
+// on: "set <name> <version>", "del <name>", "apply <version>", "restore
+// <version>", "override <name> <version> <subject>", "unoverride <name>
+// <version> <subject>". It is not a __keyspace@ channel (no key changed)
+// and does not depend on notify-keyspace-events: changes are rare and an
+// operator watching them should not have to turn on a flood of key events.
+const PolicyChannel = "__limitdb__:policy"
+
+// notifyPolicy publishes msg on PolicyChannel. Like a keyspace event it
+// reveals its unit's change, so a replicating node holds it back until
+// the change is committed; the server hands it to the other nodes of a
+// cluster, whose followers apply effects without a Publisher.
+func (c *Ctx) notifyPolicy(msg string) {
+	if c.Pub != nil {
+		c.Pub.Publish([]byte(PolicyChannel), []byte(msg), c.pubFlags(PubEvent))
+	}
 }
 
 func errNoSuchPolicy(name []byte) string {
@@ -201,6 +234,59 @@ func (c *Ctx) checkVersion(name []byte, p *RLPolicy, want int64) bool {
 	return true
 }
 
+// changeOpts are the options of a change of the registry: IFVERSION v,
+// DRYRUN, RESETKEYS, FORCE (RL.POLICY DEL takes IFVERSION and FORCE).
+type changeOpts struct {
+	ifVersion             int64 // -1: none
+	dry, resetKeys, force bool
+}
+
+// parseChangeOpts parses changeOpts from args up to their end or, with
+// stop, the word POLICY; n is how many it took.
+func (c *Ctx) parseChangeOpts(args [][]byte, stop bool) (o changeOpts, n int, ok bool) {
+	o.ifVersion = -1
+	for ; n < len(args) && !(stop && EqualFold(args[n], "policy")); n++ {
+		switch {
+		case EqualFold(args[n], "dryrun"):
+			o.dry = true
+		case EqualFold(args[n], "resetkeys"):
+			o.resetKeys = true
+		case EqualFold(args[n], "force"):
+			o.force = true
+		case EqualFold(args[n], "ifversion") && n+1 < len(args):
+			n++
+			if o.ifVersion, ok = c.parseVersion(args[n]); !ok {
+				return o, n, false
+			}
+		default:
+			c.W.Error(ErrSyntax)
+			return o, n, false
+		}
+	}
+	return o, n, true
+}
+
+// parseVersion parses IFVERSION's value, writing the error when it is not
+// a non-negative integer.
+func (c *Ctx) parseVersion(b []byte) (int64, bool) {
+	v, ok := ParseIntB(b)
+	if !ok || v < 0 {
+		c.W.Error(errPolicyVersion)
+		return 0, false
+	}
+	return v, true
+}
+
+// policyOrErr returns the policy named name, or writes "no such policy"
+// and returns nil.
+func (c *Ctx) policyOrErr(name []byte) *RLPolicy {
+	p := c.E.Policies.Get(name)
+	if p == nil {
+		c.W.Error(errNoSuchPolicy(name))
+	}
+	return p
+}
+
 func validPolicyName(name []byte) bool { return len(name) >= 1 && len(name) <= policyNameMax }
 
 // parseNear parses NEAR's ratio: a number in (0, 1].
@@ -214,110 +300,152 @@ func parseNear(b []byte) (float64, bool) {
 
 func formatNear(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// cmdPolicySet: RL.POLICY SET name LIMIT n PERIOD ms [ALGO a] [BURST b]
-// [SHADOW] [NEAR ratio] [DESC text] [IFVERSION v] [RESETKEYS] — creates or
-// replaces the policy (options left out take their defaults: gcra, burst
-// 0, enforcing, near 0.8, no description). Reply: the new version.
-// IFVERSION v: only if the policy is at version v (0: only if it does not
-// exist). An ALGO change while keys of the policy may be live needs
-// RESETKEYS. The effect is LIMITDB.POLICY PUT of the new record.
-func cmdPolicySet(c *Ctx, argv [][]byte) {
-	name := argv[2]
+// policySpec is one policy as RL.POLICY SET or one POLICY of RL.POLICY
+// APPLY gives it.
+type policySpec struct {
+	p         *RLPolicy
+	resetKeys bool
+	ifVersion int64 // -1: no IFVERSION
+}
+
+// parsePolicySpec parses name's options LIMIT n PERIOD ms [ALGO a] [BURST
+// b] [SHADOW] [NEAR ratio] [DESC text] [IFVERSION v] [RESETKEYS] from
+// opts, up to their end or, with stop, the word POLICY in the place of an
+// option (RL.POLICY APPLY's next policy); n is how many it took. Options
+// left out take their defaults: gcra, burst 0, enforcing, near 0.8, no
+// description. ok=false after writing the error.
+func (c *Ctx) parsePolicySpec(name []byte, opts [][]byte, stop bool) (s policySpec, n int, ok bool) {
 	if !validPolicyName(name) {
 		c.W.Error(errPolicyName)
-		return
+		return s, 0, false
 	}
 	p := &RLPolicy{Name: string(name), Near: PolicyNearDefault}
-	var haveLimit, havePeriod, resetKeys bool
-	ifVersion := int64(-1)
-	opts := argv[3:]
-	for i := 0; i < len(opts); i++ {
+	s = policySpec{p: p, ifVersion: -1}
+	var haveLimit, havePeriod bool
+	i := 0
+opts:
+	for ; i < len(opts); i++ {
 		o := opts[i]
 		switch {
+		case stop && EqualFold(o, "policy"):
+			break opts
 		case EqualFold(o, "shadow"):
 			p.Shadow = true
 			continue
 		case EqualFold(o, "resetkeys"):
-			resetKeys = true
+			s.resetKeys = true
 			continue
 		}
 		if i+1 >= len(opts) {
 			c.W.Error(ErrSyntax)
-			return
+			return s, 0, false
 		}
 		i++
 		v := opts[i]
-		var ok bool
 		switch {
 		case EqualFold(o, "limit"):
 			if p.Params.Limit, ok = ParseIntB(v); !ok || p.Params.Limit <= 0 {
 				c.W.Error(ratelimit.ErrLimit)
-				return
+				return s, 0, false
 			}
 			haveLimit = true
 		case EqualFold(o, "period"):
 			if p.Params.Period, ok = ParseIntB(v); !ok || p.Params.Period <= 0 {
 				c.W.Error(ratelimit.ErrPeriod)
-				return
+				return s, 0, false
 			}
 			havePeriod = true
 		case EqualFold(o, "algo"):
 			if p.Params.Algo, ok = ratelimit.ParseAlgo(v); !ok {
 				c.W.Error(errRLAlgo)
-				return
+				return s, 0, false
 			}
 		case EqualFold(o, "burst"):
 			if p.Params.Burst, ok = ParseIntB(v); !ok || p.Params.Burst < 0 {
 				c.W.Error(ratelimit.ErrBurst)
-				return
+				return s, 0, false
 			}
 		case EqualFold(o, "near"):
 			if p.Near, ok = parseNear(v); !ok {
 				c.W.Error(errPolicyNear)
-				return
+				return s, 0, false
 			}
 		case EqualFold(o, "desc"):
 			if len(v) > policyDescMax {
 				c.W.Error(errPolicyDesc)
-				return
+				return s, 0, false
 			}
 			p.Desc = string(v)
 		case EqualFold(o, "ifversion"):
-			if ifVersion, ok = ParseIntB(v); !ok || ifVersion < 0 {
-				c.W.Error(errPolicyVersion)
-				return
+			if s.ifVersion, ok = c.parseVersion(v); !ok {
+				return s, 0, false
 			}
 		default:
 			c.W.Error(ErrSyntax)
-			return
+			return s, 0, false
 		}
 	}
 	if !haveLimit || !havePeriod {
 		c.W.Error(errPolicyNeed)
-		return
+		return s, 0, false
 	}
 	if msg := p.Params.Validate(); msg != "" {
 		c.W.Error(msg)
-		return
+		return s, 0, false
 	}
-	old := c.E.Policies.Get(name)
-	if !c.checkVersion(name, old, ifVersion) {
-		return
+	return s, i, true
+}
+
+// checkReplace checks that s may replace old (nil: a new policy): an ALGO
+// change while keys of the policy may be live needs RESETKEYS (reset),
+// and each override of old must fit the new parameters. On a refusal it
+// writes the error and returns false.
+func (c *Ctx) checkReplace(old *RLPolicy, p *RLPolicy, reset bool) bool {
+	if old == nil {
+		return true
 	}
-	if old != nil && old.Params.Algo != p.Params.Algo && old.LiveUntil > c.Now && !resetKeys {
-		c.W.Error("ERR policy '" + string(name) + "' may have live keys of algorithm " + old.Params.Algo.String() +
+	if old.Params.Algo != p.Params.Algo && old.LiveUntil > c.Now && !reset {
+		c.W.Error("ERR policy '" + old.Name + "' may have live keys of algorithm " + old.Params.Algo.String() +
 			": changing ALGO needs RESETKEYS")
-		return
+		return false
 	}
-	p.Version = c.E.Policies.Version + 1
+	return c.checkOverrides(p, old.Overrides)
+}
+
+// stamp gives p (replacing old, nil: none) version v and the change's
+// time and user.
+func (c *Ctx) stamp(p, old *RLPolicy, v int64) {
+	p.Version = v
 	p.UpdatedMs, p.UpdatedBy = c.Now, c.userName()
 	p.CreatedMs = c.Now
 	if old != nil {
 		p.CreatedMs = old.CreatedMs
 	}
-	c.E.Policies.put(p, resetKeys)
+}
+
+// cmdPolicySet: RL.POLICY SET name LIMIT n PERIOD ms [ALGO a] [BURST b]
+// [SHADOW] [NEAR ratio] [DESC text] [IFVERSION v] [RESETKEYS] — creates or
+// replaces the policy (parsePolicySpec; its overrides stay). Reply: the
+// new version. IFVERSION v: only if the policy is at version v (0: only
+// if it does not exist). An ALGO change while keys of the policy may be
+// live needs RESETKEYS. The effect is LIMITDB.POLICY PUT of the new
+// record; the notification "set <name> <version>".
+func cmdPolicySet(c *Ctx, argv [][]byte) {
+	name := argv[2]
+	s, _, ok := c.parsePolicySpec(name, argv[3:], false)
+	if !ok {
+		return
+	}
+	p := s.p
+	old := c.E.Policies.Get(name)
+	if !c.checkVersion(name, old, s.ifVersion) || !c.checkReplace(old, p, s.resetKeys) {
+		return
+	}
+	c.stamp(p, old, c.E.Policies.Version+1)
+	c.E.Policies.put(p, s.resetKeys)
 	c.E.Stats.Dirty++
-	c.Rewrite(policyPutArgs(p, resetKeys))
+	c.Rewrite(policyPutArgs(p, s.resetKeys))
+	c.notifyPolicy("set " + p.Name + " " + strconv.FormatInt(p.Version, 10))
 	c.W.Int(p.Version)
 }
 
@@ -370,7 +498,8 @@ func cmdLimitdbPolicyPut(c *Ctx, argv [][]byte) {
 
 // cmdPolicyGet: RL.POLICY GET name — map name, algo, limit, period_ms,
 // burst, shadow, near, desc, version, created_ms, updated_ms, updated_by,
-// reset_ms, live_until_ms; nil when there is no such policy.
+// reset_ms, live_until_ms, overrides (how many subjects have one); nil
+// when there is no such policy.
 func cmdPolicyGet(c *Ctx, argv [][]byte) {
 	p := c.E.Policies.Get(argv[2])
 	if p == nil {
@@ -378,7 +507,7 @@ func cmdPolicyGet(c *Ctx, argv [][]byte) {
 		return
 	}
 	w := c.W
-	w.Map(14)
+	w.Map(15)
 	w.BulkString("name")
 	w.BulkString(p.Name)
 	writePolicyParams(c, &p.Params, p.Shadow, p.Near, p.Desc)
@@ -394,6 +523,8 @@ func cmdPolicyGet(c *Ctx, argv [][]byte) {
 	w.Int(p.ResetMs)
 	w.BulkString("live_until_ms")
 	w.Int(p.LiveUntil)
+	w.BulkString("overrides")
+	w.Int(int64(len(p.Overrides)))
 }
 
 // writePolicyParams writes the seven parameter fields of a policy map.
@@ -419,27 +550,21 @@ func writePolicyParams(c *Ctx, p *ratelimit.Params, shadow bool, near float64, d
 // policy and its history. Reply: 1 deleted, 0 no such policy (IFVERSION
 // aside). Refused while keys of the policy may be live unless FORCE
 // (they are left as they are: calls naming the policy then get "no such
-// policy" until it is set again). The effect is LIMITDB.POLICY DEL name.
+// policy" until it is set again). The history goes with the policy:
+// HISTORY then answers "no such policy", and a policy set again under the
+// name starts a new history (the registry's versions still never repeat).
+// The effect is LIMITDB.POLICY DEL name; the notification "del <name>".
 func cmdPolicyDel(c *Ctx, argv [][]byte) {
 	name := argv[2]
-	ifVersion := int64(-1)
-	force := false
-	for i := 3; i < len(argv); i++ {
-		switch {
-		case EqualFold(argv[i], "force"):
-			force = true
-		case EqualFold(argv[i], "ifversion") && i+1 < len(argv):
-			i++
-			var ok bool
-			if ifVersion, ok = ParseIntB(argv[i]); !ok || ifVersion < 0 {
-				c.W.Error(errPolicyVersion)
-				return
-			}
-		default:
-			c.W.Error(ErrSyntax)
-			return
-		}
+	o, n, ok := c.parseChangeOpts(argv[3:], false)
+	if !ok {
+		return
 	}
+	if n < len(argv)-3 || o.dry || o.resetKeys {
+		c.W.Error(ErrSyntax)
+		return
+	}
+	ifVersion, force := o.ifVersion, o.force
 	p := c.E.Policies.Get(name)
 	if !c.checkVersion(name, p, ifVersion) {
 		return
@@ -456,6 +581,7 @@ func cmdPolicyDel(c *Ctx, argv [][]byte) {
 	delete(c.E.Policies.m, p.Name)
 	c.E.Stats.Dirty++
 	c.Rewrite(Args("LIMITDB.POLICY").S("DEL", p.Name))
+	c.notifyPolicy("del " + p.Name)
 	c.W.Int(1)
 }
 
@@ -520,9 +646,8 @@ func cmdPolicyHistory(c *Ctx, argv [][]byte) {
 		c.W.Error(ErrSyntax)
 		return
 	}
-	p := c.E.Policies.Get(argv[2])
+	p := c.policyOrErr(argv[2])
 	if p == nil {
-		c.W.Error(errNoSuchPolicy(argv[2]))
 		return
 	}
 	n := int(min(count, int64(len(p.History))))

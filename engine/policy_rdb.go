@@ -18,7 +18,9 @@ import (
 // shadow, near, desc, version, created_ms, updated_ms, updated_by,
 // reset_ms, live_until_ms, the history's length, then per change (oldest
 // first) version, ms, by, algo, limit, period, burst, shadow, near, desc,
-// resetkeys.
+// resetkeys; then, only when the policy has overrides, their number and
+// per override (in subject order) subject, limit, period (a record
+// without them reads as before overrides existed).
 
 const (
 	auxPolicy    = "limitdb-policy"
@@ -66,6 +68,15 @@ func encodePolicy(p *RLPolicy) string {
 		w.str(h.By)
 		w.params(&h.Params, h.Shadow, h.Near, h.Desc)
 		w.int(b2i(h.ResetKeys))
+	}
+	if len(p.Overrides) > 0 {
+		w.int(int64(len(p.Overrides)))
+		for _, s := range p.overrideSubjects() {
+			o := p.Overrides[s]
+			w.str(s)
+			w.int(o.Limit)
+			w.int(o.Period)
+		}
 	}
 	return string(w.b)
 }
@@ -151,6 +162,22 @@ func decodePolicy(s string) (*RLPolicy, error) {
 			return nil, errPolicyRecord
 		}
 		p.History = append(p.History, h)
+	}
+	if d.s != "" {
+		n := d.int()
+		if d.err || n < 1 || n > PolicyOverrideMax {
+			return nil, errPolicyRecord
+		}
+		p.Overrides = make(map[string]PolicyOverride, n)
+		for range n {
+			s := d.str()
+			o := PolicyOverride{Limit: d.int(), Period: d.int()}
+			q := p.paramsFor(o)
+			if _, dup := p.Overrides[s]; d.err || dup || o.Limit <= 0 || o.Period < 0 || q.Validate() != "" {
+				return nil, errPolicyRecord
+			}
+			p.Overrides[s] = o
+		}
 	}
 	if d.s != "" {
 		return nil, errPolicyRecord

@@ -82,7 +82,7 @@ func TestPolicyCommands(t *testing.T) {
 	}
 	getMap := func(name, params string, v, created, updated, reset, live int64) string {
 		return "[name " + name + " " + params + " version " + ms(v) + " created_ms " + ms(created) + " updated_ms " + ms(updated) +
-			" updated_by default reset_ms " + ms(reset) + " live_until_ms " + ms(live) + "]"
+			" updated_by default reset_ms " + ms(reset) + " live_until_ms " + ms(live) + " overrides 0]"
 	}
 	for _, c := range []struct {
 		now     int64
@@ -184,7 +184,7 @@ func TestPolicyCommands(t *testing.T) {
 func TestPolicyGetRESP3(t *testing.T) {
 	h := newRL(3)
 	h.do(t0, "RL.POLICY", "SET", "p", "LIMIT", "3", "PERIOD", "100")
-	if got := h.do(t0, "RL.POLICY", "GET", "p"); !strings.HasPrefix(got, "%14\r\n$4\r\nname\r\n$1\r\np\r\n") {
+	if got := h.do(t0, "RL.POLICY", "GET", "p"); !strings.HasPrefix(got, "%15\r\n$4\r\nname\r\n$1\r\np\r\n") {
 		t.Fatalf("RESP3 GET: %q", got)
 	}
 	if got := h.do(t0, "RL.ALLOW", "k", "POLICY", "p"); !strings.HasPrefix(got, "%8\r\n") {

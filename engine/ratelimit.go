@@ -506,14 +506,22 @@ func cmdRLInfo(c *Ctx, argv [][]byte) {
 // period-ms ...] [ALGO a] [BURST n] [COST n] — one request of COST units
 // against numlimits limits (one key each, distinct keys), all or nothing:
 // the units are consumed from every limit only when every limit allows.
-// The options after the numlimits triples apply to every limit. Reply:
-// map allowed (1/0), refused (1-based index of the first limit that
-// refused, -1 when allowed), retry_after_ms (the longest wait among the
-// refusing limits, -1 when allowed), limits (array of maps: key, allowed,
-// limit, remaining, retry_after_ms, reset_after_ms — after consumption
-// when allowed, as RL.PEEK otherwise). Errors: as RL.ALLOW, plus
-// numlimits not a positive integer, too few arguments (syntax), a key
-// given twice; on any error nothing changes.
+// The options after the numlimits triples apply to every inline limit
+// (COST to every limit). A limit may instead be "key POLICY name": the
+// named policy's parameters (its override for key, if any), as RL.ALLOW
+// key POLICY name; it is three words like an inline limit, so that the
+// keys stay every third word (the key specs, ACL key checks), and takes
+// the request's COST. A limit of a shadow policy that would refuse does
+// not refuse the request: its entry says allowed with shadow_denied 1 and
+// nothing is consumed from it (as a refusal would leave it). Reply: map
+// allowed (1/0), refused (1-based index of the first limit that refused,
+// -1 when allowed), retry_after_ms (the longest wait among the refusing
+// limits, -1 when allowed), limits (array of maps: key, allowed, limit,
+// remaining, retry_after_ms, reset_after_ms, and for a policy limit
+// policy, version, shadow_denied — after consumption when allowed, as
+// RL.PEEK otherwise). Errors: as RL.ALLOW, plus numlimits not a positive
+// integer, too few arguments (syntax), a key given twice; on any error
+// nothing changes.
 func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 	n, ok := ParseIntB(argv[1])
 	if !ok || n <= 0 {
@@ -532,10 +540,13 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 	var bufE [8]*entry
 	var bufS [8]ratelimit.State
 	var bufR [8]ratelimit.Result
-	args, ents, sts, res := bufA[:0], bufE[:0], bufS[:0], bufR[:0]
+	var bufP [8]*RLPolicy
+	var bufF [8]uint8
+	args, ents, sts, res, pols, flags := bufA[:0], bufE[:0], bufS[:0], bufR[:0], bufP[:0], bufF[:0]
 	if n > 8 {
 		args, ents = make([]rlArgs, 0, n), make([]*entry, 0, n)
 		sts, res = make([]ratelimit.State, 0, n), make([]ratelimit.Result, 0, n)
+		pols, flags = make([]*RLPolicy, 0, n), make([]uint8, 0, n)
 	}
 	for i := int64(0); i < n; i++ {
 		a := opts
@@ -546,17 +557,41 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 				return
 			}
 		}
-		if !c.parseLimit(&a, argv[3+3*i], argv[4+3*i]) || !c.validate(&a) {
+		var pol *RLPolicy
+		if EqualFold(argv[3+3*i], "policy") {
+			if pol = c.E.Policies.Get(argv[4+3*i]); pol == nil {
+				c.W.Error(errNoSuchPolicy(argv[4+3*i]))
+				return
+			}
+			a.p = pol.keyParams(a.key)
+		} else if !c.parseLimit(&a, argv[3+3*i], argv[4+3*i]) {
 			return
 		}
-		args = append(args, a)
+		if !c.validate(&a) {
+			return
+		}
+		args, pols = append(args, a), append(pols, pol)
 	}
 	for i := range args {
-		e, st, ok := c.loadFor(args[i].key, &args[i].p, true)
+		e, ok := c.lookupKind(args[i].key, KindLimiter, false)
 		if !ok {
 			return
 		}
-		ents, sts = append(ents, e), append(sts, st)
+		var f uint8
+		if pol := pols[i]; pol != nil && e != nil && limParams(e).Algo != args[i].p.Algo && pol.ResetMs != 0 {
+			// changed with RESETKEYS: the old algorithm's state starts
+			// full, as in rlPolicyCall
+			f |= allReplace
+		}
+		ents = append(ents, e)
+		if f&allReplace != 0 {
+			e = nil
+		}
+		_, st, ok := c.loadEntry(e, &args[i].p, true)
+		if !ok {
+			return
+		}
+		sts, flags = append(sts, st), append(flags, f)
 	}
 	// first every limit as a peek (the same condition as consuming), so
 	// that nothing is written unless every limit allows
@@ -565,7 +600,9 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 	for i := range args {
 		st := sts[i]
 		r := ratelimit.Decide(&args[i].p, &st, c.Now, args[i].cost, false)
-		if !r.Allowed {
+		if !r.Allowed && pols[i] != nil && pols[i].Shadow {
+			flags[i] |= allShadowDenied
+		} else if !r.Allowed {
 			if refused < 0 {
 				refused = i + 1
 			}
@@ -575,14 +612,25 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 	}
 	if refused < 0 {
 		for i := range args {
+			if flags[i]&allShadowDenied != 0 {
+				continue
+			}
 			res[i] = ratelimit.Decide(&args[i].p, &sts[i], c.Now, args[i].cost, true)
 			e := ents[i]
 			if e == nil {
 				e = c.create(args[i].key)
+			} else if flags[i]&allReplace != 0 {
+				c.DB.setExpire(e, 0)
+				e.setObj(KindString, nil)
 			}
 			c.limStore(e, &args[i].p, &sts[i], res[i].ResetAfter)
+			var name []byte
+			if pols[i] != nil {
+				name = argv[4+3*i]
+				c.E.Policies.raiseLive(name, e.exp)
+			}
 			c.touched(args[i].key)
-			c.limEffect(args[i].key, e, false, nil)
+			c.limEffect(args[i].key, e, false, name)
 		}
 		c.PreventPropagation()
 	}
@@ -605,7 +653,15 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 	w.Array(len(args))
 	for i := range args {
 		r := &res[i]
-		w.Map(6)
+		shadowDenied := flags[i]&allShadowDenied != 0
+		if shadowDenied {
+			r.Allowed, r.RetryAfter = true, -1
+		}
+		if pols[i] != nil {
+			w.Map(9)
+		} else {
+			w.Map(6)
+		}
 		w.BulkString("key")
 		w.Bulk(args[i].key)
 		w.BulkString("allowed")
@@ -622,8 +678,22 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 		w.Int(r.RetryAfter)
 		w.BulkString("reset_after_ms")
 		w.Int(r.ResetAfter)
+		if pol := pols[i]; pol != nil {
+			w.Raw(rlPolicyName)
+			w.BulkString(pol.Name)
+			w.Raw(rlVersionName)
+			w.Int(pol.Version)
+			w.Raw(rlShadowDeniedName)
+			w.Int(b2i(shadowDenied))
+		}
 	}
 }
+
+// RL.ALLOWALL's per-limit flags.
+const (
+	allReplace      = 1 << iota // the key holds another algorithm, reset by RESETKEYS
+	allShadowDenied             // a shadow policy's limit that would refuse
+)
 
 // parseRustInt parses an integer as Rust's i64::from_str does: an
 // optional sign ('+' or '-') and decimal digits, nothing else.

@@ -41,6 +41,9 @@ func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
 		return
 	}
 	a.p = pol.Params
+	if pol.Overrides != nil {
+		a.p = pol.keyParams(a.key) // the subject's override (policy_override.go)
+	}
 	shadow = shadow || pol.Shadow
 	if msg := a.p.CheckCost(a.cost); msg != "" {
 		c.W.Error(msg)
@@ -100,6 +103,18 @@ func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
 	} else {
 		w.Raw(rlZero)
 	}
+}
+
+// keyParams are the parameters key decides by under pol: its override's
+// (policy_override.go), else the policy's; a map lookup only when the
+// policy has overrides.
+func (pol *RLPolicy) keyParams(key []byte) ratelimit.Params {
+	if pol.Overrides != nil {
+		if o, ok := pol.Overrides[bstr(key)]; ok {
+			return pol.paramsFor(o)
+		}
+	}
+	return pol.Params
 }
 
 var (

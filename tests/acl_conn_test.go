@@ -290,7 +290,7 @@ func TestACLCategoriesMatchRedis(t *testing.T) {
 			continue
 		}
 		if cat == "rlpolicy" {
-			if strings.Join(got, " ") != "rl.policy|del rl.policy|get rl.policy|history rl.policy|list rl.policy|set" {
+			if strings.Join(got, " ") != "rl.policy|apply rl.policy|del rl.policy|dump rl.policy|get rl.policy|history rl.policy|list rl.policy|override rl.policy|overrides rl.policy|restore rl.policy|set rl.policy|unoverride" {
 				t.Fatalf("ACL CAT rlpolicy: %q", got)
 			}
 			continue

@@ -77,6 +77,9 @@ type RLPolicy struct {
 	// LiveUntil is the latest deadline of a key stored under the policy.
 	LiveUntil int64
 	History   []PolicyChange // oldest first, at most PolicyHistoryMax
+	// stats are the node-local decision counters and sketch
+	// (rl_stats.go), nil until a call is counted; not replicated.
+	stats *rlStats
 }
 
 // PolicyChange is one entry of a policy's history: the policy as a change
@@ -125,6 +128,7 @@ func (r *Policies) put(p *RLPolicy, resetKeys bool) {
 	if old := r.m[p.Name]; old != nil {
 		p.LiveUntil = old.LiveUntil
 		p.History = old.History
+		p.stats = old.stats
 		if !resetKeys {
 			p.ResetMs = old.ResetMs
 		}

@@ -44,10 +44,12 @@ func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
 	shadow = shadow || pol.Shadow
 	if msg := a.p.CheckCost(a.cost); msg != "" {
 		c.W.Error(msg)
+		c.rlCountError(pol)
 		return
 	}
 	e, ok := c.lookupKind(a.key, KindLimiter, false)
 	if !ok {
+		c.rlCountError(pol)
 		return
 	}
 	old, replace := e, false
@@ -57,6 +59,7 @@ func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
 	}
 	e, st, ok := c.loadEntry(e, &a.p, consume)
 	if !ok {
+		c.rlCountError(pol)
 		return
 	}
 	var r ratelimit.Result
@@ -85,6 +88,7 @@ func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
 		r = ratelimit.Decide(&a.p, &st, c.Now, a.cost, false)
 	}
 	denied := !r.Allowed && shadow
+	c.rlCountResult(pol, a.key, a.cost, &r, denied)
 	if denied {
 		r.Allowed, r.RetryAfter = true, -1
 	}

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// The counters of a scripted sequence, exactly: enforced and shadow
+// refusals, NEAR, errors, inline calls (RL.ALLOW, RL.PEEK, RL.ALLOWALL,
+// CL.THROTTLE); a follower applying the effects counts nothing, and the
+// harness checks after each step that the digests agree (the counters are
+// not state).
+func TestRLStatsCounters(t *testing.T) {
+	h := newEffHarness(t)
+	h.do(t0, "RL.POLICY", "SET", "api", "LIMIT", "4", "PERIOD", "60000", "ALGO", "fixed-window", "NEAR", "0.5")
+	h.do(t0, "RL.POLICY", "SET", "sh", "LIMIT", "1", "PERIOD", "60000", "ALGO", "fixed-window", "SHADOW")
+	steps := [][]string{
+		{"RL.ALLOW", "k", "POLICY", "api"},              // used 1/4: allowed
+		{"RL.ALLOW", "k", "POLICY", "api", "COST", "2"}, // used 3/4: allowed, near
+		{"RL.PEEK", "k", "POLICY", "api"},               // would pass, used 3/4: near
+		{"RL.ALLOW", "k", "POLICY", "api", "COST", "2"}, // refused
+		{"RL.ALLOW", "k", "POLICY", "api", "SHADOW"},    // used 4/4: allowed, near
+		{"RL.ALLOW", "k", "POLICY", "api", "SHADOW"},    // shadow refusal
+		{"RL.ALLOW", "k", "POLICY", "api", "COST", "5"}, // error: above capacity
+		{"RL.ALLOW", "j", "POLICY", "sh"},               // allowed, near
+		{"RL.ALLOW", "j", "POLICY", "sh"},               // shadow refusal
+		{"RL.ALLOW", "j", "POLICY", "nope"},             // no policy: counted nowhere
+		{"RL.ALLOW", "i", "10", "1000"},                 // inline: allowed
+		{"RL.ALLOW", "i", "10", "1000", "COST", "11"},   // inline error
+		{"RL.PEEK", "i", "10", "1000", "COST", "9"},     // remaining 9: allowed (used 1/10)
+		{"RL.ALLOWALL", "2", "a", "1", "60000", "b", "5", "60000"},
+		{"RL.ALLOWALL", "2", "a", "1", "60000", "b", "5", "60000"}, // a refuses, b would pass
+		{"CL.THROTTLE", "c", "0", "1", "60"},                       // allowed, used 1/1: near
+		{"CL.THROTTLE", "c", "0", "1", "60"},                       // limited
+	}
+	for i, s := range steps {
+		h.do(t0+int64(i+1), s...)
+	}
+	want := []RLStat{
+		{Policy: "", SinceMs: t0 + 11, RLCounters: RLCounters{Requests: 8, Units: 16, Allowed: 6, Denied: 2, NearLimit: 2, Errors: 1}},
+		{Policy: "api", SinceMs: t0 + 1, RLCounters: RLCounters{Requests: 6, Units: 8, Allowed: 4, Denied: 1, ShadowDenied: 1, NearLimit: 3, Errors: 1}},
+		{Policy: "sh", SinceMs: t0 + 8, RLCounters: RLCounters{Requests: 2, Units: 2, Allowed: 1, ShadowDenied: 1, NearLimit: 1}},
+	}
+	got := h.a.RLStats()
+	if len(got) != len(want) {
+		t.Fatalf("RLStats = %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if f := h.b.RLStats(); len(f) != 0 {
+		t.Errorf("the follower counted %+v", f)
+	}
+	// a change of the policy keeps its counters; RESET restarts them
+	h.do(t0+100, "RL.POLICY", "SET", "api", "LIMIT", "5", "PERIOD", "60000", "ALGO", "fixed-window")
+	if r, _ := h.a.rlStat("api"); r.Requests != 6 {
+		t.Errorf("after RL.POLICY SET: %+v", r)
+	}
+	if rep, _ := h.doReply(t0+200, "RL.STATS", "RESET", "api"); rep != "OK" {
+		t.Fatalf("RESET: %s", rep)
+	}
+	if rep, _ := h.doReply(t0+200, "RL.STATS", "api", "sh"); rep != "[api [requests 0 units 0 allowed 0 denied 0 shadow_denied 0 near_limit 0 errors 0 since_ms "+ms(t0+200)+
+		"] sh [requests 2 units 2 allowed 1 denied 0 shadow_denied 1 near_limit 1 errors 0 since_ms "+ms(t0+8)+"]]" {
+		t.Errorf("RL.STATS api sh: %s", rep)
+	}
+	if rep, _ := h.doReply(t0+200, "RL.STATS", "nope"); rep != "!ERR no such policy 'nope'" {
+		t.Errorf("RL.STATS nope: %s", rep)
+	}
+	if rep, _ := h.doReply(t0+200, "RL.STATS", "CLUSTER", "sh"); rep != "[nodes 1 nodes_missing [] policies [sh [requests 2 units 2 allowed 1 denied 0 shadow_denied 1 near_limit 1 errors 0 since_ms "+ms(t0+8)+"]]]" {
+		t.Errorf("RL.STATS CLUSTER sh: %s", rep)
+	}
+	// a deleted policy's counters go with it
+	h.do(t0+300, "RL.POLICY", "DEL", "sh", "FORCE")
+	for _, r := range h.a.RLStats() {
+		if r.Policy == "sh" {
+			t.Errorf("deleted policy still counted: %+v", r)
+		}
+	}
+	// the top refused keys of api: k, refused twice (once in shadow)
+	if rep, _ := h.doReply(t0+300, "RL.TOP", "api"); rep != "[[key k count 2 err 0]]" {
+		t.Errorf("RL.TOP api: %s", rep)
+	}
+	if rep, _ := h.doReply(t0+300, "RL.TOP", "api", "REQUESTED", "COUNT", "1", "WINDOW", "1000"); rep != "[[key k count 6 err 0]]" {
+		t.Errorf("RL.TOP api REQUESTED: %s", rep)
+	}
+	for _, c := range []struct{ args, want string }{
+		{"RL.TOP nope", "!ERR no such policy 'nope'"},
+		{"RL.TOP api COUNT 0", "!" + errRLTopCount},
+		{"RL.TOP api WINDOW 60001", "!" + errRLTopWindow},
+		{"RL.TOP api WINDOW", "!ERR syntax error"},
+		{"RL.STATS RESET nope", "!ERR no such policy 'nope'"},
+	} {
+		if rep, _ := h.doReply(t0+300, splitArgs(c.args)...); rep != c.want {
+			t.Errorf("%s: %s, want %s", c.args, rep, c.want)
+		}
+	}
+}
+
+func splitArgs(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ' ' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// On a skewed stream the sketch holds every key counted more than
+// N/rlTopCap times, overcounts by at most err, and err ≤ N/rlTopCap.
+func TestRLTopHeavyHitters(t *testing.T) {
+	var top rlTop
+	r := rand.New(rand.NewPCG(1, 2))
+	z := rand.NewZipf(r, 1.2, 1, 100_000)
+	truth := map[string]int64{}
+	const n = 200_000
+	now := t0 - t0%rlTopBucketMs
+	for i := 0; i < n; i++ {
+		k := "user:" + strconv.FormatUint(z.Uint64(), 10)
+		truth[k]++
+		top.add(now+int64(i)*40_000/n, []byte(k), true) // 40 s: 4 buckets
+	}
+	got := top.query(RLTopWindowMax, false, now+40_000)
+	bound := int64(n / rlTopCap)
+	at := map[string]RLTopEntry{}
+	for _, e := range got {
+		at[e.Key] = e
+		tr := truth[e.Key]
+		if e.Count < tr || e.Count-e.Err > tr || e.Err > bound {
+			t.Errorf("%s: count %d err %d, true %d (bound %d)", e.Key, e.Count, e.Err, tr, bound)
+		}
+	}
+	for k, c := range truth {
+		if c > bound {
+			if _, ok := at[k]; !ok {
+				t.Errorf("heavy hitter %s (%d > %d) missing", k, c, bound)
+			}
+		}
+	}
+	// the zipf stream's heaviest keys are in
+	if len(at) == 0 || len(at) > rlTopCap*4 {
+		t.Fatalf("%d keys for 4 buckets", len(at))
+	}
+	for i := 0; i < 5; i++ {
+		if k := "user:" + strconv.Itoa(i); truth[k] > bound {
+			if _, ok := at[k]; !ok {
+				t.Errorf("top key %s missing", k)
+			}
+		}
+	}
+	// the window: only the last bucket
+	last := top.query(1, false, now+40_000)
+	var sum int64
+	for _, e := range last {
+		sum += e.Count - e.Err
+	}
+	if sum > n/4+int64(len(last)) {
+		t.Errorf("a 1 ms window counted %d of %d", sum, n)
+	}
+}
+
+// Memory stays bounded whatever the stream: rlTopCap counters per
+// summary, no allocation per call once the counters exist.
+func TestRLTopMemory(t *testing.T) {
+	var top rlTop
+	key := []byte("key:00000000")
+	i := 0
+	next := func() {
+		i++
+		strconv.AppendInt(key[:4], int64(10000000+i), 10)
+		top.add(t0, key, true)
+	}
+	for range 10_000 {
+		next()
+	}
+	if allocs := testing.AllocsPerRun(10_000, next); allocs != 0 {
+		t.Errorf("%v allocations per call of always-new keys", allocs)
+	}
+	for _, b := range top.b {
+		for _, s := range []*spaceSaving{&b.requested, &b.denied} {
+			if len(s.ent) > rlTopCap || len(s.idx) > rlTopCap || len(s.heap) != len(s.ent) {
+				t.Fatalf("summary of %d counters, %d keys", len(s.ent), len(s.idx))
+			}
+		}
+	}
+}
+
+// BenchmarkRLAllowPolicy is BenchmarkRLAllow with POLICY p (the counting
+// and the sketch included): compare their ns/op.
+func BenchmarkRLAllowPolicy(b *testing.B) {
+	benchRLAllow(b, []string{"RL.POLICY", "SET", "p", "LIMIT", "10", "PERIOD", "1000"}, "POLICY", "p")
+}

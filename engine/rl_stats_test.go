@@ -183,9 +183,10 @@ func TestRLTopMemory(t *testing.T) {
 	}
 	for _, b := range top.b {
 		for _, s := range []*spaceSaving{&b.requested, &b.denied} {
-			if len(s.ent) > rlTopCap || len(s.idx) > rlTopCap || len(s.heap) != len(s.ent) {
-				t.Fatalf("summary of %d counters, %d keys", len(s.ent), len(s.idx))
+			if len(s.ent) > rlTopCap {
+				t.Fatalf("summary of %d counters", len(s.ent))
 			}
+			checkSummary(t, s)
 		}
 	}
 }
@@ -194,4 +195,30 @@ func TestRLTopMemory(t *testing.T) {
 // and the sketch included): compare their ns/op.
 func BenchmarkRLAllowPolicy(b *testing.B) {
 	benchRLAllow(b, []string{"RL.POLICY", "SET", "p", "LIMIT", "10", "PERIOD", "1000"}, "POLICY", "p")
+}
+
+// checkSummary checks a summary's invariants: every counter is found
+// through its slot, the counts are sorted, positions agree, and the
+// counts add up to the items counted.
+func checkSummary(t *testing.T, s *spaceSaving) {
+	t.Helper()
+	var sum int64
+	for p := range s.ent {
+		if p > 0 && s.cnt[p-1] > s.cnt[p] {
+			t.Fatalf("counts not sorted at %d: %v", p, s.cnt[:len(s.ent)])
+		}
+		if int(s.ent[s.who[p]].pos) != p {
+			t.Fatalf("position %d: counter %d says %d", p, s.who[p], s.ent[s.who[p]].pos)
+		}
+		sum += s.cnt[p]
+	}
+	for i := range s.ent {
+		c := &s.ent[i]
+		if s.find(c.key, c.hash) != i {
+			t.Fatalf("counter %d (%q) not found", i, c.key)
+		}
+	}
+	if sum != s.n {
+		t.Fatalf("counts add up to %d, %d counted", sum, s.n)
+	}
 }

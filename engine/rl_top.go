@@ -1,6 +1,6 @@
 package engine
 
-import "unsafe"
+import "hash/maphash"
 
 // RL.TOP's sketch: the keys of a policy refused (and requested) most over
 // a recent window, in bounded memory.
@@ -20,13 +20,15 @@ import "unsafe"
 // merged count overestimates by at most err ≤ N/rlTopCap, N the items of
 // those buckets.
 //
-// Costs: one map lookup per call (requested), a second per refusal; a
-// min-heap over the counters keeps the smallest at hand (log rlTopCap
-// steps when a count passes its neighbours'). A key's bytes are copied
-// only when it takes a counter, into that counter's buffer, which is
-// reused by the next key that replaces it (keys up to rlTopKeyKeep
-// bytes: a longer key's buffer is dropped when it is replaced), so a
-// stream of always-new keys does not allocate.
+// Costs: one hash of the key per call and a probe of a small
+// open-addressing table per summary it feeds (requested always, denied
+// on a refusal: no Go map, whose delete and insert on each replacement
+// cost more than the rest of the decision); the counters sorted by count
+// keep the smallest at hand, and an increment is a binary search and one
+// swap (log rlTopCap steps, ~6). A key's bytes are copied only when it takes a counter,
+// into that counter's buffer, which the next key that replaces it reuses
+// (keys up to rlTopKeyKeep bytes: a longer key's buffer is dropped when
+// it is replaced), so a stream of always-new keys does not allocate.
 const (
 	rlTopBuckets  = 6
 	rlTopBucketMs = 10_000
@@ -47,21 +49,34 @@ type rlTopBucket struct {
 	requested, denied spaceSaving
 }
 
-// spaceSaving is one summary: ent holds the counters, idx finds a key's,
-// heap orders them by count (smallest first).
+// spaceSaving is one summary: ent holds the counters, slot finds a
+// key's (open addressing over the key's hash, linear probing; 0 is an
+// empty slot, else the counter's index+1), and cnt/who order them by
+// count, smallest first (cnt[p] is the count of counter who[p]; the
+// counters of one count are contiguous, so an increment swaps a counter
+// with the last of its count and stays sorted: Stream-Summary's
+// property, in an array).
 type spaceSaving struct {
-	idx  map[string]int32
+	slot [rlTopSlots]uint8
+	cnt  [rlTopCap]int64
+	who  [rlTopCap]uint8
 	ent  []ssCounter
-	heap []int32 // indexes of ent
-	n    int64   // items counted
+	n    int64 // items counted
 }
 
+// rlTopSlots: twice the counters, so that probes stay short.
+const rlTopSlots = 2 * rlTopCap
+
 type ssCounter struct {
-	key        string // over buf's bytes (see add)
-	buf        []byte
-	count, err int64
-	pos        int32 // its place in heap
+	key  []byte
+	hash uint64
+	err  int64
+	pos  uint8 // its place in cnt and who
 }
+
+// rlTopSeed seeds the keys' hashes. It only spreads the slots: which
+// counter a key replaces, and so every reply, does not depend on it.
+var rlTopSeed = maphash.MakeSeed()
 
 // add counts one call with key at now (ms); refused: it was refused.
 func (t *rlTop) add(now int64, key []byte, refused bool) {
@@ -76,97 +91,119 @@ func (t *rlTop) add(now int64, key []byte, refused bool) {
 		b.requested.reset()
 		b.denied.reset()
 	}
-	b.requested.add(key)
+	h := maphash.Bytes(rlTopSeed, key)
+	b.requested.add(key, h)
 	if refused {
-		b.denied.add(key)
+		b.denied.add(key, h)
 	}
 }
 
 func (s *spaceSaving) reset() {
-	clear(s.idx)
-	s.ent, s.heap, s.n = s.ent[:0], s.heap[:0], 0
+	s.slot = [rlTopSlots]uint8{}
+	s.ent, s.n = s.ent[:0], 0
 }
 
-func (s *spaceSaving) add(key []byte) {
+// find returns the counter of key (hash h), -1 when it has none.
+func (s *spaceSaving) find(key []byte, h uint64) int {
+	for i := h % rlTopSlots; ; i = (i + 1) % rlTopSlots {
+		j := s.slot[i]
+		if j == 0 {
+			return -1
+		}
+		if c := &s.ent[j-1]; c.hash == h && string(c.key) == string(key) {
+			return int(j - 1)
+		}
+	}
+}
+
+// unslot removes counter j's slot, shifting back the ones probed past it.
+func (s *spaceSaving) unslot(j int) {
+	i := s.ent[j].hash % rlTopSlots
+	for int(s.slot[i]) != j+1 {
+		i = (i + 1) % rlTopSlots
+	}
+	s.slot[i] = 0
+	for k := (i + 1) % rlTopSlots; s.slot[k] != 0; k = (k + 1) % rlTopSlots {
+		home := s.ent[s.slot[k]-1].hash % rlTopSlots
+		// the counter at k stays unless the hole at i lies between its home
+		// and k (cyclically)
+		if (k > i && (home <= i || home > k)) || (k < i && home <= i && home > k) {
+			s.slot[i], s.slot[k] = s.slot[k], 0
+			i = k
+		}
+	}
+}
+
+func (s *spaceSaving) add(key []byte, h uint64) {
 	s.n++
-	if i, ok := s.idx[string(key)]; ok {
-		s.ent[i].count++
-		s.down(int(s.ent[i].pos))
+	if i := s.find(key, h); i >= 0 {
+		s.incr(int(s.ent[i].pos))
 		return
 	}
-	if s.idx == nil {
-		s.idx = make(map[string]int32, rlTopCap)
-	}
-	var i int32
-	if len(s.ent) < rlTopCap {
-		i = int32(len(s.ent))
-		if len(s.ent) < cap(s.ent) {
+	var i int
+	if n := len(s.ent); n < rlTopCap {
+		i = n
+		if n < cap(s.ent) {
 			s.ent = s.ent[:i+1] // reuse the counter's buffer
 		} else {
 			s.ent = append(s.ent, ssCounter{})
 		}
-		s.heap = append(s.heap, i)
-		s.ent[i].pos = int32(len(s.heap) - 1)
-		s.ent[i].count, s.ent[i].err = 0, 0
+		// a new counter of 0 goes first (every count is at least 1)
+		copy(s.cnt[1:n+1], s.cnt[:n])
+		copy(s.who[1:n+1], s.who[:n])
+		for p := 1; p <= n; p++ {
+			s.ent[s.who[p]].pos = uint8(p)
+		}
+		s.cnt[0], s.who[0] = 0, uint8(i)
+		s.ent[i].pos, s.ent[i].err = 0, 0
 	} else {
 		// the smallest counter goes to the new key
-		i = s.heap[0]
+		i = int(s.who[0])
+		s.unslot(i)
 		c := &s.ent[i]
-		delete(s.idx, c.key) // before its bytes are overwritten
-		c.err = c.count
-		if cap(c.buf) > rlTopKeyKeep {
-			c.buf = nil
+		c.err = s.cnt[0]
+		if cap(c.key) > rlTopKeyKeep {
+			c.key = nil
 		}
 	}
 	c := &s.ent[i]
-	c.count++
-	c.buf = append(c.buf[:0], key...)
-	// the map and the counter share the copy: the key is deleted from
-	// the map before the buffer is reused
-	c.key = unsafe.String(unsafe.SliceData(c.buf), len(c.buf))
-	s.idx[c.key] = i
-	s.up(int(c.pos))
-	s.down(int(c.pos))
-}
-
-func (s *spaceSaving) less(a, b int) bool {
-	return s.ent[s.heap[a]].count < s.ent[s.heap[b]].count
-}
-
-func (s *spaceSaving) swap(a, b int) {
-	h := s.heap
-	h[a], h[b] = h[b], h[a]
-	s.ent[h[a]].pos, s.ent[h[b]].pos = int32(a), int32(b)
-}
-
-func (s *spaceSaving) up(j int) {
-	for j > 0 {
-		p := (j - 1) / 2
-		if !s.less(j, p) {
-			return
-		}
-		s.swap(j, p)
-		j = p
+	c.key = append(c.key[:0], key...)
+	c.hash = h
+	k := h % rlTopSlots
+	for s.slot[k] != 0 {
+		k = (k + 1) % rlTopSlots
 	}
+	s.slot[k] = uint8(i + 1)
+	s.incr(0)
 }
 
-func (s *spaceSaving) down(j int) {
-	n := len(s.heap)
-	for {
-		l := 2*j + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && s.less(r, l) {
-			m = r
-		}
-		if !s.less(m, j) {
-			return
-		}
-		s.swap(j, m)
-		j = m
+// incr adds one to the counter at position p: it changes places with
+// the last counter of its count first, so that cnt stays sorted.
+func (s *spaceSaving) incr(p int) {
+	v := s.cnt[p]
+	n := len(s.ent)
+	lo, hi := p+1, n // the first position past p with a count above v
+	switch {
+	case lo == n || s.cnt[lo] > v: // alone with its count (a heavy key)
+		hi = lo
+	case s.cnt[n-1] <= v: // every count from p on is v (an even stream)
+		lo = n
 	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.cnt[m] <= v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	q := lo - 1
+	if q != p {
+		a, b := s.who[p], s.who[q]
+		s.who[p], s.who[q] = b, a
+		s.ent[b].pos, s.ent[a].pos = uint8(p), uint8(q)
+	}
+	s.cnt[q] = v + 1
 }
 
 // min is the smallest counter of a full summary (what a key it does not
@@ -175,7 +212,7 @@ func (s *spaceSaving) min() int64 {
 	if len(s.ent) < rlTopCap {
 		return 0
 	}
-	return s.ent[s.heap[0]].count
+	return s.cnt[0]
 }
 
 // query merges the buckets that overlap the windowMs before now (whole
@@ -199,9 +236,9 @@ func (t *rlTop) query(windowMs int64, requested bool, now int64) []RLTopEntry {
 	var out []RLTopEntry
 	for _, s := range sel {
 		for _, c := range s.ent {
-			if _, ok := at[c.key]; !ok {
-				at[c.key] = len(out)
-				out = append(out, RLTopEntry{Key: string([]byte(c.key))})
+			if _, ok := at[string(c.key)]; !ok {
+				at[string(c.key)] = len(out)
+				out = append(out, RLTopEntry{Key: string(c.key)})
 			}
 		}
 	}
@@ -209,8 +246,9 @@ func (t *rlTop) query(windowMs int64, requested bool, now int64) []RLTopEntry {
 		m := s.min()
 		for i := range out {
 			e := &out[i]
-			if j, ok := s.idx[e.Key]; ok {
-				e.Count += s.ent[j].count
+			k := []byte(e.Key)
+			if j := s.find(k, maphash.Bytes(rlTopSeed, k)); j >= 0 {
+				e.Count += s.cnt[s.ent[j].pos]
 				e.Err += s.ent[j].err
 			} else {
 				e.Count += m

@@ -6,29 +6,46 @@ import "hash/maphash"
 // a recent window, in bounded memory.
 //
 // Each policy keeps a ring of rlTopBuckets buckets of rlTopBucketMs; a
-// bucket holds two Space-Saving summaries (Metwally, Agrawal, El Abbadi
-// 2005) of rlTopCap counters each, one fed with every call under the
-// policy (requested) and one with its refusals, shadow ones included
-// (denied). A key already counted adds one to its counter; a new key
-// takes a free counter, or replaces the smallest, inheriting its count
-// (plus one) as its error. So a summary of N items overcounts any key by
-// at most its err ≤ min ≤ N/rlTopCap, and every key counted more than
-// N/rlTopCap times is in it. A query merges the buckets its window
-// overlaps: a key's count is the sum of its counters, plus the smallest
-// counter of each full bucket that does not hold it (it may have been
-// evicted there), and its err the same sum of errs and minima; the
-// merged count overestimates by at most err ≤ N/rlTopCap, N the items of
-// those buckets.
+// bucket holds two summaries of rlTopCap counters each, one fed with
+// every call under the policy (requested) and one with its refusals,
+// shadow ones included (denied). A summary is Filtered Space-Saving
+// (Homem, Carvalho 2010; Space-Saving: Metwally, Agrawal, El Abbadi
+// 2005): a key already counted adds one to its counter; a new key adds
+// one to its filter counter (one of 1<<rlTopFilterBits, by hash) unless
+// that has reached the smallest counter, and then takes the smallest
+// counter with that count plus one, the count as its err; the evicted
+// key's filter counter keeps its count. A filter counter never passes
+// the smallest counter, so the counters add up to at most N, the items
+// counted, and the smallest is at most N/rlTopCap. Hence, for every key:
+// a count overestimates by at most its err ≤ N/rlTopCap (count − err is
+// a lower bound), a key not held was counted at most its filter count,
+// and every key counted more than N/rlTopCap times is held. The filter
+// spares a stream of many equally rare keys the replacement on every
+// call (Space-Saving's worst case: 10,000 keys in turn replaced a
+// counter on 22 % of calls with the filter, on all of them without).
 //
-// Costs: one hash of the key per call and a probe of a small
-// open-addressing table per summary it feeds (requested always, denied
-// on a refusal: no Go map, whose delete and insert on each replacement
-// cost more than the rest of the decision); the counters sorted by count
-// keep the smallest at hand, and an increment is a binary search and one
-// swap (log rlTopCap steps, ~6). A key's bytes are copied only when it takes a counter,
-// into that counter's buffer, which the next key that replaces it reuses
-// (keys up to rlTopKeyKeep bytes: a longer key's buffer is dropped when
-// it is replaced), so a stream of always-new keys does not allocate.
+// A query merges the buckets its window overlaps (whole buckets: the
+// window is rounded up to them): a key's count is the sum of its
+// counters, plus its filter count in each bucket that does not hold it,
+// and its err the same sum of errs and filter counts; the merged count
+// overestimates by at most err ≤ N/rlTopCap, N the items of those
+// buckets.
+//
+// Costs per call: one hash of the key, a probe of a small open-addressing
+// table per summary it feeds (requested always, denied on a refusal: no
+// Go map, whose delete and insert on each replacement cost more than the
+// rest of the decision), an increment (the counters sorted by count keep
+// the smallest at hand: a binary search and one swap) or a filter
+// increment. A key's bytes are copied only when it takes a counter, into
+// that counter's buffer, which the next key to take it reuses (keys up to
+// rlTopKeyKeep bytes: a longer key's buffer is dropped when it is
+// replaced), so a stream of always-new keys does not allocate.
+//
+// Memory per policy: rlTopBuckets × 2 summaries of 128 slots (1 B),
+// 256 filter counters (4 B), 64 counts (8 B) and positions (1 B), and 64
+// counters (48 B and the key's bytes): about 5 KB per summary, 60 KB per
+// policy plus the held keys' bytes (at most 768 keys), allocated at the
+// policy's first counted call.
 const (
 	rlTopBuckets  = 6
 	rlTopBucketMs = 10_000
@@ -57,15 +74,21 @@ type rlTopBucket struct {
 // with the last of its count and stays sorted: Stream-Summary's
 // property, in an array).
 type spaceSaving struct {
-	slot [rlTopSlots]uint8
-	cnt  [rlTopCap]int64
-	who  [rlTopCap]uint8
-	ent  []ssCounter
-	n    int64 // items counted
+	slot  [rlTopSlots]uint8
+	alpha [1 << rlTopFilterBits]uint32 // the filter: see add
+	cnt   [rlTopCap]int64
+	who   [rlTopCap]uint8
+	ent   []ssCounter
+	n     int64 // items counted
 }
 
 // rlTopSlots: twice the counters, so that probes stay short.
-const rlTopSlots = 2 * rlTopCap
+// rlTopFilterBits: the filter's counters, 4 per counter (a key's filter
+// counter is picked by the top bits of its hash, its slot by the low).
+const (
+	rlTopSlots      = 2 * rlTopCap
+	rlTopFilterBits = 8
+)
 
 type ssCounter struct {
 	key  []byte
@@ -100,6 +123,7 @@ func (t *rlTop) add(now int64, key []byte, refused bool) {
 
 func (s *spaceSaving) reset() {
 	s.slot = [rlTopSlots]uint8{}
+	s.alpha = [1 << rlTopFilterBits]uint32{}
 	s.ent, s.n = s.ent[:0], 0
 }
 
@@ -157,10 +181,20 @@ func (s *spaceSaving) add(key []byte, h uint64) {
 		s.cnt[0], s.who[0] = 0, uint8(i)
 		s.ent[i].pos, s.ent[i].err = 0, 0
 	} else {
-		// the smallest counter goes to the new key
+		// the filter: the key stays out until its filter counter reaches
+		// the smallest counter
+		a := &s.alpha[h>>(64-rlTopFilterBits)]
+		if int64(*a) < s.cnt[0] {
+			*a++
+			return
+		}
+		// (a filter counter never passes the smallest counter, so here it
+		// equals it): it takes the smallest counter, whose count the
+		// evicted key's filter counter keeps as a bound on its count
 		i = int(s.who[0])
-		s.unslot(i)
 		c := &s.ent[i]
+		s.alpha[c.hash>>(64-rlTopFilterBits)] = uint32(s.cnt[0])
+		s.unslot(i)
 		c.err = s.cnt[0]
 		if cap(c.key) > rlTopKeyKeep {
 			c.key = nil
@@ -206,15 +240,6 @@ func (s *spaceSaving) incr(p int) {
 	s.cnt[q] = v + 1
 }
 
-// min is the smallest counter of a full summary (what a key it does not
-// hold may have been counted and evicted with), 0 otherwise.
-func (s *spaceSaving) min() int64 {
-	if len(s.ent) < rlTopCap {
-		return 0
-	}
-	return s.cnt[0]
-}
-
 // query merges the buckets that overlap the windowMs before now (whole
 // buckets: the window is rounded up to them).
 func (t *rlTop) query(windowMs int64, requested bool, now int64) []RLTopEntry {
@@ -243,16 +268,18 @@ func (t *rlTop) query(windowMs int64, requested bool, now int64) []RLTopEntry {
 		}
 	}
 	for _, s := range sel {
-		m := s.min()
 		for i := range out {
 			e := &out[i]
 			k := []byte(e.Key)
-			if j := s.find(k, maphash.Bytes(rlTopSeed, k)); j >= 0 {
+			h := maphash.Bytes(rlTopSeed, k)
+			if j := s.find(k, h); j >= 0 {
 				e.Count += s.cnt[s.ent[j].pos]
 				e.Err += s.ent[j].err
 			} else {
-				e.Count += m
-				e.Err += m
+				// not held there: counted at most its filter count
+				a := int64(s.alpha[h>>(64-rlTopFilterBits)])
+				e.Count += a
+				e.Err += a
 			}
 		}
 	}

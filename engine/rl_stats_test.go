@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -97,6 +98,34 @@ func TestRLStatsCounters(t *testing.T) {
 		if rep, _ := h.doReply(t0+300, splitArgs(c.args)...); rep != c.want {
 			t.Errorf("%s: %s, want %s", c.args, rep, c.want)
 		}
+	}
+}
+
+// Snapshots do not carry the counters (a fresh engine loading one has
+// none), and a node loading a snapshot (a follower installing one, a
+// rebuild) keeps its own.
+func TestRLStatsSnapshot(t *testing.T) {
+	h := newRL(2)
+	h.do(t0, "RL.POLICY", "SET", "p", "LIMIT", "3", "PERIOD", "1000")
+	h.do(t0+1, "RL.ALLOW", "k", "POLICY", "p")
+	h.do(t0+1, "RL.ALLOW", "k", "1", "1000")
+	var buf bytes.Buffer
+	if err := h.e.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	e2 := New()
+	if err := e2.LoadSnapshot(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if rows := e2.RLStats(); len(rows) != 0 {
+		t.Errorf("a snapshot carried counters: %+v", rows)
+	}
+	before := h.e.RLStats()
+	if err := h.e.LoadSnapshot(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if after := h.e.RLStats(); len(after) != 2 || after[0] != before[0] || after[1] != before[1] {
+		t.Errorf("after loading a snapshot: %+v, before %+v", after, before)
 	}
 }
 

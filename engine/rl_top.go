@@ -64,7 +64,7 @@ type rlTop struct {
 }
 
 type rlTopBucket struct {
-	end               int64 // ms, the bucket covers [end-rlTopBucketMs, end); 0: unused
+	end             int64 // ms, the bucket covers [end-rlTopBucketMs, end); 0: unused
 	allowed, denied spaceSaving
 }
 

@@ -13,7 +13,8 @@ import (
 // other member's, asked over the nodes' query stream (cluster/query.go)
 // with the engine lock released. A member that does not answer within
 // rlStatsClusterWait is named in the reply's nodes_missing and left out
-// of the sums. Inside MULTI (whose block runs under one hold of the lock)
+// of the sums. RL.STATS and RL.TOP take no read barrier on a follower:
+// what they read is the node's own. Inside MULTI (whose block runs under one hold of the lock)
 // the command answers this node's counters in the same shape.
 
 // rlStatsClusterWait bounds the wait for the other members' counters.
@@ -27,6 +28,30 @@ const (
 	queryUnknownKind  byte = 3
 	queryMalformedReq byte = 4
 )
+
+// nodeLocalRead reports whether cmd reads only this node's own state
+// (RL.STATS, RL.TOP: the decision counters and sketches): in a cluster it
+// runs here without a read barrier, so that a node cut off from the
+// leader still says what it counted.
+func nodeLocalRead(cmd *engine.Command) bool {
+	return cmd.Name == "rl.stats" || cmd.Name == "rl.top"
+}
+
+// execNodeLocal runs a nodeLocalRead command in a cluster: RL.STATS
+// CLUSTER asks the other nodes, the rest runs here. On a leader the reply
+// waits for the ticket as a read's does (the counters may count a
+// decision not yet committed).
+func (s *Server) execNodeLocal(cl *client, cmd *engine.Command, argv [][]byte) {
+	if engine.IsRLStatsCluster(argv) {
+		s.rlStatsCluster(cl, argv)
+	} else {
+		cl.ctx.DB = s.eng.DBs[cl.db]
+		s.door.Exec(&cl.ctx, cmd, argv)
+	}
+	if s.gated() {
+		cl.ticket = s.node.Ticket()
+	}
+}
 
 // rlStatsCluster answers RL.STATS CLUSTER [name …] (engine lock held; it
 // is released while the other members are asked).

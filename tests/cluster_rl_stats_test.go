@@ -10,7 +10,8 @@ import (
 // (RL.ALLOW through a follower counts on the leader, RL.PEEK on the node
 // asked; followers applying the effects count nothing), and RL.STATS
 // CLUSTER, asked on any node, sums the three; a node that is down is
-// named in nodes_missing and left out.
+// named in nodes_missing and left out, and a follower without a leader
+// still answers for itself.
 func TestClusterRLStats(t *testing.T) {
 	c := mustCluster(t, 3)
 	ctx := context.Background()
@@ -72,6 +73,19 @@ func TestClusterRLStats(t *testing.T) {
 	}
 	if got := counters(rep["policies"], "cst"); got["requests"] != 13 {
 		t.Errorf("with node %d down: %v", f2, got)
+	}
+	// without a leader a follower still answers for itself, at once
+	c.kill(l)
+	start = time.Now()
+	if got := counters(do(f1, "RL.STATS", "cst"), "cst"); got["requests"] != 0 {
+		t.Errorf("node %d alone: %v", f1, got)
+	}
+	rep = flatMap(t, do(f1, "RL.STATS", "CLUSTER", "cst"))
+	if rep["nodes"] != int64(1) || len(rep["nodes_missing"].([]any)) != 2 {
+		t.Errorf("node %d alone: %v", f1, rep)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("RL.STATS on a node without a leader took %v", took)
 	}
 }
 

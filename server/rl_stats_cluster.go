@@ -27,6 +27,7 @@ const (
 	queryRefused      byte = 2 // the body is the error text (an unknown policy)
 	queryUnknownKind  byte = 3
 	queryMalformedReq byte = 4
+	queryBusy         byte = 5 // the engine lock was not free in time (a long script)
 )
 
 // nodeLocalRead reports whether cmd reads only this node's own state
@@ -107,7 +108,15 @@ func (s *Server) answerQuery(req []byte) (byte, []byte) {
 		}
 		names = append(names, name)
 	}
-	s.door.Lock()
+	// the asker waits rlStatsClusterWait at most: a script holding the
+	// lock longer makes this node one of its nodes_missing, not a
+	// goroutine waiting here for as long as the script runs
+	t := time.NewTimer(rlStatsClusterWait)
+	ok := s.door.LockOrTimer(t.C)
+	t.Stop()
+	if !ok {
+		return queryBusy, nil
+	}
 	rows, msg := s.eng.RLStatsOf(names)
 	s.door.Unlock()
 	if msg != "" {

@@ -521,6 +521,12 @@ func cmdRLInfo(c *Ctx, argv [][]byte) {
 // numlimits not a positive integer, too few arguments (syntax), a key
 // given twice; on any error nothing changes.
 func cmdRLAllowAll(c *Ctx, argv [][]byte) {
+	before := len(c.W.B)
+	rlAllowAll(c, argv)
+	c.rlCountErrorReply(before)
+}
+
+func rlAllowAll(c *Ctx, argv [][]byte) {
 	n, ok := ParseIntB(argv[1])
 	if !ok || n <= 0 {
 		c.W.Error(errRLNumLimits)
@@ -647,6 +653,12 @@ func parseRustInt(b []byte) (int64, bool) {
 // Errors are redis-cell's ("Cell error: ..."); negative arguments are
 // refused (redis-cell computes nonsense with them).
 func cmdCLThrottle(c *Ctx, argv [][]byte) {
+	before := len(c.W.B)
+	clThrottle(c, argv)
+	c.rlCountErrorReply(before)
+}
+
+func clThrottle(c *Ctx, argv [][]byte) {
 	if len(argv) != 5 && len(argv) != 6 {
 		c.W.Error(errCellUsage)
 		return

@@ -149,6 +149,14 @@ func (c *Ctx) rlCountError(pol *RLPolicy) {
 	s.Errors++
 }
 
+// rlCountErrorReply counts an inline call whose reply, written from
+// before on, is an error (RL.ALLOWALL and CL.THROTTLE, which have many).
+func (c *Ctx) rlCountErrorReply(before int) {
+	if len(c.W.B) > before && c.W.B[before] == '-' {
+		c.rlCountError(nil)
+	}
+}
+
 // rlStatsReset zeroes the counters of name ("" the inline calls) and
 // restarts them at now; false when there is no such policy. The sketch
 // keeps its window.

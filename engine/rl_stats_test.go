@@ -35,12 +35,14 @@ func TestRLStatsCounters(t *testing.T) {
 		{"RL.ALLOWALL", "2", "a", "1", "60000", "b", "5", "60000"}, // a refuses, b would pass
 		{"CL.THROTTLE", "c", "0", "1", "60"},                       // allowed, used 1/1: near
 		{"CL.THROTTLE", "c", "0", "1", "60"},                       // limited
+		{"CL.THROTTLE", "c", "0", "0", "60"},                       // inline error
+		{"RL.ALLOWALL", "2", "a", "1", "60000", "a", "5", "60000"}, // inline error
 	}
 	for i, s := range steps {
 		h.do(t0+int64(i+1), s...)
 	}
 	want := []RLStat{
-		{Policy: "", SinceMs: t0 + 11, RLCounters: RLCounters{Requests: 8, Units: 16, Allowed: 6, Denied: 2, NearLimit: 2, Errors: 1}},
+		{Policy: "", SinceMs: t0 + 11, RLCounters: RLCounters{Requests: 8, Units: 16, Allowed: 6, Denied: 2, NearLimit: 2, Errors: 3}},
 		{Policy: "api", SinceMs: t0 + 1, RLCounters: RLCounters{Requests: 6, Units: 8, Allowed: 4, Denied: 1, ShadowDenied: 1, NearLimit: 3, Errors: 1}},
 		{Policy: "sh", SinceMs: t0 + 8, RLCounters: RLCounters{Requests: 2, Units: 2, Allowed: 1, ShadowDenied: 1, NearLimit: 1}},
 	}

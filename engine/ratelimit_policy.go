@@ -14,8 +14,20 @@ import "limitdb/ratelimit"
 // and raises rl.deny), but the reply says allowed (retry_after_ms -1) with
 // shadow_denied 1.
 
-// rlPolicyCall runs the POLICY form; consume: RL.ALLOW, else RL.PEEK.
+// rlPolicyCall runs the POLICY form; consume: RL.ALLOW, else RL.PEEK. An
+// error reply counts under the policy it names, if there is one
+// (rl_stats.go); a decision counts in rlPolicyDecide.
 func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
+	before := len(c.W.B)
+	c.rlPolicyDecide(argv, consume)
+	if len(c.W.B) > before && c.W.B[before] == '-' {
+		if pol := c.E.Policies.Get(argv[3]); pol != nil {
+			c.rlCountError(pol)
+		}
+	}
+}
+
+func (c *Ctx) rlPolicyDecide(argv [][]byte, consume bool) {
 	a := rlArgs{key: argv[1], cost: 1}
 	name := argv[3]
 	shadow := false
@@ -44,12 +56,10 @@ func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
 	shadow = shadow || pol.Shadow
 	if msg := a.p.CheckCost(a.cost); msg != "" {
 		c.W.Error(msg)
-		c.rlCountError(pol)
 		return
 	}
 	e, ok := c.lookupKind(a.key, KindLimiter, false)
 	if !ok {
-		c.rlCountError(pol)
 		return
 	}
 	old, replace := e, false
@@ -59,7 +69,6 @@ func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
 	}
 	e, st, ok := c.loadEntry(e, &a.p, consume)
 	if !ok {
-		c.rlCountError(pol)
 		return
 	}
 	var r ratelimit.Result

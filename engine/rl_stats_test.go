@@ -25,6 +25,7 @@ func TestRLStatsCounters(t *testing.T) {
 		{"RL.ALLOW", "k", "POLICY", "api", "SHADOW"},    // used 4/4: allowed, near
 		{"RL.ALLOW", "k", "POLICY", "api", "SHADOW"},    // shadow refusal
 		{"RL.ALLOW", "k", "POLICY", "api", "COST", "5"}, // error: above capacity
+		{"RL.ALLOW", "k", "POLICY", "api", "COST", "x"}, // error: a bad cost
 		{"RL.ALLOW", "j", "POLICY", "sh"},               // allowed, near
 		{"RL.ALLOW", "j", "POLICY", "sh"},               // shadow refusal
 		{"RL.ALLOW", "j", "POLICY", "nope"},             // no policy: counted nowhere
@@ -42,9 +43,9 @@ func TestRLStatsCounters(t *testing.T) {
 		h.do(t0+int64(i+1), s...)
 	}
 	want := []RLStat{
-		{Policy: "", SinceMs: t0 + 11, RLCounters: RLCounters{Requests: 8, Units: 16, Allowed: 6, Denied: 2, NearLimit: 2, Errors: 3}},
-		{Policy: "api", SinceMs: t0 + 1, RLCounters: RLCounters{Requests: 6, Units: 8, Allowed: 4, Denied: 1, ShadowDenied: 1, NearLimit: 3, Errors: 1}},
-		{Policy: "sh", SinceMs: t0 + 8, RLCounters: RLCounters{Requests: 2, Units: 2, Allowed: 1, ShadowDenied: 1, NearLimit: 1}},
+		{Policy: "", SinceMs: t0 + 12, RLCounters: RLCounters{Requests: 8, Units: 16, Allowed: 6, Denied: 2, NearLimit: 2, Errors: 3}},
+		{Policy: "api", SinceMs: t0 + 1, RLCounters: RLCounters{Requests: 6, Units: 8, Allowed: 4, Denied: 1, ShadowDenied: 1, NearLimit: 3, Errors: 2}},
+		{Policy: "sh", SinceMs: t0 + 9, RLCounters: RLCounters{Requests: 2, Units: 2, Allowed: 1, ShadowDenied: 1, NearLimit: 1}},
 	}
 	got := h.a.RLStats()
 	if len(got) != len(want) {
@@ -67,13 +68,13 @@ func TestRLStatsCounters(t *testing.T) {
 		t.Fatalf("RESET: %s", rep)
 	}
 	if rep, _ := h.doReply(t0+200, "RL.STATS", "api", "sh"); rep != "[api [requests 0 units 0 allowed 0 denied 0 shadow_denied 0 near_limit 0 errors 0 since_ms "+ms(t0+200)+
-		"] sh [requests 2 units 2 allowed 1 denied 0 shadow_denied 1 near_limit 1 errors 0 since_ms "+ms(t0+8)+"]]" {
+		"] sh [requests 2 units 2 allowed 1 denied 0 shadow_denied 1 near_limit 1 errors 0 since_ms "+ms(t0+9)+"]]" {
 		t.Errorf("RL.STATS api sh: %s", rep)
 	}
 	if rep, _ := h.doReply(t0+200, "RL.STATS", "nope"); rep != "!ERR no such policy 'nope'" {
 		t.Errorf("RL.STATS nope: %s", rep)
 	}
-	if rep, _ := h.doReply(t0+200, "RL.STATS", "CLUSTER", "sh"); rep != "[nodes 1 nodes_missing [] policies [sh [requests 2 units 2 allowed 1 denied 0 shadow_denied 1 near_limit 1 errors 0 since_ms "+ms(t0+8)+"]]]" {
+	if rep, _ := h.doReply(t0+200, "RL.STATS", "CLUSTER", "sh"); rep != "[nodes 1 nodes_missing [] policies [sh [requests 2 units 2 allowed 1 denied 0 shadow_denied 1 near_limit 1 errors 0 since_ms "+ms(t0+9)+"]]]" {
 		t.Errorf("RL.STATS CLUSTER sh: %s", rep)
 	}
 	// a deleted policy's counters go with it

@@ -5,8 +5,8 @@
 #   bench/run.sh                 # throughput table + memory table
 #   GOMAXPROCS_LIMITDB=2 bench/run.sh   # a fixed P count (default: limitdb's, procs/)
 #   RUNS="core" bench/run.sh     # only the core set (parts: core, lists, blocking, scripts, rl,
-#                                # pubsub, sort, memory, cluster, cluster-replicas; sort and
-#                                # the cluster parts are not in the default set)
+#                                # rl-policy, pubsub, sort, memory, cluster, cluster-replicas;
+#                                # sort, rl-policy and the cluster parts are not in the default set)
 #   RUNS="cluster cluster-replicas" bench/run.sh   # a three-node limitdb against one Redis,
 #                                # then against a Redis primary with two replicas
 #   AT=follower RUNS=cluster bench/run.sh   # measured at a follower (default: the leader)
@@ -43,6 +43,8 @@ for r in $RUNS; do
 	blocking) lg -workloads blpop ;;
 	scripts) lg -workloads evalsha-tb,evalsha-sw,evalsha-fw ;;
 	rl) lg -workloads rl-tb,rl-fw ;;
+	# RL.ALLOW … POLICY against inline numbers on one limitdb, 12 pairs
+	rl-policy) lg -self -workloads rl-policy -pairs 12 ;;
 	pubsub) lg -workloads publish ;;
 	sort) lg -workloads sort,sort-alpha ;;
 	cluster) lgc ;;

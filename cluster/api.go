@@ -23,6 +23,7 @@ import (
 //     linearizable read);
 //   - on the leader, for followers' units: NoteServed, ForwardedClients;
 //   - Pub/Sub across nodes: Fanout, FanoutSettle, OnMessages;
+//   - queries between nodes: OnQuery, QueryPeers;
 //   - administration (RAFT, INFO, ROLE, min-replicas): Status, Counters,
 //     GoodReplicas, CheckJoin, Join, Remove, Transfer;
 //   - persistence and life: New and Config (node.go), Snapshot,
@@ -303,6 +304,30 @@ func (n *Node) Fanout(channel, message []byte, shard bool) bool {
 // FanoutSettle releases the messages queued since the last settle once
 // ticket (0: nothing) is committed (engine lock held).
 func (n *Node) FanoutSettle(ticket uint64) { n.settleFanout(ticket) }
+
+// Queries between nodes (RL.STATS CLUSTER).
+
+// QueryHandler answers another node's query (the server's; it takes the
+// engine lock itself).
+type QueryHandler func(req []byte) (status byte, body []byte)
+
+// OnQuery sets the function that answers other nodes' queries (query.go).
+func (n *Node) OnQuery(f QueryHandler) { n.query.Store(&f) }
+
+// PeerAnswer is one member's answer to QueryPeers.
+type PeerAnswer struct {
+	Node   string // its node ID
+	Status byte
+	Body   []byte
+}
+
+// QueryPeers sends req to every other member of the configuration at
+// once and returns, within timeout, the answers of those that gave one
+// and the node IDs of those that did not (unreachable, too slow). The
+// engine lock must not be held.
+func (n *Node) QueryPeers(req []byte, timeout time.Duration) (answers []PeerAnswer, missing []string) {
+	return n.queryPeers(req, timeout)
+}
 
 // Administration: RAFT, INFO, ROLE, min-replicas.
 

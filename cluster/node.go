@@ -98,8 +98,9 @@ type Node struct {
 	prop   *proposer
 	fwd    *forwarder
 	fsrv   *forwardServer
-	fan    *fanout // Pub/Sub messages to and from the other nodes (fanout.go)
-	clk    *clocks // the leader's view of the voters' clocks (clock.go)
+	fan    *fanout                      // Pub/Sub messages to and from the other nodes (fanout.go)
+	query  atomic.Pointer[QueryHandler] // answers other nodes' queries (query.go)
+	clk    *clocks                      // the leader's view of the voters' clocks (clock.go)
 	exec   Executor
 
 	// serving is the epoch this node executes under while it is the
@@ -414,6 +415,7 @@ func (n *Node) openTransport() error {
 	n.fsrv = newForwardServer(n)
 	n.mux.fwd = n.fsrv.serveConn
 	n.mux.clock = n.serveClock
+	n.mux.query = n.serveQuery
 	go n.mux.serve()
 	n.trans = identTransport{acks: &n.acks, NetworkTransport: raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:                raftLayer{n.mux},

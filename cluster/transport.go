@@ -25,7 +25,8 @@ import (
 // the authentication handshake (below), then one byte naming its stream:
 // Raft's NetworkTransport gets the 'R' connections through StreamLayer,
 // the forwarding server the 'F' ones, Pub/Sub messages the 'M' ones,
-// the leader's clock probes the 'T' ones (clock.go).
+// the leader's clock probes the 'T' ones (clock.go), queries between
+// nodes the 'S' ones (query.go).
 const (
 	streamRaft    = 'R'
 	streamForward = 'F'
@@ -270,6 +271,7 @@ type mux struct {
 	fwd    func(net.Conn) // serves a forwarding connection (own goroutine)
 	msgs   func(net.Conn) // reads another node's Pub/Sub messages (fanout.go)
 	clock  func(net.Conn) // answers the leader's clock probes (clock.go)
+	query  func(net.Conn) // answers other nodes' queries (query.go)
 	// ready is set once the node's Raft and the handlers above are: the
 	// listener runs before (Raft's transport needs it), and a forwarding
 	// ping that came first reached a nil Raft (a panic seen in the fault
@@ -356,6 +358,12 @@ func (m *mux) route(c net.Conn) {
 	case streamClock:
 		if m.clock != nil {
 			m.clock(c)
+			return
+		}
+		c.Close()
+	case streamQuery:
+		if m.query != nil {
+			m.query(c)
 			return
 		}
 		c.Close()

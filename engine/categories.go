@@ -84,7 +84,8 @@ type cmdMeta struct {
 // limitdbMeta covers the commands Redis 7.0 does not have: the native
 // limiter commands (@ratelimit; RL.ALLOWALL's keys come every third
 // argument after the count; RL.SET is also @dangerous: like RESTORE it
-// replaces the key and can set any state), RL.POLICY's subcommands
+// replaces the key and can set any state; RL.STATS and RL.TOP, which read
+// the node's counters, name no key), RL.POLICY's subcommands
 // (@rlpolicy only: administration, not decisions), and two CLIENT subcommands of Redis 7.2
 // (with 7.2's categories).
 var limitdbMeta = map[string]cmdMeta{
@@ -96,6 +97,8 @@ var limitdbMeta = map[string]cmdMeta{
 	"rl.allowall":          {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 3}}},
 	"cl.throttle":          {cats: CatRateLimit, specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
 	"rl.set":               {cats: CatRateLimit | CatDangerous, specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, KeyStep: 1}}},
+	"rl.stats":             {cats: CatRateLimit},
+	"rl.top":               {cats: CatRateLimit},
 	"rl.policy|set":        {cats: CatRLPolicy},
 	"rl.policy|get":        {cats: CatRLPolicy},
 	"rl.policy|del":        {cats: CatRLPolicy},

@@ -76,6 +76,9 @@ type Engine struct {
 	Settings Settings
 	// Policies is the registry of named rate-limit policies (policy.go).
 	Policies Policies
+	// rlInline counts the RL.* decisions with inline numbers (rl_stats.go;
+	// node-local, as every policy's counters).
+	rlInline rlStats
 
 	// Guard tracks the running script for the connection layer, which reads
 	// it without the engine lock (BUSY replies, SCRIPT KILL).

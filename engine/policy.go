@@ -82,6 +82,9 @@ type RLPolicy struct {
 	// limited key → its LIMIT and PERIOD; nil when there are none, so
 	// that a decision without overrides makes no lookup.
 	Overrides map[string]PolicyOverride
+	// stats are the node-local decision counters and sketch
+	// (rl_stats.go), nil until a call is counted; not replicated.
+	stats *rlStats
 }
 
 // PolicyChange is one entry of a policy's history: the policy as a change
@@ -131,6 +134,7 @@ func (r *Policies) put(p *RLPolicy, resetKeys bool) {
 		p.LiveUntil = old.LiveUntil
 		p.History = old.History
 		p.Overrides = old.Overrides
+		p.stats = old.stats
 		if !resetKeys {
 			p.ResetMs = old.ResetMs
 		}

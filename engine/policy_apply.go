@@ -67,6 +67,7 @@ func cmdLimitdbPolicyLoad(c *Ctx, argv [][]byte) {
 		c.W.Error(errPolicyEffect)
 		return
 	}
+	r.adoptStats(&c.E.Policies) // a node's counters outlive the swap
 	c.E.Policies = r
 	c.E.Stats.Dirty++
 	c.W.OK()
@@ -269,6 +270,7 @@ func cmdPolicyRestore(c *Ctx, argv [][]byte) {
 			}
 		}
 	}
+	r.adoptStats(cur)
 	c.E.Policies = r
 	c.loadEffect()
 	c.notifyPolicy("restore " + strconv.FormatInt(r.Version, 10))

@@ -323,13 +323,16 @@ func cmdRLAllow(c *Ctx, argv [][]byte) {
 	}
 	var a rlArgs
 	if !c.parseRL(argv, &a) {
+		c.rlCountError(nil)
 		return
 	}
 	e, st, ok := c.loadFor(a.key, &a.p, true)
 	if !ok {
+		c.rlCountError(nil)
 		return
 	}
 	r := ratelimit.Decide(&a.p, &st, c.Now, a.cost, true)
+	c.rlCountResult(nil, a.key, a.cost, &r, false)
 	if r.Allowed {
 		if e == nil {
 			e = c.create(a.key)
@@ -367,10 +370,12 @@ func cmdRLPeek(c *Ctx, argv [][]byte) {
 	}
 	var a rlArgs
 	if !c.parseRL(argv, &a) {
+		c.rlCountError(nil)
 		return
 	}
 	_, st, ok := c.loadFor(a.key, &a.p, false)
 	if !ok {
+		c.rlCountError(nil)
 		return
 	}
 	if a.p.Algo == ratelimit.SlidingLog && st.Log == nil {
@@ -378,6 +383,7 @@ func cmdRLPeek(c *Ctx, argv [][]byte) {
 		st.Log = one[:]
 	}
 	r := ratelimit.Decide(&a.p, &st, c.Now, a.cost, false)
+	c.rlCountResult(nil, a.key, a.cost, &r, false)
 	c.writeResult(&r, 0)
 }
 
@@ -523,6 +529,12 @@ func cmdRLInfo(c *Ctx, argv [][]byte) {
 // integer, too few arguments (syntax), a key given twice; on any error
 // nothing changes.
 func cmdRLAllowAll(c *Ctx, argv [][]byte) {
+	before := len(c.W.B)
+	rlAllowAll(c, argv)
+	c.rlCountErrorReply(before)
+}
+
+func rlAllowAll(c *Ctx, argv [][]byte) {
 	n, ok := ParseIntB(argv[1])
 	if !ok || n <= 0 {
 		c.W.Error(errRLNumLimits)
@@ -635,6 +647,7 @@ func cmdRLAllowAll(c *Ctx, argv [][]byte) {
 		c.PreventPropagation()
 	}
 	for i := range args {
+		c.rlCountResult(pols[i], args[i].key, args[i].cost, &res[i], flags[i]&allShadowDenied != 0)
 		c.notifyDecision(args[i].key, res[i].Allowed)
 	}
 	w := c.W
@@ -710,6 +723,12 @@ func parseRustInt(b []byte) (int64, bool) {
 // Errors are redis-cell's ("Cell error: ..."); negative arguments are
 // refused (redis-cell computes nonsense with them).
 func cmdCLThrottle(c *Ctx, argv [][]byte) {
+	before := len(c.W.B)
+	clThrottle(c, argv)
+	c.rlCountErrorReply(before)
+}
+
+func clThrottle(c *Ctx, argv [][]byte) {
 	if len(argv) != 5 && len(argv) != 6 {
 		c.W.Error(errCellUsage)
 		return
@@ -756,6 +775,7 @@ func cmdCLThrottle(c *Ctx, argv [][]byte) {
 		st = limLoad(e)
 	}
 	r := ratelimit.CellThrottle(&p, &st, c.Now, qty)
+	c.rlCount(nil, argv[1], qty, !r.Limited, false, r.Limit, r.Remaining)
 	if !r.Limited && qty > 0 {
 		if e == nil {
 			e = c.create(argv[1])

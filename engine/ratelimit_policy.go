@@ -14,8 +14,20 @@ import "limitdb/ratelimit"
 // and raises rl.deny), but the reply says allowed (retry_after_ms -1) with
 // shadow_denied 1.
 
-// rlPolicyCall runs the POLICY form; consume: RL.ALLOW, else RL.PEEK.
+// rlPolicyCall runs the POLICY form; consume: RL.ALLOW, else RL.PEEK. An
+// error reply counts under the policy it names, if there is one
+// (rl_stats.go); a decision counts in rlPolicyDecide.
 func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
+	before := len(c.W.B)
+	c.rlPolicyDecide(argv, consume)
+	if len(c.W.B) > before && c.W.B[before] == '-' {
+		if pol := c.E.Policies.Get(argv[3]); pol != nil {
+			c.rlCountError(pol)
+		}
+	}
+}
+
+func (c *Ctx) rlPolicyDecide(argv [][]byte, consume bool) {
 	a := rlArgs{key: argv[1], cost: 1}
 	name := argv[3]
 	shadow := false
@@ -88,6 +100,7 @@ func (c *Ctx) rlPolicyCall(argv [][]byte, consume bool) {
 		r = ratelimit.Decide(&a.p, &st, c.Now, a.cost, false)
 	}
 	denied := !r.Allowed && shadow
+	c.rlCountResult(pol, a.key, a.cost, &r, denied)
 	if denied {
 		r.Allowed, r.RetryAfter = true, -1
 	}

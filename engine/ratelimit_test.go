@@ -342,15 +342,29 @@ func rss() int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-func BenchmarkRLAllow(b *testing.B) {
+func BenchmarkRLAllow(b *testing.B) { benchRLAllow(b, nil, "10", "1000") }
+
+// benchRLAllow runs RL.ALLOW key rest… over 10,000 keys, after the setup
+// command (nil: none).
+func benchRLAllow(b *testing.B, setup []string, rest ...string) {
 	e := New()
 	w := resp.NewWriter()
 	c := &Ctx{E: e, DB: e.DBs[0], W: w, Now: t0}
+	if setup != nil {
+		argv := make([][]byte, len(setup))
+		for i, a := range setup {
+			argv[i] = []byte(a)
+		}
+		c.Exec(argv)
+	}
 	keys := make([][]byte, 10000)
 	for i := range keys {
 		keys[i] = []byte("key:" + strconv.Itoa(i))
 	}
-	argv := [][]byte{[]byte("RL.ALLOW"), nil, []byte("10"), []byte("1000")}
+	argv := [][]byte{[]byte("RL.ALLOW"), nil}
+	for _, a := range rest {
+		argv = append(argv, []byte(a))
+	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		argv[1] = keys[i%len(keys)]

@@ -431,6 +431,7 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 	if scriptsCodec.Load != nil {
 		e.Scripts = scripts
 	}
+	l.policies.adoptStats(&e.Policies)
 	e.Policies = l.policies
 	e.ClockMs = max(e.ClockMs, l.clock)
 	e.Rand.Seed(l.rand)

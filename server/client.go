@@ -652,6 +652,8 @@ func (s *Server) exec(cl *client, cmd *engine.Command, argv [][]byte) {
 				cl.ticket = s.node.Ticket()
 			}
 		}
+	} else if s.node != nil && nodeLocalRead(cmd) {
+		s.execNodeLocal(cl, cmd, argv) // RL.STATS, RL.TOP (rl_stats_cluster.go)
 	} else if s.route(cl, cmd, argv) {
 		cl.ctx.DB = s.eng.DBs[cl.db]
 		s.door.Exec(&cl.ctx, cmd, argv)

@@ -70,6 +70,7 @@ func (s *Server) StartCluster() error {
 	s.mem.log = n.LogMemory // maxmemory leaves the log's memory out (maxmemory.go)
 	s.door.Unlock()
 	n.OnMessages(s.deliverRemote) // other nodes' Pub/Sub messages (pubsub.go)
+	n.OnQuery(s.answerQuery)      // other nodes' queries (rl_stats_cluster.go)
 	return nil
 }
 

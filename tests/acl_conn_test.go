@@ -284,7 +284,7 @@ func TestACLCategoriesMatchRedis(t *testing.T) {
 	for _, cat := range list(lc, "ACL", "CAT") {
 		got := list(lc, "ACL", "CAT", cat)
 		if cat == "ratelimit" {
-			if strings.Join(got, " ") != "cl.throttle rl.allow rl.allowall rl.info rl.peek rl.refund rl.reset rl.set" {
+			if strings.Join(got, " ") != "cl.throttle rl.allow rl.allowall rl.info rl.peek rl.refund rl.reset rl.set rl.stats rl.top" {
 				t.Fatalf("ACL CAT ratelimit: %q", got)
 			}
 			continue

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,6 +60,7 @@ var (
 	fReplicas  = flag.Int("redis-replicas", 0, "replicas (--replicaof) of the started redis-server; measured at the primary")
 	fNodes     = flag.Int("limitdb-nodes", 1, "start limitdb as a cluster of this many nodes (the README's recipe)")
 	fAt        = flag.String("limitdb-at", "leader", "with -limitdb-nodes > 1: measure at the leader or at a follower")
+	fSelf      = flag.Bool("self", false, "no redis-server: the reference side is the started limitdb itself, driven with the workload's ref builder on connections of its own (rl-policy: inline numbers against a policy), slices alternating as against Redis")
 )
 
 // workDir holds the started servers' dirs (their dump.rdb, limitdb's Raft
@@ -202,7 +204,9 @@ func main() {
 
 	ref := &side{name: "redis", auth: *fRedisAuth, shas: map[string]string{}}
 	cand := &side{name: "limitdb", auth: *fLimitAuth, shas: map[string]string{}}
-	if *fRedis != "" {
+	if *fSelf {
+		ref.name = "limitdb (ref)" // its address and pid are the candidate's, below
+	} else if *fRedis != "" {
 		ref.addr = *fRedis
 		ref.pid = *fRedisPid
 	} else {
@@ -254,6 +258,10 @@ func main() {
 				"--dir", serverDir("limitdb")}, strings.Fields(*fLimitArgs)...)
 			cand.addr, cand.pid = startServer("limitdb", args, env, port)
 		}
+	}
+	if *fSelf {
+		ref.addr, ref.pid, ref.others = cand.addr, cand.pid, cand.others
+		fmt.Println("-self: the \"redis\" columns are limitdb itself with the workload's reference commands")
 	}
 	fmt.Printf("redis %s%s, limitdb %s%s (GOMAXPROCS=%s%s), %d CPUs, loadgen GOMAXPROCS=%d\n",
 		ref.addr, ref.topology, cand.addr, cand.topology, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU(), runtime.GOMAXPROCS(0))
@@ -410,16 +418,18 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 }
 
 type result struct {
-	name                 string
-	depth                int
-	refOps, candOps      float64 // median over slices
-	ratio, rmin, rmax    float64
-	refP50, refP99       float64
-	candP50, candP99     float64
-	refErrs, candErrs    int64
-	refCPU, candCPU      float64 // server CPU ns per op (0: unknown)
-	skipped, firstErrRef string
-	firstErrCand         string
+	name              string
+	depth             int
+	refOps, candOps   float64 // median over slices
+	ratio, rmin, rmax float64
+	refP50, refP99    float64
+	candP50, candP99  float64
+	refErrs, candErrs int64
+	refCPU, candCPU   float64 // server CPU ns per op (0: unknown)
+	// the median and range over the pairs of each pair's CPU-per-op ratio
+	cpuPair, cpuMin, cpuMax float64
+	skipped, firstErrRef    string
+	firstErrCand            string
 }
 
 func median(v []float64) float64 {
@@ -494,9 +504,10 @@ func benchMode(ref, cand *side) {
 			ref.cpu, ref.ops, cand.cpu, cand.ops = 0, 0, 0, 0
 			runSlice(ref, refW, w, w.ref, d, *fWarm, false)
 			runSlice(cand, candW, w, candB, d, *fWarm, false)
-			var refOps, candOps, ratios []float64
+			var refOps, candOps, ratios, cpuRatios []float64
 			for p := 0; p < *fPairs; p++ {
 				var r, c float64
+				rc, ro, cc, co := ref.cpu, ref.ops, cand.cpu, cand.ops
 				if p%2 == 0 {
 					r = runSlice(ref, refW, w, w.ref, d, *fSlice, true)
 					c = runSlice(cand, candW, w, candB, d, *fSlice, true)
@@ -507,6 +518,14 @@ func benchMode(ref, cand *side) {
 				refOps = append(refOps, r)
 				candOps = append(candOps, c)
 				ratios = append(ratios, c/r)
+				if ref.pid != 0 && cand.pid != 0 && ref.ops > ro && cand.ops > co {
+					// this pair's server CPU per op, candidate over reference
+					cpuRatios = append(cpuRatios, (float64(cand.cpu-cc)/float64(cand.ops-co))/(float64(ref.cpu-rc)/float64(ref.ops-ro)))
+				}
+			}
+			if len(cpuRatios) > 0 {
+				res.cpuPair = median(cpuRatios)
+				res.cpuMin, res.cpuMax = slices.Min(cpuRatios), slices.Max(cpuRatios)
 			}
 			res.refOps, res.candOps, res.ratio = median(refOps), median(candOps), median(ratios)
 			s := append([]float64(nil), ratios...)
@@ -549,11 +568,11 @@ func printTable(rs []result) {
 	fmt.Printf("\n%d conns/server, slices %v x %d pairs (alternating), keys %d, latency = one batch round trip (µs)\n\n",
 		*fConns, *fSlice, *fPairs, *fKeys)
 	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tP\tredis ops/s\tlimitdb ops/s\tratio\t(min–max)\tredis p50\tp99\tlimitdb p50\tp99\tp99 ratio\tCPU ns/op r\tl\tCPU ratio\terrors r/l\t")
+	fmt.Fprintln(tw, "workload\tP\tredis ops/s\tlimitdb ops/s\tratio\t(min–max)\tredis p50\tp99\tlimitdb p50\tp99\tp99 ratio\tCPU ns/op r\tl\tCPU ratio\tpairs' CPU ratio\t(min–max)\terrors r/l\t")
 	var notes []string
 	for _, r := range rs {
 		if r.skipped != "" {
-			fmt.Fprintf(tw, "%s\t%d\tskipped\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, r.depth)
+			fmt.Fprintf(tw, "%s\t%d\tskipped\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, r.depth)
 			notes = append(notes, fmt.Sprintf("%s/P%d skipped: %s", r.name, r.depth, r.skipped))
 			continue
 		}
@@ -561,9 +580,9 @@ func printTable(rs []result) {
 		if r.refP99 > 0 {
 			p99r = r.candP99 / r.refP99
 		}
-		cpu := "-\t-\t-"
+		cpu := "-\t-\t-\t-\t-"
 		if r.refCPU > 0 && r.candCPU > 0 {
-			cpu = fmt.Sprintf("%.0f\t%.0f\t%.2f", r.refCPU, r.candCPU, r.candCPU/r.refCPU)
+			cpu = fmt.Sprintf("%.0f\t%.0f\t%.2f\t%.3f\t(%.3f–%.3f)", r.refCPU, r.candCPU, r.candCPU/r.refCPU, r.cpuPair, r.cpuMin, r.cpuMax)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2f\t(%.2f–%.2f)\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%s\t%d/%d\t\n",
 			r.name, r.depth, r.refOps, r.candOps, r.ratio, r.rmin, r.rmax,

@@ -143,6 +143,17 @@ func rlAllow(prefix, algo string) builder {
 	}
 }
 
+// rlPolicy is RL.ALLOW key POLICY name.
+func rlPolicy(prefix, name string) builder {
+	return func(c *conn, s *side, b []byte, now int64) []byte {
+		b = appendArrayHdr(b, 4)
+		b = appendBulkStr(b, "RL.ALLOW")
+		b = randKey(c, b, prefix)
+		b = appendBulkStr(b, "POLICY")
+		return appendBulkStr(b, name)
+	}
+}
+
 const (
 	scriptTB = "001-token-bucket.lua"
 	scriptSW = "002-sliding-window-zset.lua"
@@ -254,6 +265,17 @@ var workloads = []*workload{
 	// limitdb (e.g. the same binary without AUTH, see bench/README.md)
 	{name: "rl-native", replies: 1, ref: rlAllow("rl:", ""),
 		probe: probeCmd("RL.ALLOW", "probe:rl", "10", "1000")},
+	// RL.ALLOW key POLICY p against RL.ALLOW key 10 1000, the same limit
+	// inline, on one limitdb (-self; RUNS=rl-policy): what the policy
+	// lookup, RL.STATS's counting and RL.TOP's sketch cost per decision
+	{name: "rl-policy", replies: 1, ref: rlAllow("rli:", ""), cand: rlPolicy("rlp:", "bench"),
+		setup: [][]string{{"RL.POLICY", "SET", "bench", "LIMIT", "10", "PERIOD", "1000"}},
+		probe: func(s *side, isRef bool) []string {
+			if isRef {
+				return []string{"RL.ALLOW", "probe:rl", "10", "1000"}
+			}
+			return []string{"RL.ALLOW", "probe:rl", "POLICY", "bench"}
+		}},
 	{name: "rl-fw", replies: 1, ref: evalsha(scriptFW, fwArgs), cand: rlAllow("rlfw:", "fixed-window"), scripts: []string{scriptFW}, refOnly: true,
 		probe: func(s *side, isRef bool) []string {
 			if isRef {

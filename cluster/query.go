@@ -1,0 +1,123 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Queries between nodes: a node asks every other member for something
+// node-local (RL.STATS CLUSTER asks for each node's decision counters)
+// over a stream of its own on the inter-node listener ('S'),
+// authenticated like the others, one connection per query and peer. What a query means is the server's:
+// the node carries a request and a status-coded answer, never reply text
+// to parse.
+//
+// Frames: the request is uint32 length then the body; the answer a
+// status byte (QueryOK, or the handler's own codes), uint32 length and
+// the body.
+const streamQuery = 'S'
+
+// QueryOK is the status of an answer the handler gave; QueryNoHandler
+// answers a node whose server set none.
+const (
+	QueryOK        byte = 0
+	QueryNoHandler byte = 1
+)
+
+// queryBodyMax bounds a request's and an answer's body.
+const queryBodyMax = 16 << 20
+
+// queryPeers does QueryPeers (api.go).
+func (n *Node) queryPeers(req []byte, timeout time.Duration) (answers []PeerAnswer, missing []string) {
+	if n.mux == nil || n.raft == nil {
+		return nil, nil
+	}
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return nil, nil
+	}
+	deadline := time.Now().Add(timeout)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == n.rid {
+			continue
+		}
+		name := nodeName(s.ID)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, body, err := n.queryPeer(string(s.Address), req, deadline)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				missing = append(missing, name)
+				return
+			}
+			answers = append(answers, PeerAnswer{Node: name, Status: st, Body: body})
+		}()
+	}
+	wg.Wait()
+	return answers, missing
+}
+
+var errQueryFrame = errors.New("cluster: malformed query frame")
+
+func (n *Node) queryPeer(addr string, req []byte, deadline time.Time) (byte, []byte, error) {
+	c, err := n.mux.dial(addr, streamQuery, time.Until(deadline))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer c.Close()
+	c.SetDeadline(deadline)
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(req)), uint32(len(req)))
+	if _, err := c.Write(append(frame, req...)); err != nil {
+		return 0, nil, err
+	}
+	var hdr [5]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	size := binary.BigEndian.Uint32(hdr[1:])
+	if size > queryBodyMax {
+		return 0, nil, errQueryFrame
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(c, body); err != nil {
+		return 0, nil, err
+	}
+	return hdr[0], body, nil
+}
+
+// serveQuery answers the queries of one connection (the mux's goroutine).
+func (n *Node) serveQuery(c net.Conn) {
+	defer c.Close()
+	for {
+		c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+		var hdr [4]byte
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			return
+		}
+		size := binary.BigEndian.Uint32(hdr[:])
+		if size > queryBodyMax {
+			return
+		}
+		req := make([]byte, size)
+		if _, err := io.ReadFull(c, req); err != nil {
+			return
+		}
+		st, body := QueryNoHandler, []byte(nil)
+		if f := n.query.Load(); f != nil {
+			st, body = (*f)(req)
+		}
+		out := binary.BigEndian.AppendUint32([]byte{st}, uint32(len(body)))
+		c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+		if _, err := c.Write(append(out, body...)); err != nil {
+			return
+		}
+	}
+}

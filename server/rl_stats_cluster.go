@@ -1,0 +1,177 @@
+package server
+
+import (
+	"encoding/binary"
+	"time"
+
+	"limitdb/cluster"
+	"limitdb/engine"
+)
+
+// RL.STATS CLUSTER in a cluster: the decision counters are node-local
+// (engine/rl_stats.go), so the node the client asks sums its own and every
+// other member's, asked over the nodes' query stream (cluster/query.go)
+// with the engine lock released. A member that does not answer within
+// rlStatsClusterWait is named in the reply's nodes_missing and left out
+// of the sums. RL.STATS and RL.TOP take no read barrier on a follower:
+// what they read is the node's own. Inside MULTI (whose block runs under one hold of the lock)
+// the command answers this node's counters in the same shape.
+
+// rlStatsClusterWait bounds the wait for the other members' counters.
+const rlStatsClusterWait = time.Second
+
+// Query kinds (the first byte of a request) and answer statuses beyond
+// cluster.QueryOK.
+const (
+	queryRLStats      byte = 's'
+	queryRefused      byte = 2 // the body is the error text (an unknown policy)
+	queryUnknownKind  byte = 3
+	queryMalformedReq byte = 4
+	queryBusy         byte = 5 // the engine lock was not free in time (a long script)
+)
+
+// nodeLocalRead reports whether cmd reads only this node's own state
+// (RL.STATS, RL.TOP: the decision counters and sketches): in a cluster it
+// runs here without a read barrier, so that a node cut off from the
+// leader still says what it counted.
+func nodeLocalRead(cmd *engine.Command) bool {
+	return cmd.Name == "rl.stats" || cmd.Name == "rl.top"
+}
+
+// execNodeLocal runs a nodeLocalRead command in a cluster: RL.STATS
+// CLUSTER asks the other nodes, the rest runs here. On a leader the reply
+// waits for the ticket as a read's does (the counters may count a
+// decision not yet committed).
+func (s *Server) execNodeLocal(cl *client, cmd *engine.Command, argv [][]byte) {
+	if engine.IsRLStatsCluster(argv) {
+		s.rlStatsCluster(cl, argv)
+	} else {
+		cl.ctx.DB = s.eng.DBs[cl.db]
+		s.door.Exec(&cl.ctx, cmd, argv)
+	}
+	if s.gated() {
+		cl.ticket = s.node.Ticket()
+	}
+}
+
+// rlStatsCluster answers RL.STATS CLUSTER [name …] (engine lock held; it
+// is released while the other members are asked).
+func (s *Server) rlStatsCluster(cl *client, argv [][]byte) {
+	names := argv[2:]
+	rows, msg := s.eng.RLStatsOf(names)
+	if msg != "" {
+		cl.w.Error(msg)
+		return
+	}
+	if cl.ctx.InMulti {
+		engine.WriteRLStatsCluster(&cl.w, rows, 1, nil)
+		return
+	}
+	req := []byte{queryRLStats}
+	req = binary.AppendUvarint(req, uint64(len(names)))
+	for _, n := range names {
+		req = appendQueryBytes(req, n)
+	}
+	s.door.Unlock()
+	answers, missing := s.node.QueryPeers(req, rlStatsClusterWait)
+	s.door.Lock()
+	nodes := 1
+	for _, a := range answers {
+		peer, ok := decodeRLStats(a.Body)
+		if a.Status != cluster.QueryOK || !ok {
+			missing = append(missing, a.Node)
+			continue
+		}
+		rows = engine.AddRLStats(rows, peer)
+		nodes++
+	}
+	engine.WriteRLStatsCluster(&cl.w, rows, nodes, missing)
+}
+
+// answerQuery answers another node's query (cluster.Node.OnQuery).
+func (s *Server) answerQuery(req []byte) (byte, []byte) {
+	if len(req) == 0 || req[0] != queryRLStats {
+		return queryUnknownKind, nil
+	}
+	b := req[1:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return queryMalformedReq, nil
+	}
+	b = b[k:]
+	names := make([][]byte, 0, n)
+	for range n {
+		var name []byte
+		var ok bool
+		if name, b, ok = readQueryBytes(b); !ok {
+			return queryMalformedReq, nil
+		}
+		names = append(names, name)
+	}
+	// the asker waits rlStatsClusterWait at most: a script holding the
+	// lock longer makes this node one of its nodes_missing, not a
+	// goroutine waiting here for as long as the script runs
+	t := time.NewTimer(rlStatsClusterWait)
+	ok := s.door.LockOrTimer(t.C)
+	t.Stop()
+	if !ok {
+		return queryBusy, nil
+	}
+	rows, msg := s.eng.RLStatsOf(names)
+	s.door.Unlock()
+	if msg != "" {
+		return queryRefused, []byte(msg)
+	}
+	return cluster.QueryOK, encodeRLStats(rows)
+}
+
+// encodeRLStats: uvarint count, then per row the name (uvarint length,
+// bytes) and the seven counters and since_ms as varints.
+func encodeRLStats(rows []engine.RLStat) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(rows)))
+	for i := range rows {
+		r := &rows[i]
+		b = appendQueryBytes(b, []byte(r.Policy))
+		for _, v := range [...]int64{r.Requests, r.Units, r.Allowed, r.Denied, r.ShadowDenied, r.NearLimit, r.Errors, r.SinceMs} {
+			b = binary.AppendVarint(b, v)
+		}
+	}
+	return b
+}
+
+func decodeRLStats(b []byte) ([]engine.RLStat, bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, false
+	}
+	b = b[k:]
+	rows := make([]engine.RLStat, n)
+	for i := range rows {
+		r := &rows[i]
+		name, rest, ok := readQueryBytes(b)
+		if !ok {
+			return nil, false
+		}
+		r.Policy, b = string(name), rest
+		for _, p := range [...]*int64{&r.Requests, &r.Units, &r.Allowed, &r.Denied, &r.ShadowDenied, &r.NearLimit, &r.Errors, &r.SinceMs} {
+			v, k := binary.Varint(b)
+			if k <= 0 {
+				return nil, false
+			}
+			*p, b = v, b[k:]
+		}
+	}
+	return rows, len(b) == 0
+}
+
+func appendQueryBytes(b, s []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func readQueryBytes(b []byte) (s, rest []byte, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, false
+	}
+	return b[k : k+int(n)], b[k+int(n):], true
+}

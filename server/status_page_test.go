@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chromium finds Debian's headless browser; the test is skipped without
+// one, except under CI, where scripts/test.sh installs it.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium not found (scripts/test.sh installs it)")
+	}
+	t.Skip("chromium not found")
+	return ""
+}
+
+// dumpDOM loads url in headless Chromium, lets its scripts run for a few
+// seconds of virtual time (the page's first fetch and render), and returns
+// the document as the browser then holds it.
+func dumpDOM(t *testing.T, browser, url string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--no-first-run", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000", "--dump-dom", url)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// TestStatusPage loads the status page in a real browser and checks what
+// it shows against RL.STATS after a known stream of decisions: every
+// policy, its mode, its counters and its most-refused key.
+func TestStatusPage(t *testing.T) {
+	browser := chromium(t)
+	s := startTest(t, Config{Dir: scratchDir})
+	c := dialT(t, s.Addr().String())
+	for _, cmd := range [][]string{
+		{"RL.POLICY", "SET", "api", "LIMIT", "3", "PERIOD", "60000", "DESC", "<b>not html</b>"},
+		{"RL.POLICY", "SET", "trial", "LIMIT", "2", "PERIOD", "60000", "SHADOW"},
+	} {
+		if r := c.do(t, cmd...); !strings.HasPrefix(r, ":") {
+			t.Fatalf("%v: %q", cmd, r)
+		}
+	}
+	// api: "<hot>" asks 8 times (5 refused), cool 2 times; trial: 4 calls,
+	// 2 shadow-denied
+	for i := 0; i < 8; i++ {
+		c.do(t, "RL.ALLOW", "<hot>", "POLICY", "api")
+	}
+	for i := 0; i < 2; i++ {
+		c.do(t, "RL.ALLOW", "cool", "POLICY", "api")
+	}
+	for i := 0; i < 4; i++ {
+		c.do(t, "RL.ALLOW", "t", "POLICY", "trial")
+	}
+	c.do(t, "RL.ALLOW", "inline", "5", "1000")
+
+	mux := http.NewServeMux()
+	s.registerStatusPage(mux)
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+
+	resp, err := http.Get(hs.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "script-src 'sha256-") {
+		t.Fatalf("CSP %q", csp)
+	}
+
+	dom := dumpDOM(t, browser, hs.URL+"/")
+	if !strings.Contains(dom, `data-loaded="`) {
+		t.Fatalf("the page never rendered status.json:\n%s", dom)
+	}
+	if strings.Contains(dom, "<b>not html</b>") || strings.Contains(dom, "<hot>") {
+		t.Fatal("a policy description or key was rendered as HTML")
+	}
+	s.door.Lock()
+	stats := s.eng.RLStats()
+	s.door.Unlock()
+	want := map[string]map[string]int64{}
+	for _, st := range stats {
+		want[st.Policy] = map[string]int64{"requests": st.Requests, "allowed": st.Allowed, "denied": st.Denied,
+			"shadow_denied": st.ShadowDenied, "near_limit": st.NearLimit, "errors": st.Errors}
+	}
+	rowRe := regexp.MustCompile(`(?s)<tr data-policy="([^"]*)">(.*?)</tr>`)
+	fieldRe := regexp.MustCompile(`<td data-field="([a-z_]+)">(\d+)</td>`)
+	rows := rowRe.FindAllStringSubmatch(dom, -1)
+	if len(rows) != 2 {
+		t.Fatalf("%d policy rows, want 2:\n%s", len(rows), dom)
+	}
+	for _, r := range rows {
+		name := html.UnescapeString(r[1])
+		w := want[name]
+		if w == nil {
+			t.Fatalf("RL.STATS has no row for %q", name)
+		}
+		for _, f := range fieldRe.FindAllStringSubmatch(r[2], -1) {
+			n, _ := strconv.ParseInt(f[2], 10, 64)
+			if n != w[f[1]] {
+				t.Errorf("%s %s: page %d, RL.STATS %d", name, f[1], n, w[f[1]])
+			}
+		}
+		mode := "enforce"
+		if name == "trial" {
+			mode = "shadow"
+		}
+		if !strings.Contains(r[2], ">"+mode+"</td>") {
+			t.Errorf("%s: mode %s not shown", name, mode)
+		}
+	}
+	if w := want["api"]; w["requests"] != 10 || w["denied"] != 5 || want["trial"]["shadow_denied"] != 2 {
+		t.Fatalf("RL.STATS after the stream: %v", want)
+	}
+	if !strings.Contains(dom, `<li data-key="&lt;hot&gt;">`) {
+		t.Fatalf("the most-refused key of api is not listed:\n%s", dom)
+	}
+}

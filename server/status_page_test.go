@@ -46,7 +46,8 @@ func dumpDOM(t *testing.T, browser, url string) string {
 }
 
 // TestStatusPage loads the status page in a real browser and checks what
-// it shows against RL.STATS after a known stream of decisions: every
+// it shows against RL.STATS (asked after the page rendered, with no
+// call in between) after a known stream of decisions: every
 // policy, its mode, its counters and its most-refused key.
 func TestStatusPage(t *testing.T) {
 	browser := chromium(t)
@@ -94,14 +95,7 @@ func TestStatusPage(t *testing.T) {
 	if strings.Contains(dom, "<b>not html</b>") || strings.Contains(dom, "<hot>") {
 		t.Fatal("a policy description or key was rendered as HTML")
 	}
-	s.door.Lock()
-	stats := s.eng.RLStats()
-	s.door.Unlock()
-	want := map[string]map[string]int64{}
-	for _, st := range stats {
-		want[st.Policy] = map[string]int64{"requests": st.Requests, "allowed": st.Allowed, "denied": st.Denied,
-			"shadow_denied": st.ShadowDenied, "near_limit": st.NearLimit, "errors": st.Errors}
-	}
+	want := rlStatsReply(t, c.do(t, "RL.STATS"))
 	rowRe := regexp.MustCompile(`(?s)<tr data-policy="([^"]*)">(.*?)</tr>`)
 	fieldRe := regexp.MustCompile(`<td data-field="([a-z_]+)">(\d+)</td>`)
 	rows := rowRe.FindAllStringSubmatch(dom, -1)
@@ -134,4 +128,37 @@ func TestStatusPage(t *testing.T) {
 	if !strings.Contains(dom, `<li data-key="&lt;hot&gt;">`) {
 		t.Fatalf("the most-refused key of api is not listed:\n%s", dom)
 	}
+}
+
+// rlStatsReply reads RL.STATS's RESP2 reply (name, then a flat array of
+// counter names and values, per policy) into name → counter → value.
+func rlStatsReply(t *testing.T, raw string) map[string]map[string]int64 {
+	t.Helper()
+	var toks []string
+	lines := strings.Split(raw, "\r\n")
+	for i := 0; i < len(lines); i++ {
+		switch l := lines[i]; {
+		case strings.HasPrefix(l, "$"):
+			i++
+			toks = append(toks, lines[i])
+		case strings.HasPrefix(l, ":"):
+			toks = append(toks, l[1:])
+		case strings.HasPrefix(l, "-"):
+			t.Fatalf("RL.STATS: %s", l)
+		}
+	}
+	out := map[string]map[string]int64{}
+	const fields = 8 // requests … since_ms
+	for i := 0; i+1+2*fields <= len(toks); i += 1 + 2*fields {
+		m := map[string]int64{}
+		for j := 0; j < fields; j++ {
+			n, err := strconv.ParseInt(toks[i+2+2*j], 10, 64)
+			if err != nil {
+				t.Fatalf("RL.STATS %q: %v", raw, err)
+			}
+			m[toks[i+1+2*j]] = n
+		}
+		out[toks[i]] = m
+	}
+	return out
 }

@@ -124,8 +124,8 @@ type Node struct {
 	// leaderChanges counts the leaders this node has seen take over
 	// (monitor): a new term with a known leader, or another leader
 	leaderChanges atomic.Int64
-	ready        atomic.Bool  // n.raft is set (the listener runs before)
-	promoting    atomic.Bool  // a maybePromote's AddVoter is in flight
+	ready         atomic.Bool // n.raft is set (the listener runs before)
+	promoting     atomic.Bool // a maybePromote's AddVoter is in flight
 	// peers: the configuration has other servers (the proposer keeps
 	// more entries in flight then); refreshed by the monitor
 	peers atomic.Bool

@@ -14,6 +14,17 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 redis-server --version
 
+# promtool (Debian's prometheus package) lints /metrics and the rules in
+# deploy/prometheus (tests/metrics_test.go; skipped without it outside CI)
+if ! command -v promtool >/dev/null 2>&1; then
+  echo "promtool not found: installing prometheus with apt-get" >&2
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+promtool --version | head -1
+
 # the library checks run on Node.js: the lock library
 # (tests/pubsub_lock_test.go, simple-redis-mutex waiting on Pub/Sub) and
 # the job queue (tests/jobqueue_test.go, bee-queue waiting in BRPOPLPUSH);

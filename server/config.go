@@ -185,6 +185,12 @@ var params = []*param{
 	// a test-only offset added to this node's clock (ms): the cluster
 	// tests show its effect on limits and INFO, and CONFIG SET steps a
 	// running node's clock (an NTP step, for the fault tests)
+	// the Prometheus endpoint (metrics.go): off while metrics-port is 0;
+	// metrics-policy-labels caps the policy label's values (the registry's
+	// first names in byte order; the others count as _other)
+	{name: "metrics-port", kind: pInt, def: "0", min: 0, max: 65535},
+	{name: "metrics-bind", kind: pString, def: "127.0.0.1"},
+	{name: "metrics-policy-labels", kind: pInt, def: "64", min: 0, max: 100000},
 	{name: "debug-clock-offset-ms", kind: pInt, def: "0", min: -86400000, max: 86400000, debug: true},
 }
 

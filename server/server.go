@@ -121,6 +121,8 @@ type Server struct {
 	// activeExpireOff: DEBUG SET-ACTIVE-EXPIRE 0 stopped the cron's expiry
 	// walk (Redis's active_expire_enabled)
 	activeExpireOff atomic.Bool
+
+	metrics metricsState // the Prometheus endpoint (metrics.go)
 }
 
 type serverStats struct {
@@ -220,6 +222,7 @@ func (s *Server) Close() error {
 	}
 	s.net.listeners = nil
 	s.net.mu.Unlock()
+	s.closeMetrics()
 	s.mu.Lock()
 	for _, cl := range s.clients {
 		cl.nc.Close()

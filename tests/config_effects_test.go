@@ -85,6 +85,9 @@ var configEffects = map[string]effectTest{
 	"lua-memory-limit":            effectLuaMemoryLimit,
 	"enable-debug-command":        effectEnableDebug,
 	"io-model":                    effectIOModel,
+	"metrics-port":                effectMetricsPort, // metrics_test.go
+	"metrics-bind":                effectMetricsBind,
+	"metrics-policy-labels":       effectMetricsPolicyLabels,
 }
 
 // TestConfigEffects walks CONFIG GET * and runs each parameter's effect

@@ -245,10 +245,31 @@ func TestMetricsLimiter(t *testing.T) {
 		t.Log("RL.STATS is not a command in this build: counter values not compared")
 		return
 	}
+	// against RL.STATS's own rows, whatever its reply's nesting, and
+	// against the replies where their meaning is unambiguous
+	rows := rlStatsRows(mustDoValue(t, c, "RL.STATS"), "")
+	for policy, label := range map[string]string{"api": "api", "login": "login", "": "_inline"} {
+		row, ok := rows[policy]
+		if !ok {
+			t.Errorf("RL.STATS has no row for %q: %v", policy, rows)
+			continue
+		}
+		for field, result := range map[string]string{"allowed": "allowed", "denied": "denied", "shadow_denied": "shadow_denied", "errors": "error"} {
+			k := `limitdb_rl_requests_total{policy="` + label + `",result="` + result + `"}`
+			if float64(row[field]) != m[k] {
+				t.Errorf("%s = %v, RL.STATS %s %s %d", k, m[k], policy, field, row[field])
+			}
+		}
+		if k := `limitdb_rl_units_total{policy="` + label + `",result="requested"}`; float64(row["units"]) != m[k] {
+			t.Errorf("%s = %v, RL.STATS %s units %d", k, m[k], policy, row["units"])
+		}
+		if k := `limitdb_rl_near_limit_total{policy="` + label + `"}`; float64(row["near_limit"]) != m[k] {
+			t.Errorf("%s = %v, RL.STATS %s near_limit %d", k, m[k], policy, row["near_limit"])
+		}
+	}
 	exact := map[string]float64{
 		`limitdb_rl_requests_total{policy="api",result="allowed"}`:         float64(allowed["api"]),
 		`limitdb_rl_requests_total{policy="api",result="denied"}`:          float64(denied["api"]),
-		`limitdb_rl_requests_total{policy="login",result="allowed"}`:       float64(allowed["login"]),
 		`limitdb_rl_requests_total{policy="login",result="shadow_denied"}`: float64(denied["login"]),
 		`limitdb_rl_units_total{policy="api",result="requested"}`:          5,
 		`limitdb_rl_requests_total{policy="_inline",result="allowed"}`:     5,
@@ -258,6 +279,51 @@ func TestMetricsLimiter(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, m[k], v)
 		}
 	}
+}
+
+// rlStatsRows finds RL.STATS's rows in its RESP2 reply without assuming
+// its nesting: a row is an array of field/value pairs with an "allowed"
+// field; its policy is its own "policy" (or "name") field, else the key
+// it stands under in the array around it.
+func rlStatsRows(v any, under string) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	a, ok := v.([]any)
+	if !ok {
+		return out
+	}
+	row := map[string]int64{}
+	name, isRow := under, false
+	for i := 0; i+1 < len(a); i += 2 {
+		k, ok := a[i].(string)
+		if !ok {
+			continue
+		}
+		switch x := a[i+1].(type) {
+		case int64:
+			row[k] = x
+			isRow = isRow || k == "allowed"
+		case string:
+			if k == "policy" || k == "name" {
+				name = x
+			}
+		}
+	}
+	if isRow {
+		out[name] = row
+		return out
+	}
+	for i, e := range a {
+		key := under
+		if i > 0 {
+			if s, ok := a[i-1].(string); ok {
+				key = s
+			}
+		}
+		for n, r := range rlStatsRows(e, key) {
+			out[n] = r
+		}
+	}
+	return out
 }
 
 var policyLabelRe = regexp.MustCompile(`policy="([^"]*)"`)
@@ -335,5 +401,18 @@ func effectMetricsPolicyLabels(t *testing.T, c *Conn, _, name string) {
 	delete(got, "_inline")
 	if len(got) != 1 || !got["pa"] {
 		t.Fatalf("%s 1: policy labels %v, want pa (and _other, _inline)", name, got)
+	}
+}
+
+// TestRLStatsRowsShapes: rlStatsRows reads the reply shapes RL.STATS may
+// have (rows naming their policy; a map of policy to row).
+func TestRLStatsRowsShapes(t *testing.T) {
+	flat := []any{[]any{"policy", "api", "allowed", int64(3)}, []any{"policy", "", "allowed", int64(5)}}
+	keyed := []any{"api", []any{"allowed", int64(3), "denied", int64(2)}, "", []any{"allowed", int64(5)}}
+	for _, v := range []any{flat, keyed} {
+		r := rlStatsRows(v, "")
+		if r["api"]["allowed"] != 3 || r[""]["allowed"] != 5 || len(r) != 2 {
+			t.Errorf("%v: %v", v, r)
+		}
 	}
 }

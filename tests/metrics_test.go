@@ -416,3 +416,38 @@ func TestRLStatsRowsShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsLockTimeout: while a script holds the engine lock, a scrape
+// answers after about a second with what needs no lock, and says so.
+func TestMetricsLockTimeout(t *testing.T) {
+	addr, c := mustLimitdbConn(t)
+	maddr := withMetrics(t, c)
+	busy := mustDial(t, addr)
+	// a script that runs about 2.5 s: a loop of a count measured first
+	script := `local n = 0 while n < tonumber(ARGV[1]) do n = n + 1 end return n`
+	start := time.Now()
+	mustDo(t, c, "EVAL", script, "0", "2000000")
+	per := time.Since(start) / 2000000
+	iters := int64(2500 * time.Millisecond / max(per, 1))
+	if err := busy.Send(Encode("EVAL", script, "0", strconv.FormatInt(iters, 10))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	t0 := time.Now()
+	body := scrape(t, maddr)
+	took := time.Since(t0)
+	m := series(body)
+	if m["limitdb_scrape_engine_lock_timeout"] != 1 {
+		t.Skipf("the script ended before the scrape's wait did (took %v, script %d iterations)", took, iters)
+	}
+	if took < 900*time.Millisecond || took > 2*time.Second {
+		t.Errorf("the scrape took %v, want about the 1 s wait", took)
+	}
+	if _, ok := m["limitdb_memory_used_bytes"]; ok {
+		t.Error("a metric under the engine lock in a scrape that did not get it")
+	}
+	if m["limitdb_connected_clients"] < 2 {
+		t.Errorf("limitdb_connected_clients %v", m["limitdb_connected_clients"])
+	}
+	busy.ReadReply()
+}

@@ -29,6 +29,7 @@ import (
 type metricsState struct {
 	mu   sync.Mutex
 	ln   net.Listener
+	addr string // metrics-bind:metrics-port as configured ("" while off)
 	srv  *http.Server
 	reg  *prometheus.Registry // built on the first open, kept across reopenings
 	coll *metricsCollector
@@ -68,9 +69,12 @@ func (s *Server) metricsHandler() http.Handler {
 }
 
 // openMetrics (re)opens the endpoint as metrics-port and metrics-bind
-// say: closed when the port is 0. The old listener is closed only once
-// the new one is bound, so a refused change keeps the endpoint as it was.
-// The engine lock is held (CONFIG SET, Listen).
+// say: closed when the port is 0. The new listener is bound while the old
+// one still serves, so a refused change keeps the endpoint as it was;
+// when that bind fails with the old one open (127.0.0.1 to 0.0.0.0 on
+// the same port overlaps), the old one is closed and the bind tried
+// again, and if that fails too the old address is taken back. The engine
+// lock is held (CONFIG SET, Listen).
 func (s *Server) openMetrics() error {
 	m := &s.metrics
 	m.mu.Lock()
@@ -80,33 +84,53 @@ func (s *Server) openMetrics() error {
 	if port != 0 {
 		want = net.JoinHostPort(s.conf.params["metrics-bind"], strconv.Itoa(port))
 	}
-	if m.ln != nil && m.ln.Addr().String() == want {
+	if want == m.addr {
 		return nil
 	}
-	var ln net.Listener
-	if want != "" {
-		var err error
+	if want == "" {
+		m.stop()
+		return nil
+	}
+	ln, err := net.Listen("tcp", want)
+	if err != nil && m.ln != nil {
+		old := m.addr
+		m.stop()
 		if ln, err = net.Listen("tcp", want); err != nil {
+			if back, err2 := net.Listen("tcp", old); err2 == nil {
+				s.serveMetrics(back, old)
+			}
 			return err
 		}
 	}
-	if m.srv != nil {
-		// Close, not Shutdown: a scrape waiting for the engine lock that
-		// this caller holds would make Shutdown wait for ever
-		m.srv.Close()
-		m.srv, m.ln = nil, nil
+	if err != nil {
+		return err
 	}
-	if ln == nil {
-		return nil
-	}
-	m.ln = ln
+	m.stop()
+	s.serveMetrics(ln, want)
+	return nil
+}
+
+// serveMetrics serves the endpoint on ln (bound to addr, as configured).
+// m.mu is held.
+func (s *Server) serveMetrics(ln net.Listener, addr string) {
+	m := &s.metrics
+	m.ln, m.addr = ln, addr
 	m.srv = &http.Server{Handler: s.metricsHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go func(srv *http.Server) {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Warn("metrics: " + err.Error())
 		}
 	}(m.srv)
-	return nil
+}
+
+// stop closes the endpoint: Close, not Shutdown, since a scrape waiting
+// for the engine lock that CONFIG SET holds would make Shutdown wait for
+// ever. m.mu is held.
+func (m *metricsState) stop() {
+	if m.srv != nil {
+		m.srv.Close()
+	}
+	m.srv, m.ln, m.addr = nil, nil, ""
 }
 
 // closeMetrics stops the endpoint (Close).
@@ -114,10 +138,7 @@ func (s *Server) closeMetrics() {
 	m := &s.metrics
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.srv != nil {
-		m.srv.Close()
-		m.srv, m.ln = nil, nil
-	}
+	m.stop()
 }
 
 // MetricsAddr is the endpoint's address, nil while it is off.

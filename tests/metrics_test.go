@@ -375,6 +375,11 @@ func effectMetricsBind(t *testing.T, c *Conn, _, name string) {
 		t.Fatalf("%s to an address not here: %q", name, r)
 	}
 	scrape(t, "127.0.0.2:"+port)
+	// an address that overlaps the bound one on the same port (as
+	// 127.0.0.1 and 0.0.0.0 do): the old listener makes way
+	configSet(t, c, name, "127.0.0.1")
+	configSet(t, c, name, "localhost")
+	scrape(t, addr)
 }
 
 // effectMetricsPolicyLabels: past the cap, policies count as _other, and

@@ -246,10 +246,22 @@ func (c *metricsCollector) view() *lockedView {
 	return v
 }
 
+// sink.put passes on a metric, dropping one whose label values client_golang
+// refuses (not UTF-8: an error reply's first word or a node id can be
+// any bytes). The Must constructors would panic in the registry's
+// collecting goroutine, which nothing recovers: the whole server.
+type sink chan<- prometheus.Metric
+
+func (k sink) put(m prometheus.Metric, err error) {
+	if err == nil {
+		k <- m
+	}
+}
+
 func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.s
 	emit := func(name string, val float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(metricDesc[name], metricType[name], val, labels...)
+		sink(ch).put(prometheus.NewConstMetric(metricDesc[name], metricType[name], val, labels...))
 	}
 	emit("limitdb_build_info", 1, Version, RedisVersion, runtime.Version())
 	emit("limitdb_start_time_seconds", float64(s.started.UnixNano())/1e9)
@@ -306,7 +318,7 @@ func (c *metricsCollector) collectLocked(ch chan<- prometheus.Metric, emit func(
 					next++
 				}
 			}
-			ch <- prometheus.MustNewConstHistogram(metricDesc["limitdb_command_latency_seconds"], uint64(n), secs, buckets, r.name)
+			sink(ch).put(prometheus.NewConstHistogram(metricDesc["limitdb_command_latency_seconds"], uint64(n), secs, buckets, r.name))
 		}
 	}
 	for n, k := range v.errs {
@@ -449,7 +461,7 @@ func (c *metricsCollector) collectRaft(ch chan<- prometheus.Metric, emit func(st
 	emit("limitdb_raft_last_contact_seconds", contact)
 	emit("limitdb_raft_snapshot_index", float64(st.SnapshotIndex))
 	emit("limitdb_raft_snapshots_installed_total", float64(st.SnapshotsInstalled))
-	ch <- prometheus.MustNewConstSummary(metricDesc["limitdb_raft_log_fsync_duration_seconds"], uint64(st.LogFsyncs), float64(st.LogFsyncNs)/1e9, nil)
+	sink(ch).put(prometheus.NewConstSummary(metricDesc["limitdb_raft_log_fsync_duration_seconds"], uint64(st.LogFsyncs), float64(st.LogFsyncNs)/1e9, nil))
 	emit("limitdb_raft_leader_changes_total", float64(st.LeaderChanges))
 	k := s.node.Counters()
 	emit("limitdb_raft_forwarded_units_total", float64(k.Forwarded))

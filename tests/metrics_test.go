@@ -456,3 +456,18 @@ func TestMetricsLockTimeout(t *testing.T) {
 	}
 	busy.ReadReply()
 }
+
+// TestMetricsOddLabels: an error reply whose first word is not UTF-8
+// (errorstats keeps it, and it cannot be a label value) leaves that one
+// series out; the other error series, the scrape and the server go on.
+func TestMetricsOddLabels(t *testing.T) {
+	_, c := mustLimitdbConn(t)
+	addr := withMetrics(t, c)
+	mustDo(t, c, "EVAL", "return redis.error_reply('\xff\xfeODD bytes')", "0")
+	mustDo(t, c, "NOSUCHCOMMAND")
+	m := series(scrape(t, addr))
+	if m[`limitdb_error_replies_total{error="ERR"}`] != 1 {
+		t.Errorf(`limitdb_error_replies_total{error="ERR"} = %v, want 1`, m[`limitdb_error_replies_total{error="ERR"}`])
+	}
+	mustDo(t, c, "PING")
+}

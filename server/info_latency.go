@@ -3,16 +3,39 @@ package server
 import (
 	"sort"
 	"strconv"
+	"strings"
+
+	"limitdb/engine"
 )
 
-// latencyPercentiles are the percentiles INFO latencystats reports, Redis
-// 7.0's default latency-tracking-info-percentiles (limitdb has no such
-// parameter: the list is fixed).
-var latencyPercentiles = []float64{50, 99, 99.9}
+// parsePercentiles checks latency-tracking-info-percentiles as Redis 7.0
+// does: doubles separated by single spaces, each within [0, 100] ("" is
+// none). It returns them, the value as CONFIG GET shows it, and why it is
+// refused.
+func parsePercentiles(v string) ([]float64, string, string) {
+	if v == "" {
+		return nil, "", ""
+	}
+	var out []float64
+	var shown []string
+	for _, f := range strings.Split(v, " ") {
+		x, ok := engine.ParseFloat(f)
+		if !ok {
+			return nil, "", "Invalid latency-tracking-info-percentiles parameters"
+		}
+		if x < 0 || x > 100 {
+			return nil, "", "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+		}
+		out = append(out, x)
+		shown = append(shown, strconv.FormatFloat(x, 'f', -1, 64))
+	}
+	return out, strings.Join(shown, " "), ""
+}
 
 // infoLatencystats: INFO latencystats, one
 // latency_percentiles_usec_<command>:p50=…,p99=…,p99.9=… line per command
-// that has a latency histogram (latency-tracking yes), as Redis 7.0's
+// that has a latency histogram (latency-tracking yes), at the percentiles
+// of latency-tracking-info-percentiles, as Redis 7.0's
 // fillPercentileDistributionLatencies writes it: µs with three decimals.
 // A percentile's value is the upper bound of the LATENCY HISTOGRAM bucket
 // (powers of two from 1024 ns, latency.go) it falls in, as hdr_histogram
@@ -32,7 +55,7 @@ func infoLatencystats(s *Server, b []byte) []byte {
 		b = append(b, "latency_percentiles_usec_"...)
 		b = append(b, n...)
 		b = append(b, ':')
-		for j, p := range latencyPercentiles {
+		for j, p := range s.latencyPercentiles {
 			if j > 0 {
 				b = append(b, ',')
 			}

@@ -64,6 +64,9 @@ type Server struct {
 	latency         map[string]*latencyEvent
 	latencyMs       int64
 	latencyTracking bool
+	// latencyPercentiles: latency-tracking-info-percentiles (INFO
+	// latencystats, info_latency.go); set by applyConfig
+	latencyPercentiles []float64
 	// minReplicas: min-replicas-to-write and -max-lag are both set, so
 	// writes get NOREPLICAS while fewer good replicas are left
 	// (min_replicas.go); set by applyConfig

@@ -471,3 +471,27 @@ func TestMetricsOddLabels(t *testing.T) {
 	}
 	mustDo(t, c, "PING")
 }
+
+// effectLatencyPercentiles: INFO latencystats reports the percentiles
+// latency-tracking-info-percentiles names, none when it is empty.
+func effectLatencyPercentiles(t *testing.T, c *Conn, _, name string) {
+	mustDo(t, c, "SET", "lat:k", "v")
+	line := func() string {
+		for _, l := range strings.Split(string(mustDo(t, c, "INFO", "latencystats")), "\r\n") {
+			if strings.HasPrefix(l, "latency_percentiles_usec_set:") {
+				return strings.TrimPrefix(l, "latency_percentiles_usec_set:")
+			}
+		}
+		t.Fatalf("%s: no latency_percentiles_usec_set line", name)
+		return ""
+	}
+	defer configSet(t, c, name, "50 99 99.9")
+	configSet(t, c, name, "0 100 12.5")
+	if l := line(); !regexp.MustCompile(`^p0=\d+\.\d{3},p100=\d+\.\d{3},p12\.5=\d+\.\d{3}$`).MatchString(l) {
+		t.Errorf("%s 0 100 12.5: %q", name, l)
+	}
+	configSet(t, c, name, "")
+	if l := line(); l != "" {
+		t.Errorf("%s \"\": %q", name, l)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"limitdb/server"
 )
 
 // The Prometheus endpoint (server/metrics.go, metrics_collector.go):
@@ -494,4 +496,28 @@ func effectLatencyPercentiles(t *testing.T, c *Conn, _, name string) {
 	if l := line(); l != "" {
 		t.Errorf("%s \"\": %q", name, l)
 	}
+}
+
+// TestLatencyPercentilesConfigFile: latency-tracking-info-percentiles
+// takes several arguments in a config file and on the command line, as
+// in Redis, and CONFIG REWRITE writes a value that loads back.
+func TestLatencyPercentilesConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/limitdb.conf"
+	if err := os.WriteFile(path, []byte("latency-tracking-info-percentiles 10 20.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0", Dir: dir}, path)
+	c := mustDial(t, srv.Addr().String())
+	expectDo(t, c, "*2\r\n$33\r\nlatency-tracking-info-percentiles\r\n$7\r\n10 20.5\r\n", "CONFIG", "GET", "latency-tracking-info-percentiles")
+	for _, v := range []string{"", "1 2 3"} {
+		configSet(t, c, "latency-tracking-info-percentiles", v)
+		expectDo(t, c, "+OK\r\n", "CONFIG", "REWRITE")
+		srv2 := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0", Dir: dir}, path)
+		c2 := mustDial(t, srv2.Addr().String())
+		want := "*2\r\n$33\r\nlatency-tracking-info-percentiles\r\n$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
+		expectDo(t, c2, want, "CONFIG", "GET", "latency-tracking-info-percentiles")
+	}
+	srv3 := mustLimitdbConfig(t, server.Config{Addr: "127.0.0.1:0", Dir: dir}, "", "--latency-tracking-info-percentiles", "5", "95")
+	expectDo(t, mustDial(t, srv3.Addr().String()), "*2\r\n$33\r\nlatency-tracking-info-percentiles\r\n$4\r\n5 95\r\n", "CONFIG", "GET", "latency-tracking-info-percentiles")
 }

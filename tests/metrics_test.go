@@ -204,7 +204,7 @@ func TestMetricsLimiter(t *testing.T) {
 	denied := map[string]int{}
 	for i := 0; i < 5; i++ {
 		for _, p := range []string{"api", "login"} {
-			r := string(mustDo(t, c, "RL.ALLOW", "user:1", "POLICY", p))
+			r := string(mustDo(t, c, "RL.ALLOW", "user:1:"+p, "POLICY", p))
 			if strings.HasPrefix(r, "-") {
 				t.Fatalf("RL.ALLOW POLICY %s: %q", p, r)
 			}
@@ -235,8 +235,8 @@ func TestMetricsLimiter(t *testing.T) {
 		m[`limitdb_rl_policy_period_seconds{policy="api"}`] != 60 {
 		t.Errorf("policy gauges: %v %v %v", m["limitdb_rl_policies"], m[`limitdb_rl_policy_shadow{policy="login"}`], m[`limitdb_rl_policy_limit{policy="api"}`])
 	}
-	if got := m[`limitdb_rl_keys{algorithm="gcra"}`]; got != 6 {
-		t.Errorf("gcra keys %v, want 6 (user:1 twice? one key per policy call and 5 inline)", got)
+	if got := m[`limitdb_rl_keys{algorithm="gcra"}`]; got != 7 {
+		t.Errorf("gcra keys %v, want 7 (one per policy, five inline)", got)
 	}
 	for k := range m {
 		if strings.Contains(k, "user:1") || strings.Contains(k, "inline:") {

@@ -109,6 +109,11 @@ func TestDeployReferencesExported(t *testing.T) {
 		}
 	}
 	check("rules.yml", string(rules))
+	tests, err := os.ReadFile("../deploy/prometheus/rules_test.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("rules_test.yml", string(tests))
 	for _, e := range dashboardExprs(t) {
 		check("the dashboard", e)
 	}
@@ -120,13 +125,18 @@ func TestDeployReferencesExported(t *testing.T) {
 	}
 }
 
-// TestDeployPromtool: promtool check rules on rules.yml, and on the
+// TestDeployPromtool: promtool check rules on rules.yml, its unit tests
+// (rules_test.yml: promtool test rules), and check rules on the
 // dashboard's queries made into recording rules (Grafana's variables
 // replaced by what they stand for), so that each is valid PromQL.
 func TestDeployPromtool(t *testing.T) {
 	bin := promtool(t)
 	if out, err := exec.Command(bin, "check", "rules", "../deploy/prometheus/rules.yml").CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	// the alerts fire, with their texts, on the series they watch
+	if out, err := exec.Command(bin, "test", "rules", "../deploy/prometheus/rules_test.yml").CombinedOutput(); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
 	}
 	vars := strings.NewReplacer("$__rate_interval", "5m", "$__range", "1h", "$job", ".*", "$instance", ".*", "$policy", ".*")
 	var b strings.Builder

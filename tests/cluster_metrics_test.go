@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -10,7 +11,8 @@ import (
 // TestClusterMetrics: on the nodes of a cluster of two, /metrics has the
 // Raft series with RAFT INFO's values: leadership, term, indexes,
 // members, the log's fsyncs, the follower's forwarded units, and a leader
-// change after RAFT TRANSFER; lint-clean.
+// change after RAFT TRANSFER; lint-clean; and the dashboard's Raft panels
+// have data in a real Prometheus scraping both.
 func TestClusterMetrics(t *testing.T) {
 	ports := make([]int, 2)
 	for i := range ports {
@@ -23,7 +25,7 @@ func TestClusterMetrics(t *testing.T) {
 	c := mustClusterWith(t, 2, func(i int) []string { return []string{"--metrics-port", strconv.Itoa(ports[i])} })
 	l := c.waitLeader(10 * time.Second)
 	f := 1 - l
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for i := 0; i < 10; i++ {
 		if err := c.cli(l).Set(ctx, "k"+strconv.Itoa(i), "v", 0).Err(); err != nil {
@@ -71,5 +73,17 @@ func TestClusterMetrics(t *testing.T) {
 			t.Fatal("no leader change counted after RAFT TRANSFER")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// the dashboard's Raft panels have data in a real Prometheus
+	query, wait := mustPrometheus(t, addr(0), addr(1))
+	wait(func(round int) {
+		for i := 0; i < 10; i++ {
+			c.cli(i%2).Set(ctx, "p:"+strconv.Itoa(round*10+i), "v", 0)
+		}
+	})
+	for _, q := range dashboardEmpty(t, query) {
+		if strings.Contains(q, "raft_") {
+			t.Errorf("Raft dashboard query without data: %s", q)
+		}
 	}
 }

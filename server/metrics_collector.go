@@ -194,12 +194,20 @@ type lockedView struct {
 	maxClients    float64
 	maxSkewMs     float64
 	policyLabels  int
-	policies      []*engine.RLPolicy
+	policies      []policyRow
 	rl            []engine.RLStat
 	census        [engine.LimiterAlgos]int64
 	censusPasses  int64
 	censusKnown   bool
 	blockedClient int
+}
+
+// policyRow is what the metrics show of a policy (copied: the record
+// lives on in the registry after the lock is released).
+type policyRow struct {
+	name          string
+	shadow        bool
+	limit, period int64
 }
 
 type cmdRow struct {
@@ -238,7 +246,8 @@ func (c *metricsCollector) view() *lockedView {
 	v.maxmem, v.maxClients, v.maxSkewMs = num("maxmemory"), num("maxclients"), num("max-clock-skew-ms")
 	v.policyLabels = int(num("metrics-policy-labels"))
 	for _, n := range s.eng.Policies.Names() {
-		v.policies = append(v.policies, s.eng.Policies.Get([]byte(n)))
+		p := s.eng.Policies.Get([]byte(n))
+		v.policies = append(v.policies, policyRow{p.Name, p.Shadow, p.Params.Limit, p.Params.Period})
 	}
 	v.rl = s.eng.RLStats()
 	s.eng.CensusStep(&c.census, censusBudget)
@@ -248,8 +257,8 @@ func (c *metricsCollector) view() *lockedView {
 
 // sink.put passes on a metric, dropping one whose label values client_golang
 // refuses (not UTF-8: an error reply's first word or a node id can be
-// any bytes). The Must constructors would panic in the registry's
-// collecting goroutine, which nothing recovers: the whole server.
+// any bytes). With the Must constructors that one value would panic,
+// and the registry, which recovers, would lose the rest of the scrape.
 type sink chan<- prometheus.Metric
 
 func (k sink) put(m prometheus.Metric, err error) {
@@ -358,15 +367,15 @@ func (c *metricsCollector) collectLocked(ch chan<- prometheus.Metric, emit func(
 // "") are _inline. A name RL.STATS has that the registry does not (a
 // deleted policy's counters) is _other: label values only come from the
 // registry.
-func policyLabels(policies []*engine.RLPolicy, cap int) map[string]string {
+func policyLabels(policies []policyRow, cap int) map[string]string {
 	m := make(map[string]string, min(len(policies), cap)+1)
 	m[""] = policyInline
 	n := 0
 	for _, p := range policies {
-		if n >= cap || !utf8.ValidString(p.Name) || strings.HasPrefix(p.Name, "_") {
+		if n >= cap || !utf8.ValidString(p.name) || strings.HasPrefix(p.name, "_") {
 			continue
 		}
-		m[p.Name] = p.Name
+		m[p.name] = p.name
 		n++
 	}
 	return m
@@ -391,11 +400,11 @@ func (c *metricsCollector) collectLimiter(emit func(string, float64, ...string),
 		return sums[l]
 	}
 	for _, p := range v.policies {
-		if l := label(p.Name); l != policyOther {
+		if l := label(p.name); l != policyOther {
 			add(l)
-			emit("limitdb_rl_policy_shadow", float64(boolInt(p.Shadow)), l)
-			emit("limitdb_rl_policy_limit", float64(p.Params.Limit), l)
-			emit("limitdb_rl_policy_period_seconds", float64(p.Params.Period)/1000, l)
+			emit("limitdb_rl_policy_shadow", float64(boolInt(p.shadow)), l)
+			emit("limitdb_rl_policy_limit", float64(p.limit), l)
+			emit("limitdb_rl_policy_period_seconds", float64(p.period)/1000, l)
 		}
 	}
 	for _, r := range v.rl {

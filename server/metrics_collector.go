@@ -249,7 +249,7 @@ func (c *metricsCollector) view() *lockedView {
 		p := s.eng.Policies.Get([]byte(n))
 		v.policies = append(v.policies, policyRow{p.Name, p.Shadow, p.Params.Limit, p.Params.Period})
 	}
-	v.rl = s.eng.RLStats()
+	v.rl = append([]engine.RLStat(nil), s.eng.RLStats()...) // read after the lock is released
 	s.eng.CensusStep(&c.census, censusBudget)
 	v.census, v.censusPasses, v.censusKnown = c.census.Counts, c.census.Passes, c.census.Passes > 0
 	return v

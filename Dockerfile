@@ -12,6 +12,9 @@
 # (writable if you want CONFIG REWRITE to work):
 #   docker run -p 6379:6379 -v $PWD/my.conf:/etc/limitdb/limitdb.conf limitdb
 # The data is kept in the volume /data (docker run -v limitdb-data:/data …).
+# Prometheus metrics are off unless asked for; inside a container they
+# must bind beyond loopback to be scraped:
+#   docker run -p 6379:6379 -p 9121:9121 limitdb --metrics-port 9121 --metrics-bind 0.0.0.0
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

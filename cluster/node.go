@@ -122,8 +122,11 @@ type Node struct {
 	fatalOnce    sync.Once
 	lastSnap     atomic.Int64
 	fsyncs       atomic.Int64 // log syncs: one per stored batch (always), at most one a second (everysec)
-	ready        atomic.Bool  // n.raft is set (the listener runs before)
-	promoting    atomic.Bool  // a maybePromote's AddVoter is in flight
+	// leaderChanges counts the leaders this node has seen take over
+	// (monitor): a new term with a known leader, or another leader
+	leaderChanges atomic.Int64
+	ready         atomic.Bool // n.raft is set (the listener runs before)
+	promoting     atomic.Bool // a maybePromote's AddVoter is in flight
 	// peers: the configuration has other servers (the proposer keeps
 	// more entries in flight then); refreshed by the monitor
 	peers atomic.Bool
@@ -502,12 +505,22 @@ func (n *Node) monitor() {
 	// stopped serving (waiting for the clocks, it is not asked again
 	// every tick: each one is a log entry)
 	barrier := false
+	var lastLeader string
+	var lastTerm uint64
 	for {
 		select {
 		case <-n.closing:
 			return
 		case <-n.raft.LeaderCh():
 		case <-t.C:
+		}
+		if _, id := n.raft.LeaderWithID(); id != "" {
+			if term := n.raft.CurrentTerm(); string(id) != lastLeader || term != lastTerm {
+				if lastLeader != "" {
+					n.leaderChanges.Add(1)
+				}
+				lastLeader, lastTerm = string(id), term
+			}
 		}
 		st := n.raft.State()
 		n.state.Store(uint32(st))

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // A power cut, simulated (DEBUG RAFT-POWER-CUT): the node's files are
@@ -96,7 +97,9 @@ func (f *syncFile) sync() error {
 	u.mu.Lock()
 	u.flight, u.cur = u.flight.hull(u.cur), span{}
 	u.mu.Unlock()
+	t0 := time.Now()
 	err := f.WritableFile.Sync()
+	f.fs.syncNs.Add(int64(time.Since(t0)))
 	u.mu.Lock() // a cut during the fsync holds it for good (and counted flight as lost)
 	if err != nil {
 		u.cur = u.cur.hull(u.flight)

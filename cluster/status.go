@@ -46,6 +46,8 @@ type Status struct {
 	ClockErrorMs               int64
 	AppendFsync                string
 	LogFsyncs                  int64
+	LogFsyncNs                 int64 // time spent in those fsyncs
+	LeaderChanges              int64 // leaders seen taking over since start, after the first
 	Serving                    bool
 	Joining                    bool // started with --join on an empty dir, not added yet
 }
@@ -63,8 +65,12 @@ func (n *Node) status() Status {
 		ClockOffsetMs: n.skewMs.Load(),
 		AppendFsync:   n.cfg.AppendFsync,
 		LogFsyncs:     n.fsyncs.Load(),
+		LeaderChanges: n.leaderChanges.Load(),
 		Serving:       n.Serving(),
 		Joining:       n.Joining(),
+	}
+	if n.logFS != nil {
+		s.LogFsyncNs = n.logFS.syncNs.Load()
 	}
 	cv := n.clk.view()
 	s.ClockQuorum, s.ClockAgreeing, s.ClockVoters, s.ClockErrorMs = cv.state, cv.agreeing, cv.voters, cv.maxErr/1e6
@@ -129,6 +135,8 @@ func (s Status) Text() string {
 	kv("raft_snapshots_installed", s.SnapshotsInstalled)
 	kv("raft_appendfsync", s.AppendFsync)
 	kv("raft_log_fsyncs", s.LogFsyncs)
+	kv("raft_log_fsync_usec", s.LogFsyncNs/1000)
+	kv("raft_leader_changes", s.LeaderChanges)
 	kv("raft_clock_offset_ms", s.ClockOffsetMs)
 	kv("raft_clock_quorum", s.ClockQuorum)
 	kv("raft_clock_agreeing", s.ClockAgreeing)

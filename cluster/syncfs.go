@@ -31,6 +31,9 @@ type syncFS struct {
 	types.VFS
 	policy string // appendfsync: always, everysec or no
 	fsyncs *atomic.Int64
+	// syncNs is the time spent in the log files' fsyncs (each one, failed
+	// or not), ns: with fsyncs, the metrics' mean fsync latency
+	syncNs atomic.Int64
 	onErr  func(error)  // a failed background sync (logged)
 	inject atomic.Bool  // every write fails (DEBUG RAFT-FAIL-WRITES)
 	stall  atomic.Int64 // every write first sleeps this long, ns (DEBUG RAFT-STALL-WRITES)

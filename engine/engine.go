@@ -236,6 +236,10 @@ type Stats struct {
 	ExpiredKeys    int64
 	Dirty          int64 // changes since start (rdb_changes_since_last_save)
 	EvictedKeys    int64 // keys deleted by maxmemory eviction
+	// ExpireChecked counts the keys with a TTL the active expiry looked
+	// at (of which ExpiredKeys counts those it deleted, with the lazy
+	// expiries): INFO's expired_stale_perc is their ratio, per cron run
+	ExpireChecked int64
 }
 
 // initialRandSeed is Rand's state in a new engine.
@@ -627,6 +631,9 @@ func (c *Ctx) ActiveExpire(db *DB, maxBuckets int) int {
 	n := 0
 	for i := 0; i < maxBuckets; i++ {
 		db.expCur = db.dict.scanBucket(db.expCur, func(e *entry) {
+			if e.exp != 0 {
+				c.E.Stats.ExpireChecked++
+			}
 			if e.expired(c.Now) {
 				c.expireKey(db, e)
 				n++

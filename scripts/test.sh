@@ -1,30 +1,40 @@
 #!/usr/bin/env bash
 # Runs limitdb's whole test suite. The differential tests compare limitdb
 # with a real redis-server, so it installs Debian's redis-server when it is
-# missing (apt-get needs root, as on the project's machines and CI).
+# missing, and the other programs the tests drive (promtool, Chromium,
+# Node.js) the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v redis-server >/dev/null 2>&1; then
-  echo "redis-server not found: installing it with apt-get" >&2
-  SUDO=""
-  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
-fi
-redis-server --version
+# need installs Debian packages (apt-get needs root, as on the project's
+# machines and CI) when a command the tests run is missing: need cmd pkg…
+need() {
+  local cmd=$1
+  shift
+  command -v "$cmd" >/dev/null 2>&1 && return 0
+  echo "$cmd not found: installing $* with apt-get" >&2
+  local sudo=""
+  if [ "$(id -u)" != "0" ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
 
+need redis-server redis-server
+redis-server --version
+# promtool (Debian's prometheus package) lints /metrics and the rules in
+# deploy/prometheus (tests/metrics_test.go; skipped without it outside CI)
+need promtool prometheus
+promtool --version | head -1
+# headless Chromium loads the metrics port's status page
+# (server/status_page_test.go; skipped without it outside CI)
+need chromium chromium
+chromium --version
 # the library checks run on Node.js: the lock library
 # (tests/pubsub_lock_test.go, simple-redis-mutex waiting on Pub/Sub) and
 # the job queue (tests/jobqueue_test.go, bee-queue waiting in BRPOPLPUSH);
 # their packages are pinned in tests/node/*/package-lock.json
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "node/npm not found: installing them with apt-get" >&2
-  SUDO=""
-  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
-fi
+need node nodejs
+need npm npm
 for d in lock jobqueue; do
   (cd tests/node/$d && npm ci --no-audit --no-fund --silent)
 done

@@ -360,7 +360,7 @@ func (s *Server) sendDirects(cl *client) {
 func (s *Server) writeDirect(rc *client, bs *blockState) {
 	b := bs.out.B
 	n, err := rc.tryWrite(b)
-	s.stats.netOutput.Add(int64(n))
+	s.noteWrite(n)
 	if err == nil && n < len(b) {
 		rc.enqueue(append([]byte(nil), b[n:]...)) // the queue keeps the order
 	}

@@ -270,7 +270,7 @@ func (s *Server) serveLoop(cl *client, b *batchState) (t turn) {
 		if !b.resume {
 			inBefore := cl.rd.Buffered()
 			err := cl.rd.Fill()
-			s.stats.netInput.Add(int64(cl.rd.Buffered() - inBefore))
+			s.noteRead(cl.rd.Buffered() - inBefore)
 			if err != nil {
 				if err == errWouldBlock {
 					return turnYield

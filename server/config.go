@@ -25,6 +25,7 @@ const (
 	pOctal // an integer written in octal (unixsocketperm)
 	pObuf  // client-output-buffer-limit: classes with hard, soft, seconds
 	pOOM   // oom-score-adj-values: three scores (oom_score_adj.go)
+	pPerc  // latency-tracking-info-percentiles: doubles in [0, 100] (info_latency.go)
 )
 
 // param is one CONFIG parameter, with Redis 7.0's name, default, checks
@@ -131,6 +132,8 @@ var params = []*param{
 	// histograms of LATENCY HISTOGRAM (latency.go)
 	{name: "latency-monitor-threshold", kind: pInt, def: "0", min: 0, max: 9223372036854775807},
 	{name: "latency-tracking", kind: pBool, def: "yes"},
+	// the percentiles INFO latencystats reports (info_latency.go)
+	{name: "latency-tracking-info-percentiles", kind: pPerc, def: "50 99 99.9"},
 	// Redis 7.0 parameters; those without a comment are accepted, checked
 	// and shown as Redis does but not used (commands.md, "Inert
 	// parameters"): they tune replication, AOF rewriting, defragmentation,
@@ -185,6 +188,12 @@ var params = []*param{
 	// a test-only offset added to this node's clock (ms): the cluster
 	// tests show its effect on limits and INFO, and CONFIG SET steps a
 	// running node's clock (an NTP step, for the fault tests)
+	// the Prometheus endpoint (metrics.go): off while metrics-port is 0;
+	// metrics-policy-labels caps the policy label's values (the registry's
+	// first names in byte order; the others count as _other)
+	{name: "metrics-port", kind: pInt, def: "0", min: 0, max: 65535},
+	{name: "metrics-bind", kind: pString, def: "127.0.0.1"},
+	{name: "metrics-policy-labels", kind: pInt, def: "64", min: 0, max: 100000},
 	{name: "debug-clock-offset-ms", kind: pInt, def: "0", min: -86400000, max: 86400000, debug: true},
 }
 
@@ -439,6 +448,7 @@ func (s *Server) applyConfig() {
 	s.slow.maxLen, _ = strconv.ParseInt(s.conf.params["slowlog-max-len"], 10, 64)
 	s.latencyMs, _ = strconv.ParseInt(s.conf.params["latency-monitor-threshold"], 10, 64)
 	s.latencyTracking = s.conf.params["latency-tracking"] == "yes"
+	s.latencyPercentiles, _, _ = parsePercentiles(s.conf.params["latency-tracking-info-percentiles"])
 	hz, _ := strconv.ParseInt(s.conf.params["hz"], 10, 64)
 	s.hz.Store(hz)
 	for _, p := range params {
@@ -541,6 +551,9 @@ func (p *param) check(v string) (string, string) {
 		return checkNotify(v) // config_notify.go
 	case pOOM:
 		return checkOOMValues(v)
+	case pPerc:
+		_, norm, why := parsePercentiles(v)
+		return norm, why
 	}
 	return v, ""
 }

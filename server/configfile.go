@@ -229,7 +229,7 @@ func (ld *loader) include(name string) error {
 
 // multiArg names the parameters that take several arguments.
 func multiArg(p *param) bool {
-	return p.kind == pSave || p.kind == pObuf || p.kind == pOOM || p.name == "bind"
+	return p.kind == pSave || p.kind == pObuf || p.kind == pOOM || p.kind == pPerc || p.name == "bind"
 }
 
 // set applies one parameter line; it returns the reason it is refused.

@@ -660,7 +660,7 @@ func (lp *evLoop) readBlocked(cl *client) {
 	s := lp.s
 	inBefore := cl.rd.Buffered()
 	err := cl.rd.Fill()
-	s.stats.netInput.Add(int64(cl.rd.Buffered() - inBefore))
+	s.noteRead(cl.rd.Buffered() - inBefore)
 	if err == nil || err == errWouldBlock {
 		return
 	}

@@ -21,8 +21,7 @@ func init() {
 }
 
 // infoSections are Redis 7.0's INFO sections in output order, and whether
-// each belongs to "default" (all of them except commandstats belong to
-// "all"/"everything"; latencystats is not kept by limitdb).
+// each belongs to "default" (all of them belong to "all"/"everything").
 var infoSections = []struct {
 	name string
 	def  bool
@@ -38,6 +37,7 @@ var infoSections = []struct {
 	{"modules", true, nil},
 	{"commandstats", false, infoCommandstats},
 	{"errorstats", true, infoErrorstats},
+	{"latencystats", false, infoLatencystats}, // info_latency.go
 	{"cluster", true, infoCluster},
 	{"raft", true, infoRaft},
 	{"keyspace", true, infoKeyspace},
@@ -177,6 +177,16 @@ func infoMemory(s *Server, b []byte) []byte {
 	b = kv(b, "used_memory_peak", peak)
 	b = kv(b, "used_memory_peak_human", humanBytes(peak))
 	b = kv(b, "used_memory_peak_perc", strconv.FormatFloat(float64(used)*100/float64(peak), 'f', 2, 64)+"%")
+	mb := s.memBreakdown(used)
+	b = kv(b, "used_memory_overhead", mb.overhead)
+	b = kv(b, "used_memory_startup", mb.startup)
+	b = kv(b, "used_memory_dataset", mb.dataset)
+	b = kv(b, "used_memory_dataset_perc", strconv.FormatFloat(mb.datasetPerc, 'f', 2, 64)+"%")
+	// the Go allocator's figures in jemalloc's terms (info_memory.go)
+	al := allocatorOf(&ms)
+	b = kv(b, "allocator_allocated", al.allocated)
+	b = kv(b, "allocator_active", al.active)
+	b = kv(b, "allocator_resident", al.resident)
 	// the scripting fields of Redis 7.0, in its order
 	lm := luavm.Memory(s.eng)
 	b = kv(b, "used_memory_lua", lm.VMEval)
@@ -195,12 +205,30 @@ func infoMemory(s *Server, b []byte) []byte {
 	b = kv(b, "maxmemory", maxm)
 	b = kv(b, "maxmemory_human", humanBytes(maxm))
 	b = kv(b, "maxmemory_policy", s.conf.params["maxmemory-policy"])
+	b = kv(b, "allocator_frag_ratio", ratio(al.active, al.allocated))
+	b = kv(b, "allocator_frag_bytes", int64(al.active)-int64(al.allocated))
+	b = kv(b, "allocator_rss_ratio", ratio(al.resident, al.active))
+	b = kv(b, "allocator_rss_bytes", int64(al.resident)-int64(al.active))
+	b = kv(b, "rss_overhead_ratio", ratio(rss, al.resident))
+	b = kv(b, "rss_overhead_bytes", int64(rss)-int64(al.resident))
 	b = kv(b, "mem_fragmentation_ratio", float64(rss)/float64(max(used, 1)))
+	b = kv(b, "mem_fragmentation_bytes", int64(rss)-int64(used))
 	// what the log holds, left out of the figure eviction compares with
 	// maxmemory up to logAllowance (maxmemory.go), as Redis leaves out
 	// its AOF buffer and replicas' output buffers
 	b = kv(b, "mem_not_counted_for_evict", s.mem.notCounted())
+	// no replication backlog (infoBacklog); the replicas' buffers are
+	// what is queued for SYNC readers
+	b = kv(b, "mem_replication_backlog", 0)
+	b = kv(b, "mem_total_replication_buffers", mb.replicas)
+	b = kv(b, "mem_clients_slaves", mb.replicas)
+	b = kv(b, "mem_clients_normal", mb.clients)
+	// the Raft log's entries held in memory: limitdb's append-only file
+	b = kv(b, "mem_aof_buffer", mb.log)
 	b = kv(b, "mem_allocator", "go")
+	// activedefrag can only be no (a Redis without its jemalloc answers
+	// the same): the defragmenter never runs
+	b = kv(b, "active_defrag_running", 0)
 	b = kv(b, "lazyfree_pending_objects", 0)
 	return b
 }
@@ -274,8 +302,14 @@ func infoStats(s *Server, b []byte) []byte {
 	b = kv(b, "instantaneous_ops_per_sec", s.opsPerSec())
 	b = kv(b, "total_net_input_bytes", s.stats.netInput.Load())
 	b = kv(b, "total_net_output_bytes", s.stats.netOutput.Load())
+	// SYNC readers (sync_cmds.go); limitdb reads no replication stream
+	b = kv(b, "total_net_repl_output_bytes", s.stats.replOutput.Load())
 	b = kv(b, "rejected_connections", s.stats.rejectedConns.Load())
+	b = kv(b, "sync_full", s.stats.syncFull.Load())
 	b = kv(b, "expired_keys", s.eng.Stats.ExpiredKeys)
+	b = kv(b, "expired_stale_perc", s.stats.expireStale)
+	b = kv(b, "expired_time_cap_reached_count", s.stats.expireCapped.Load())
+	b = kv(b, "expire_cycle_cpu_milliseconds", s.stats.expireNs/1e6)
 	b = kv(b, "evicted_keys", s.eng.Stats.EvictedKeys)
 	b = kv(b, "evicted_clients", 0) // limitdb never evicts clients
 	total, current := s.mem.exceeded()
@@ -291,8 +325,15 @@ func infoStats(s *Server, b []byte) []byte {
 	b = kv(b, "latest_fork_usec", 0)
 	b = kv(b, "total_forks", 0)
 	b = kv(b, "migrate_cached_sockets", 0)
+	// the defragmenter never runs (active_defrag_running)
+	b = kv(b, "active_defrag_hits", 0)
+	b = kv(b, "active_defrag_misses", 0)
+	b = kv(b, "active_defrag_key_hits", 0)
+	b = kv(b, "active_defrag_key_misses", 0)
 	b = kv(b, "unexpected_error_replies", 0)
 	b = kv(b, "total_error_replies", s.stats.totalErrorReply)
+	b = kv(b, "total_reads_processed", s.stats.reads.Load())
+	b = kv(b, "total_writes_processed", s.stats.writes.Load())
 	return b
 }
 
@@ -331,7 +372,15 @@ func infoCPU(s *Server, b []byte) []byte {
 	b = append(b, "\r\nused_cpu_user:"...)
 	b = strconv.AppendFloat(b, user, 'f', 6, 64)
 	// no child processes (saves are goroutines)
-	return append(b, "\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"...)
+	b = append(b, "\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"...)
+	if msys, muser, ok := mainThreadCPU(); ok {
+		b = append(b, "used_cpu_sys_main_thread:"...)
+		b = strconv.AppendFloat(b, msys, 'f', 6, 64)
+		b = append(b, "\r\nused_cpu_user_main_thread:"...)
+		b = strconv.AppendFloat(b, muser, 'f', 6, 64)
+		b = append(b, "\r\n"...)
+	}
+	return b
 }
 
 func infoCommandstats(s *Server, b []byte) []byte {

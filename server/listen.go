@@ -65,6 +65,13 @@ func (s *Server) Listen() (err error) {
 			s.net.listeners = nil
 		}
 	}()
+	// the metrics endpoint opens last (metrics.go); its failure closes
+	// the others (the deferred close above runs after this)
+	defer func() {
+		if err == nil {
+			err = s.openMetrics()
+		}
+	}()
 	if s.cfg.Addr != "" {
 		ln, err := s.listenOne(s.cfg.Addr)
 		if err != nil {

@@ -81,6 +81,9 @@ type memGauge struct {
 	// current_eviction_exceeded_time (Redis's performEvictions metrics)
 	exceededSince time.Time
 	exceededTotal time.Duration
+	// startup is used_memory as the server was made, before it loaded or
+	// served anything (used_memory_startup)
+	startup int64
 }
 
 // noteEviction updates the exceeded time from one eviction's result as

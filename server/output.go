@@ -222,7 +222,7 @@ func (cl *client) writeNow() (int, bool) {
 // for the next replies.
 func (cl *client) wrote(n int, err error) bool {
 	b := cl.w.B
-	cl.s.stats.netOutput.Add(int64(n))
+	cl.s.noteWrite(n)
 	if err != nil {
 		return false
 	}
@@ -292,7 +292,7 @@ func (cl *client) writeLoop() {
 		}
 		for _, c := range chunks {
 			n, err := cl.nc.Write(c)
-			cl.s.stats.netOutput.Add(int64(n))
+			cl.s.noteWrite(n)
 			q.pending.Add(-int64(len(c)))
 			q.writing.Add(-1)
 			cl.s.outTotal.Add(-int64(len(c)))

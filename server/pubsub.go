@@ -676,7 +676,7 @@ func (r *client) writePushes(b []byte) bool {
 	}
 	if r.out.raw != nil && r.out.pending.Load() == 0 {
 		n, err := r.tryWrite(b)
-		r.s.stats.netOutput.Add(int64(n))
+		r.s.noteWrite(n)
 		if err != nil {
 			return false
 		}

@@ -204,6 +204,8 @@ func (st *rewriteState) rewriteParam(p *param, v string) {
 		st.put(p.name, p.name+" "+quoteArg(v), force)
 	case p.kind == pEvents:
 		st.put(p.name, p.name+" "+quoteArg(shownParam(p, v)), v != "")
+	case p.kind == pPerc && v == "":
+		st.put(p.name, p.name+` ""`, force)
 	default:
 		st.put(p.name, p.name+" "+v, force)
 	}

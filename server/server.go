@@ -64,6 +64,9 @@ type Server struct {
 	latency         map[string]*latencyEvent
 	latencyMs       int64
 	latencyTracking bool
+	// latencyPercentiles: latency-tracking-info-percentiles (INFO
+	// latencystats, info_latency.go); set by applyConfig
+	latencyPercentiles []float64
 	// minReplicas: min-replicas-to-write and -max-lag are both set, so
 	// writes get NOREPLICAS while fewer good replicas are left
 	// (min_replicas.go); set by applyConfig
@@ -121,14 +124,29 @@ type Server struct {
 	// activeExpireOff: DEBUG SET-ACTIVE-EXPIRE 0 stopped the cron's expiry
 	// walk (Redis's active_expire_enabled)
 	activeExpireOff atomic.Bool
+
+	metrics metricsState // the Prometheus endpoint (metrics.go)
 }
 
 type serverStats struct {
-	connsReceived   atomic.Int64
-	commands        atomic.Int64
-	rejectedConns   atomic.Int64
-	netInput        atomic.Int64
-	netOutput       atomic.Int64
+	connsReceived atomic.Int64
+	commands      atomic.Int64
+	rejectedConns atomic.Int64
+	netInput      atomic.Int64
+	netOutput     atomic.Int64
+	// reads and writes of client sockets (total_reads_processed,
+	// total_writes_processed): one per read or write call that moved bytes
+	reads, writes atomic.Int64
+	// SYNC readers (sync_cmds.go): full syncs served, bytes written to
+	// them, bytes queued for them and not yet written
+	syncFull, replOutput, replQueued atomic.Int64
+	// the cron's active expiry (server.go cron): its time in µs, the runs
+	// that stopped at their time limit with keys left to expire, and the
+	// expired share of the keys with a TTL it looked at (a running
+	// estimate, as Redis's stat_expired_stale_perc), per mille
+	expireNs        int64 // engine lock
+	expireCapped    atomic.Int64
+	expireStale     float64             // engine lock
 	cmdStats        map[string]*cmdStat // guarded by the engine lock
 	errorStats      map[string]int64    // guarded by the engine lock
 	totalErrorReply int64
@@ -173,6 +191,7 @@ func New(cfg Config, eng *engine.Engine) *Server {
 	s.stats.errorStats = make(map[string]int64)
 	s.mem.init()
 	s.mem.captures = s.eng.CaptureMemory
+	s.mem.startup = s.usedNow() // used_memory_startup: before any data or client
 	s.initAuth()
 	s.ps.init()
 	s.initRDB()
@@ -220,6 +239,7 @@ func (s *Server) Close() error {
 	}
 	s.net.listeners = nil
 	s.net.mu.Unlock()
+	s.closeMetrics()
 	s.mu.Lock()
 	for _, cl := range s.clients {
 		cl.nc.Close()
@@ -274,21 +294,28 @@ func (s *Server) cron() {
 		}
 		s.scavenge(&sc)
 		deadline := time.Now().Add(period / 4)
-		for time.Now().Before(deadline) {
+		for {
 			s.door.Lock()
 			now, _ := s.door.Now()
 			ctx := engine.Ctx{E: s.eng, Now: now, Pub: nodePub{s}}
 			found := 0
 			if !s.activeExpireOff.Load() && s.executes() {
 				t0 := door.Nanotime()
+				checked := s.eng.Stats.ExpireChecked
 				found = s.door.ActiveExpire(&ctx, 64)
-				s.latencySample("expire-cycle", (door.Nanotime()-t0)/1e6)
+				d := door.Nanotime() - t0
+				s.latencySample("expire-cycle", d/1e6)
+				s.noteExpireRun(d, found, s.eng.Stats.ExpireChecked-checked)
 			}
 			s.memCron(&ctx)
 			s.settleAsync() // expired and evicted keys' events
 			s.refreshLogFailure()
 			s.door.Unlock()
 			if found < 16 {
+				break
+			}
+			if !time.Now().Before(deadline) {
+				s.stats.expireCapped.Add(1) // keys left to expire: expired_time_cap_reached_count
 				break
 			}
 		}

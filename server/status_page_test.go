@@ -4,7 +4,6 @@ import (
 	"context"
 	"html"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -74,12 +73,13 @@ func TestStatusPage(t *testing.T) {
 	}
 	c.do(t, "RL.ALLOW", "inline", "5", "1000")
 
-	mux := http.NewServeMux()
-	s.registerStatusPage(mux)
-	hs := httptest.NewServer(mux)
-	defer hs.Close()
-
-	resp, err := http.Get(hs.URL + "/")
+	// the page on the metrics port, as an operator opens it
+	port := freeLoopbackPort(t)
+	if r := c.do(t, "CONFIG", "SET", "metrics-port", port); r != "+OK\r\n" {
+		t.Fatalf("CONFIG SET metrics-port: %q", r)
+	}
+	base := "http://127.0.0.1:" + port
+	resp, err := http.Get(base + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestStatusPage(t *testing.T) {
 		t.Fatalf("CSP %q", csp)
 	}
 
-	dom := dumpDOM(t, browser, hs.URL+"/")
+	dom := dumpDOM(t, browser, base+"/")
 	if !strings.Contains(dom, `data-loaded="`) {
 		t.Fatalf("the page never rendered status.json:\n%s", dom)
 	}

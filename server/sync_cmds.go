@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"strconv"
+	"sync/atomic"
 
 	"limitdb/door"
 	"limitdb/engine"
@@ -34,6 +35,7 @@ const syncBacklog = 4096
 // as a record, to every reader. Its fields are guarded by the engine lock
 // (Record and Flush run under it).
 type syncTee struct {
+	queued  *atomic.Int64 // bytes sent to the readers' queues not yet written (serverStats.replQueued)
 	inner   door.Log
 	readers map[*syncReader]struct{}
 	rec     []byte // the record being sent (reused)
@@ -60,6 +62,7 @@ func (t *syncTee) Record(f *engine.Effects, clockMs int64) {
 		}
 		select {
 		case r.ch <- out:
+			t.queued.Add(int64(len(out)))
 		default: // too far behind: its writer closes the connection
 			delete(t.readers, r)
 			close(r.ch)
@@ -124,11 +127,12 @@ func cmdSync(s *Server, cl *client, argv [][]byte) {
 	snap := s.eng.Capture()
 	t, ok := s.door.Log().(*syncTee)
 	if !ok {
-		t = &syncTee{inner: s.door.Log(), readers: map[*syncReader]struct{}{}}
+		t = &syncTee{queued: &s.stats.replQueued, inner: s.door.Log(), readers: map[*syncReader]struct{}{}}
 		s.door.SetLog(t)
 	}
 	r := &syncReader{ch: make(chan []byte, syncBacklog), db: -1}
 	t.readers[r] = struct{}{}
+	s.stats.syncFull.Add(1) // every SYNC is a full one (sync_full)
 	go s.syncWriter(cl.nc, t, r, snap)
 }
 
@@ -143,11 +147,16 @@ func (s *Server) syncWriter(nc net.Conn, t *syncTee, r *syncReader, snap *engine
 	snap.Release()
 	if err == nil {
 		head := append([]byte{'$'}, strconv.Itoa(rdb.Len())...)
-		_, err = nc.Write(append(append(head, '\r', '\n'), rdb.Bytes()...))
+		var n int
+		n, err = nc.Write(append(append(head, '\r', '\n'), rdb.Bytes()...))
+		s.stats.replOutput.Add(int64(n))
 	}
 	if err == nil {
 		for b := range r.ch {
-			if _, err = nc.Write(b); err != nil {
+			n, werr := nc.Write(b)
+			s.stats.replOutput.Add(int64(n))
+			s.stats.replQueued.Add(-int64(len(b)))
+			if err = werr; err != nil {
 				break
 			}
 		}
@@ -165,7 +174,8 @@ func (s *Server) syncWriter(nc net.Conn, t *syncTee, r *syncReader, snap *engine
 		s.door.SetLog(t.inner)
 	}
 	s.door.Unlock()
-	for range r.ch {
+	for b := range r.ch {
+		s.stats.replQueued.Add(-int64(len(b)))
 	}
 	nc.Close()
 }

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,13 +71,13 @@ func TestInfoFields(t *testing.T) {
 					continue
 				}
 				for f := range fields {
-					if _, ok := rf[f]; !ok && !limitdbOnlyFields[f] && !strings.HasPrefix(f, "cmdstat_") && !strings.HasPrefix(f, "errorstat_") && !strings.HasPrefix(f, "db") {
+					if _, ok := rf[f]; !ok && !limitdbOnlyFields[f] && !perCommandField(f) {
 						t.Errorf("%v resp%d: field %s:%s not in redis", sel, proto, sec, f)
 					}
 				}
 			}
 			for sec := range ri {
-				if _, ok := ci[sec]; !ok && sec != "latencystats" {
+				if _, ok := ci[sec]; !ok {
 					t.Errorf("%v resp%d: redis section %q missing", sel, proto, sec)
 				}
 			}
@@ -97,6 +98,12 @@ func TestInfoFields(t *testing.T) {
 				}
 				if !strings.HasPrefix(ci["commandstats"]["cmdstat_incr"], "calls=") {
 					t.Errorf("cmdstat_incr = %q", ci["commandstats"]["cmdstat_incr"])
+				}
+				// the same percentiles as Redis's, in the same order
+				pct := regexp.MustCompile(`p[0-9.]+=`)
+				r, c := ri["latencystats"]["latency_percentiles_usec_incr"], ci["latencystats"]["latency_percentiles_usec_incr"]
+				if rp, cp := pct.FindAllString(r, -1), pct.FindAllString(c, -1); r == "" || strings.Join(rp, ",") != strings.Join(cp, ",") {
+					t.Errorf("latency_percentiles_usec_incr = %q, redis %q", c, r)
 				}
 			}
 			if _, ok := ci["errorstats"]["errorstat_ERR"]; !ok {
@@ -167,4 +174,83 @@ func TestInfoEvictionExceededAndBacklog(t *testing.T) {
 	for _, c := range []*Conn{p.ref, p.cand} {
 		expectDo(t, c, "+OK\r\n", "CONFIG", "SET", "repl-backlog-size", "1mb")
 	}
+}
+
+// TestInfoExporterFields: the fields redis_exporter reads that limitdb
+// answers since issue 21 (server/DESIGN.md, "Metrics") are in the same
+// section and format as Redis 7.0's, latencystats among them (in all and
+// everything, not in default), and limitdb's hold together.
+func TestInfoExporterFields(t *testing.T) {
+	p := dialPair(t, 2)
+	defer p.ref.Close()
+	defer p.cand.Close()
+	intRe := regexp.MustCompile(`^-?\d+$`)
+	floatRe := regexp.MustCompile(`^-?\d+\.\d+$`)
+	percRe := regexp.MustCompile(`^\d+\.\d\d%$`)
+	latRe := regexp.MustCompile(`^p50=\d+\.\d{3},p99=\d+\.\d{3},p99\.9=\d+\.\d{3}$`)
+	fields := map[string]map[string]*regexp.Regexp{
+		"memory": {"used_memory_overhead": intRe, "used_memory_startup": intRe, "used_memory_dataset": intRe,
+			"used_memory_dataset_perc": percRe, "allocator_allocated": intRe, "allocator_active": intRe,
+			"allocator_resident": intRe, "allocator_frag_ratio": floatRe, "allocator_frag_bytes": intRe,
+			"allocator_rss_ratio": floatRe, "allocator_rss_bytes": intRe, "rss_overhead_ratio": floatRe,
+			"rss_overhead_bytes": intRe, "mem_fragmentation_bytes": intRe, "mem_replication_backlog": intRe,
+			"mem_total_replication_buffers": intRe, "mem_clients_slaves": intRe, "mem_clients_normal": intRe,
+			"mem_aof_buffer": intRe, "active_defrag_running": intRe},
+		"stats": {"total_net_repl_output_bytes": intRe, "sync_full": intRe, "expired_stale_perc": floatRe,
+			"expired_time_cap_reached_count": intRe, "expire_cycle_cpu_milliseconds": intRe,
+			"active_defrag_hits": intRe, "active_defrag_misses": intRe, "active_defrag_key_hits": intRe,
+			"active_defrag_key_misses": intRe, "total_reads_processed": intRe, "total_writes_processed": intRe},
+		"cpu":          {"used_cpu_sys_main_thread": floatRe, "used_cpu_user_main_thread": floatRe},
+		"latencystats": {"latency_percentiles_usec_incr": latRe},
+	}
+	var got [2]map[string]map[string]string
+	for i, c := range []*Conn{p.ref, p.cand} {
+		for j := 0; j < 3; j++ {
+			mustDo(t, c, "INCR", "info:exporter")
+		}
+		r, err := c.Do("INFO", "everything")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = parseInfo(t, r)
+		def, err := c.Do("INFO")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := parseInfo(t, def)["latencystats"]; ok {
+			t.Errorf("%s: latencystats in INFO default", c.nc.RemoteAddr())
+		}
+	}
+	for sec, fs := range fields {
+		for f, re := range fs {
+			for i, who := range []string{"redis", "limitdb"} {
+				v, ok := got[i][sec][f]
+				if !ok || !re.MatchString(v) {
+					t.Errorf("%s: %s:%s = %q (present %v), want %s", who, sec, f, v, ok, re)
+				}
+			}
+		}
+	}
+	m := got[1]["memory"]
+	used, _ := strconv.ParseInt(m["used_memory"], 10, 64)
+	over, _ := strconv.ParseInt(m["used_memory_overhead"], 10, 64)
+	data, _ := strconv.ParseInt(m["used_memory_dataset"], 10, 64)
+	if over+data != used && data != 0 {
+		t.Errorf("limitdb: overhead %d + dataset %d != used_memory %d", over, data, used)
+	}
+	if n, _ := strconv.Atoi(got[1]["stats"]["total_reads_processed"]); n < 3 {
+		t.Errorf("limitdb: total_reads_processed %d after 3 commands", n)
+	}
+}
+
+// perCommandField: the fields named after a command, an error or a
+// database, which depend on what each server was sent (go-redis's CLIENT
+// SETINFO, which Redis 7.0 refuses, is a command limitdb knows)
+func perCommandField(f string) bool {
+	for _, p := range []string{"cmdstat_", "errorstat_", "db", "latency_percentiles_usec_"} {
+		if strings.HasPrefix(f, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -30,6 +30,24 @@ type RLCounters struct {
 	ShadowDenied int64 // refused, answered allowed (shadow)
 	NearLimit    int64 // allowed with the used share at or above NEAR
 	Errors       int64 // calls that named the policy and got an error reply
+	// Units by result (they add up to Units): the metrics' rl_units_total
+	// per result; RL.STATS answers Units only
+	UnitsAllowed, UnitsDenied, UnitsShadowDenied int64
+}
+
+// Add adds b's counts to a (RL.STATS CLUSTER's sum, the metrics' folding
+// of policies into one label).
+func (a *RLCounters) Add(b *RLCounters) {
+	a.Requests += b.Requests
+	a.Units += b.Units
+	a.Allowed += b.Allowed
+	a.Denied += b.Denied
+	a.ShadowDenied += b.ShadowDenied
+	a.NearLimit += b.NearLimit
+	a.Errors += b.Errors
+	a.UnitsAllowed += b.UnitsAllowed
+	a.UnitsDenied += b.UnitsDenied
+	a.UnitsShadowDenied += b.UnitsShadowDenied
 }
 
 // RLStat is one row of RL.STATS: Policy "" counts calls with inline numbers.
@@ -117,10 +135,13 @@ func (c *Ctx) rlCount(pol *RLPolicy, key []byte, cost int64, allowed, shadowDeni
 	switch {
 	case shadowDenied:
 		s.ShadowDenied++
+		s.UnitsShadowDenied += cost
 	case !allowed:
 		s.Denied++
+		s.UnitsDenied += cost
 	default:
 		s.Allowed++
+		s.UnitsAllowed += cost
 		if float64(limit-remaining) >= near*float64(limit) {
 			s.NearLimit++
 		}

@@ -160,13 +160,7 @@ func AddRLStats(a, b []RLStat) []RLStat {
 			continue
 		}
 		s := &a[i]
-		s.Requests += r.Requests
-		s.Units += r.Units
-		s.Allowed += r.Allowed
-		s.Denied += r.Denied
-		s.ShadowDenied += r.ShadowDenied
-		s.NearLimit += r.NearLimit
-		s.Errors += r.Errors
+		s.Add(&r.RLCounters)
 		if r.SinceMs != 0 && (s.SinceMs == 0 || r.SinceMs < s.SinceMs) {
 			s.SinceMs = r.SinceMs
 		}

@@ -45,9 +45,9 @@ func TestRLStatsCounters(t *testing.T) {
 		h.do(t0+int64(i+1), s...)
 	}
 	want := []RLStat{
-		{Policy: "", SinceMs: t0 + 12, RLCounters: RLCounters{Requests: 8, Units: 16, Allowed: 6, Denied: 2, NearLimit: 2, Errors: 3}},
-		{Policy: "api", SinceMs: t0 + 1, RLCounters: RLCounters{Requests: 6, Units: 8, Allowed: 4, Denied: 1, ShadowDenied: 1, NearLimit: 3, Errors: 2}},
-		{Policy: "sh", SinceMs: t0 + 9, RLCounters: RLCounters{Requests: 2, Units: 2, Allowed: 1, ShadowDenied: 1, NearLimit: 1}},
+		{Policy: "", SinceMs: t0 + 12, RLCounters: RLCounters{Requests: 8, Units: 16, Allowed: 6, Denied: 2, NearLimit: 2, Errors: 3, UnitsAllowed: 14, UnitsDenied: 2}},
+		{Policy: "api", SinceMs: t0 + 1, RLCounters: RLCounters{Requests: 6, Units: 8, Allowed: 4, Denied: 1, ShadowDenied: 1, NearLimit: 3, Errors: 2, UnitsAllowed: 5, UnitsDenied: 2, UnitsShadowDenied: 1}},
+		{Policy: "sh", SinceMs: t0 + 9, RLCounters: RLCounters{Requests: 2, Units: 2, Allowed: 1, ShadowDenied: 1, NearLimit: 1, UnitsAllowed: 1, UnitsShadowDenied: 1}},
 	}
 	got := h.a.RLStats()
 	if len(got) != len(want) {
@@ -296,8 +296,8 @@ func TestRLStatsAcrossRegistryChanges(t *testing.T) {
 			t.Errorf("%s: sh %+v, want %+v", when, r.RLCounters, sh)
 		}
 	}
-	api := RLCounters{Requests: 3, Units: 3, Allowed: 3, NearLimit: 1}
-	sh := RLCounters{Requests: 2, Units: 2, Allowed: 1, ShadowDenied: 1, NearLimit: 1}
+	api := RLCounters{Requests: 3, Units: 3, Allowed: 3, NearLimit: 1, UnitsAllowed: 3}
+	sh := RLCounters{Requests: 2, Units: 2, Allowed: 1, ShadowDenied: 1, NearLimit: 1, UnitsAllowed: 1, UnitsShadowDenied: 1}
 	check("after the calls", h.a, api, sh)
 	h.do(t0+5, "RL.POLICY", "APPLY", "FORCE", "POLICY", "api", "LIMIT", "3", "PERIOD", "60000", "ALGO", "fixed-window",
 		"POLICY", "sh", "LIMIT", "1", "PERIOD", "60000", "ALGO", "fixed-window", "SHADOW")

@@ -136,7 +136,7 @@ var metricDefs = []mdef{
 	{"limitdb_raft_clock_max_skew_seconds", "max-clock-skew-ms.", gauge, nil},
 	// the limiter
 	{"limitdb_rl_requests_total", "Limiter decisions (RL.STATS) by policy and result: allowed, denied, shadow_denied, error.", counter, []string{"policy", "result"}},
-	{"limitdb_rl_units_total", "Units (COST) the calls asked for, by policy; result is \"requested\" (RL.STATS keeps units for all results together).", counter, []string{"policy", "result"}},
+	{"limitdb_rl_units_total", "Units (COST) the decided calls asked for, by policy and result (allowed, denied, shadow_denied; they add up to RL.STATS's units).", counter, []string{"policy", "result"}},
 	{"limitdb_rl_near_limit_total", "Allowed decisions with the used share at or above the policy's NEAR.", counter, []string{"policy"}},
 	{"limitdb_rl_policies", "Policies in the registry.", gauge, nil},
 	{"limitdb_rl_policy_shadow", "1 when the policy is in shadow mode (labelled policies only).", gauge, []string{"policy"}},
@@ -408,14 +408,7 @@ func (c *metricsCollector) collectLimiter(emit func(string, float64, ...string),
 		}
 	}
 	for _, r := range v.rl {
-		t := add(label(r.Policy))
-		t.Requests += r.Requests
-		t.Units += r.Units
-		t.Allowed += r.Allowed
-		t.Denied += r.Denied
-		t.ShadowDenied += r.ShadowDenied
-		t.NearLimit += r.NearLimit
-		t.Errors += r.Errors
+		add(label(r.Policy)).Add(&r.RLCounters)
 	}
 	for _, l := range order {
 		t := sums[l]
@@ -423,7 +416,9 @@ func (c *metricsCollector) collectLimiter(emit func(string, float64, ...string),
 		emit("limitdb_rl_requests_total", float64(t.Denied), l, "denied")
 		emit("limitdb_rl_requests_total", float64(t.ShadowDenied), l, "shadow_denied")
 		emit("limitdb_rl_requests_total", float64(t.Errors), l, "error")
-		emit("limitdb_rl_units_total", float64(t.Units), l, "requested")
+		emit("limitdb_rl_units_total", float64(t.UnitsAllowed), l, "allowed")
+		emit("limitdb_rl_units_total", float64(t.UnitsDenied), l, "denied")
+		emit("limitdb_rl_units_total", float64(t.UnitsShadowDenied), l, "shadow_denied")
 		emit("limitdb_rl_near_limit_total", float64(t.NearLimit), l)
 	}
 	if v.censusKnown {

@@ -223,7 +223,8 @@ func TestMetricsLimiter(t *testing.T) {
 		`limitdb_rl_requests_total{policy="api",result="allowed"}`,
 		`limitdb_rl_requests_total{policy="api",result="denied"}`,
 		`limitdb_rl_requests_total{policy="login",result="shadow_denied"}`,
-		`limitdb_rl_units_total{policy="api",result="requested"}`,
+		`limitdb_rl_units_total{policy="api",result="allowed"}`,
+		`limitdb_rl_units_total{policy="api",result="denied"}`,
 		`limitdb_rl_near_limit_total{policy="api"}`,
 		`limitdb_rl_policy_shadow{policy="login"}`,
 	} {
@@ -262,8 +263,12 @@ func TestMetricsLimiter(t *testing.T) {
 				t.Errorf("%s = %v, RL.STATS %s %s %d", k, m[k], policy, field, row[field])
 			}
 		}
-		if k := `limitdb_rl_units_total{policy="` + label + `",result="requested"}`; float64(row["units"]) != m[k] {
-			t.Errorf("%s = %v, RL.STATS %s units %d", k, m[k], policy, row["units"])
+		units := 0.0
+		for _, result := range []string{"allowed", "denied", "shadow_denied"} {
+			units += m[`limitdb_rl_units_total{policy="`+label+`",result="`+result+`"}`]
+		}
+		if float64(row["units"]) != units {
+			t.Errorf("limitdb_rl_units_total{policy=%q} sums to %v, RL.STATS %s units %d", label, units, policy, row["units"])
 		}
 		if k := `limitdb_rl_near_limit_total{policy="` + label + `"}`; float64(row["near_limit"]) != m[k] {
 			t.Errorf("%s = %v, RL.STATS %s near_limit %d", k, m[k], policy, row["near_limit"])
@@ -273,7 +278,8 @@ func TestMetricsLimiter(t *testing.T) {
 		`limitdb_rl_requests_total{policy="api",result="allowed"}`:         float64(allowed["api"]),
 		`limitdb_rl_requests_total{policy="api",result="denied"}`:          float64(denied["api"]),
 		`limitdb_rl_requests_total{policy="login",result="shadow_denied"}`: float64(denied["login"]),
-		`limitdb_rl_units_total{policy="api",result="requested"}`:          5,
+		`limitdb_rl_units_total{policy="api",result="allowed"}`:            float64(allowed["api"]),
+		`limitdb_rl_units_total{policy="api",result="denied"}`:             float64(denied["api"]),
 		`limitdb_rl_requests_total{policy="_inline",result="allowed"}`:     5,
 	}
 	for k, v := range exact {

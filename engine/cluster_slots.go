@@ -1,0 +1,39 @@
+package engine
+
+// Redis Cluster's hash slots (issue 22): a key's slot, the keys of db 0
+// by slot (CLUSTER COUNTKEYSINSLOT, GETKEYSINSLOT, and later a slot's
+// handover), and the slots this Raft group owns, which is replicated
+// state. This file holds the API the server's cluster mode builds against
+// while the index and the ownership are written.
+
+// NumSlots is Redis Cluster's number of hash slots.
+const NumSlots = 16384
+
+// KeySlot is the hash slot of key: CRC16 (XMODEM) of the key, or of its
+// hash tag (the bytes between the first '{' and the next '}' when that is
+// not empty), modulo NumSlots, as Redis's keyHashSlot.
+func KeySlot(key []byte) int { return 0 }
+
+// EnableSlots turns cluster mode's bookkeeping on for this engine (at
+// start-up, before any key exists: cluster-enabled is not a runtime
+// setting): the per-slot index of db 0 and the owned-slot set.
+func (e *Engine) EnableSlots() {}
+
+// SlotsEnabled reports whether EnableSlots was called.
+func (e *Engine) SlotsEnabled() bool { return false }
+
+// CountKeysInSlot is the number of keys of db 0 in slot (expired keys not
+// yet removed included, as Redis). Caller holds the engine lock.
+func (e *Engine) CountKeysInSlot(slot int) int64 { return 0 }
+
+// KeysInSlot returns at most count keys of db 0 in slot. Caller holds the
+// engine lock.
+func (e *Engine) KeysInSlot(slot int, count int) [][]byte { return nil }
+
+// OwnsSlot reports whether this group owns slot (replicated state,
+// changed by the LIMITDB.SLOTS effects). Caller holds the engine lock.
+func (e *Engine) OwnsSlot(slot int) bool { return false }
+
+// OwnedSlots returns the owned slots as sorted, disjoint [start, end]
+// ranges (CLUSTER SLOTS' shape). Caller holds the engine lock.
+func (e *Engine) OwnedSlots() [][2]int { return nil }

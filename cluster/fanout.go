@@ -115,10 +115,6 @@ func (n *Node) settleFanout(ticket uint64) {
 	}
 }
 
-// FanoutDropped counts batches dropped for a peer that was unreachable or
-// too slow.
-func (n *Node) FanoutDropped() int64 { return n.fan.dropped.Load() }
-
 // run releases settled batches in order and hands them to the peers.
 func (f *fanout) run() {
 	for {
@@ -252,14 +248,22 @@ func (p *fanPeer) run(f *fanout) {
 			err = w.Flush()
 		}
 		if err != nil {
+			// what q held may or may not have reached the peer: counted
+			// as dropped, since its subscribers cannot be told
+			f.dropped.Add(int64(len(q)))
 			c.Close()
 			c, failedAt = nil, time.Now()
 		}
 	}
 }
 
-// drainConn reads c until it closes (nothing is expected from it).
-func drainConn(c net.Conn) { io.Copy(io.Discard, c) }
+// drainConn reads c until it closes (nothing is expected from it), and
+// then closes it, so that the next batch fails at once (counted, and the
+// peer dialed again) instead of going into a socket whose peer is gone.
+func drainConn(c net.Conn) {
+	io.Copy(io.Discard, c)
+	c.Close()
+}
 
 // serveConn reads another node's messages and delivers them here.
 func (f *fanout) serveConn(c net.Conn) {

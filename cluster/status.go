@@ -48,8 +48,12 @@ type Status struct {
 	LogFsyncs                  int64
 	LogFsyncNs                 int64 // time spent in those fsyncs
 	LeaderChanges              int64 // leaders seen taking over since start, after the first
-	Serving                    bool
-	Joining                    bool // started with --join on an empty dir, not added yet
+	// PubsubDropped counts the Pub/Sub batches (messages, keyspace
+	// events) this node dropped for a peer that was unreachable or too
+	// slow (fanout.go): subscribers there missed them
+	PubsubDropped int64
+	Serving       bool
+	Joining       bool // started with --join on an empty dir, not added yet
 }
 
 // status does Status (api.go).
@@ -66,6 +70,7 @@ func (n *Node) status() Status {
 		AppendFsync:   n.cfg.AppendFsync,
 		LogFsyncs:     n.fsyncs.Load(),
 		LeaderChanges: n.leaderChanges.Load(),
+		PubsubDropped: n.fan.dropped.Load(),
 		Serving:       n.Serving(),
 		Joining:       n.Joining(),
 	}
@@ -137,6 +142,7 @@ func (s Status) Text() string {
 	kv("raft_log_fsyncs", s.LogFsyncs)
 	kv("raft_log_fsync_usec", s.LogFsyncNs/1000)
 	kv("raft_leader_changes", s.LeaderChanges)
+	kv("raft_pubsub_batches_dropped", s.PubsubDropped)
 	kv("raft_clock_offset_ms", s.ClockOffsetMs)
 	kv("raft_clock_quorum", s.ClockQuorum)
 	kv("raft_clock_agreeing", s.ClockAgreeing)

@@ -121,6 +121,7 @@ var metricDefs = []mdef{
 	{"limitdb_raft_snapshots_installed_total", "Snapshots installed from the leader.", counter, nil},
 	{"limitdb_raft_log_fsync_duration_seconds", "fsyncs of the Raft log and the time they took.", gauge, nil},
 	{"limitdb_raft_leader_changes_total", "Leaders this node saw take over since it started, after the first.", counter, nil},
+	{"limitdb_raft_pubsub_batches_dropped_total", "Pub/Sub batches (messages, keyspace events) this node dropped for an unreachable or slow peer.", counter, nil},
 	{"limitdb_raft_forwarded_units_total", "Units (commands, MULTI blocks) this follower forwarded to the leader.", counter, nil},
 	{"limitdb_raft_forward_errors_total", "Forwarded units that failed.", counter, nil},
 	{"limitdb_raft_read_barriers_total", "Linearizable read barriers.", counter, nil},
@@ -467,6 +468,7 @@ func (c *metricsCollector) collectRaft(ch chan<- prometheus.Metric, emit func(st
 	emit("limitdb_raft_snapshots_installed_total", float64(st.SnapshotsInstalled))
 	sink(ch).put(prometheus.NewConstSummary(metricDesc["limitdb_raft_log_fsync_duration_seconds"], uint64(st.LogFsyncs), float64(st.LogFsyncNs)/1e9, nil))
 	emit("limitdb_raft_leader_changes_total", float64(st.LeaderChanges))
+	emit("limitdb_raft_pubsub_batches_dropped_total", float64(st.PubsubDropped))
 	k := s.node.Counters()
 	emit("limitdb_raft_forwarded_units_total", float64(k.Forwarded))
 	emit("limitdb_raft_forward_errors_total", float64(k.ForwardErrors))

@@ -170,6 +170,17 @@ func TestClusterPubsub(t *testing.T) {
 		subs[i].expect("news after the kill from "+c.nodes[alive[0]].id, "news after the kill from "+c.nodes[alive[1]].id,
 			"__keyevent@0__:incrby counter")
 	}
+	// what the killed node's subscribers missed is counted where it was
+	// published (RAFT INFO, and /metrics from it)
+	for _, i := range alive {
+		deadline := time.Now().Add(10 * time.Second)
+		for c.info(i)["raft_pubsub_batches_dropped"] == "0" || c.info(i)["raft_pubsub_batches_dropped"] == "" {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d published to a dead peer and counts no dropped batch: %v", i, c.info(i)["raft_pubsub_batches_dropped"])
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 
 	// the killed node comes back (replaying its log delivers nothing:
 	// its new subscriber sees only what is published from now on)

@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // Redis Cluster's hash slots (issue 22): a key's slot, the keys of db 0
 // by slot (CLUSTER COUNTKEYSINSLOT, GETKEYSINSLOT, and later a slot's
 // handover), and the slots this Raft group owns, which is replicated
@@ -12,7 +14,20 @@ const NumSlots = 16384
 // KeySlot is the hash slot of key: CRC16 (XMODEM) of the key, or of its
 // hash tag (the bytes between the first '{' and the next '}' when that is
 // not empty), modulo NumSlots, as Redis's keyHashSlot.
-func KeySlot(key []byte) int { return 0 }
+func KeySlot(key []byte) int { return keySlot(bstr(key)) }
+
+// keySlot is KeySlot of a string key (the dict's keys are strings).
+func keySlot(key string) int {
+	if s := strings.IndexByte(key, '{'); s >= 0 {
+		// only the first '{' opens a tag, and the first '}' after it
+		// closes it: "foo{{bar}}zap" hashes "{bar"; an empty tag ("{}")
+		// hashes the whole key, as does an unclosed one
+		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
+			key = key[s+1 : s+1+e]
+		}
+	}
+	return int(crc16(key) & (NumSlots - 1))
+}
 
 // EnableSlots turns cluster mode's bookkeeping on for this engine (at
 // start-up, before any key exists: cluster-enabled is not a runtime

@@ -32,23 +32,38 @@ func keySlot(key string) int {
 // EnableSlots turns cluster mode's bookkeeping on for this engine (at
 // start-up, before any key exists: cluster-enabled is not a runtime
 // setting): the per-slot index of db 0 and the owned-slot set.
-func (e *Engine) EnableSlots() {}
+func (e *Engine) EnableSlots() {
+	if e.slots == nil {
+		e.slots = &slotIndex{}
+		e.attachSlots() // also correct, O(keys), if keys exist already
+	}
+}
 
 // SlotsEnabled reports whether EnableSlots was called.
-func (e *Engine) SlotsEnabled() bool { return false }
+func (e *Engine) SlotsEnabled() bool { return e.slots != nil }
 
 // CountKeysInSlot is the number of keys of db 0 in slot (expired keys not
 // yet removed included, as Redis). Caller holds the engine lock.
-func (e *Engine) CountKeysInSlot(slot int) int64 { return 0 }
+func (e *Engine) CountKeysInSlot(slot int) int64 {
+	if e.slots == nil || slot < 0 || slot >= NumSlots {
+		return 0
+	}
+	return int64(e.slots.slot[slot].count)
+}
 
 // KeysInSlot returns at most count keys of db 0 in slot. Caller holds the
 // engine lock.
-func (e *Engine) KeysInSlot(slot int, count int) [][]byte { return nil }
+func (e *Engine) KeysInSlot(slot int, count int) [][]byte {
+	if e.slots == nil || slot < 0 || slot >= NumSlots || count <= 0 {
+		return nil
+	}
+	return e.slots.keys(&e.DBs[0].dict, slot, count)
+}
 
 // OwnsSlot reports whether this group owns slot (replicated state,
 // changed by the LIMITDB.SLOTS effects). Caller holds the engine lock.
-func (e *Engine) OwnsSlot(slot int) bool { return false }
+func (e *Engine) OwnsSlot(slot int) bool { return e.owned.has(slot) }
 
 // OwnedSlots returns the owned slots as sorted, disjoint [start, end]
 // ranges (CLUSTER SLOTS' shape). Caller holds the engine lock.
-func (e *Engine) OwnedSlots() [][2]int { return nil }
+func (e *Engine) OwnedSlots() [][2]int { return e.owned.ranges() }

@@ -126,6 +126,9 @@ func cmdSwapDB(c *Ctx, argv [][]byte) {
 		x.dict, y.dict = y.dict, x.dict
 		x.expires, y.expires = y.expires, x.expires
 		x.expCur, y.expCur = 0, 0
+		if a == 0 || b == 0 {
+			c.E.attachSlots() // the index belongs to db 0, not to its old keys
+		}
 		// clients blocked on a key that the swap brought in are served
 		// (Redis's scanDatabaseForReadyKeys)
 		c.E.scanReady(x)

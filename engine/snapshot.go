@@ -428,6 +428,7 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 		db.expCur = 0
 		e.scanReady(db) // as Redis's swapMainDbWithTempDb
 	}
+	e.attachSlots() // the loaded dicts come without db 0's slot index
 	if scriptsCodec.Load != nil {
 		e.Scripts = scripts
 	}

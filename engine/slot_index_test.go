@@ -1,0 +1,208 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"limitdb/resp"
+)
+
+// checkSlotIndex compares db 0's slot index with a full scan: every
+// slot's count, and its list (walked both ways) holding exactly the
+// slot's keys.
+func checkSlotIndex(t *testing.T, e *Engine, step string) {
+	t.Helper()
+	for i, db := range e.DBs {
+		if (db.dict.slots != nil) != (i == 0) {
+			t.Fatalf("%s: db %d has slot index %v", step, i, db.dict.slots != nil)
+		}
+	}
+	want := map[int][]string{}
+	e.DBs[0].dict.each(func(x *entry) bool {
+		k := x.keyStr()
+		want[keySlot(k)] = append(want[keySlot(k)], k)
+		return true
+	})
+	s := e.slots
+	total := 0
+	for slot := range NumSlots {
+		n := int(e.CountKeysInSlot(slot))
+		total += n
+		if n != len(want[slot]) {
+			t.Fatalf("%s: slot %d counts %d keys, scan finds %d", step, slot, n, len(want[slot]))
+		}
+		if n == 0 {
+			if s.slot[slot].head != 0 {
+				t.Fatalf("%s: empty slot %d has a head", step, slot)
+			}
+			continue
+		}
+		var got []string
+		prev := int32(0)
+		for i := s.slot[slot].head; i != 0; i = s.link(i - 1).next {
+			if s.link(i-1).prev != prev {
+				t.Fatalf("%s: slot %d: broken prev link", step, slot)
+			}
+			prev = i
+			got = append(got, e.DBs[0].dict.at(i-1).keyStr())
+		}
+		slices.Sort(got)
+		w := slices.Clone(want[slot])
+		slices.Sort(w)
+		if !slices.Equal(got, w) {
+			t.Fatalf("%s: slot %d lists %q, scan finds %q", step, slot, got, w)
+		}
+		if ks := e.KeysInSlot(slot, 1); len(ks) != 1 || keySlot(string(ks[0])) != slot {
+			t.Fatalf("%s: KeysInSlot(%d, 1) = %q", step, slot, ks)
+		}
+	}
+	if total != e.DBs[0].Len() {
+		t.Fatalf("%s: index counts %d keys, db 0 has %d", step, total, e.DBs[0].Len())
+	}
+}
+
+// TestSlotIndexRandom runs random commands over a small keyspace (tagged
+// keys, so slots hold several keys) through every path by which db 0
+// gains or loses a key — SET, DEL/UNLINK, RENAME, MOVE both ways, COPY,
+// RESTORE, a collection losing its last element, EXPIRE in the past,
+// lazy and active expiry, eviction, FLUSHDB/FLUSHALL, SWAPDB, a snapshot
+// load, DEBUG RELOAD's reload and NOFLUSH merge, Reset — and checks the
+// index against a full scan after each.
+func TestSlotIndexRandom(t *testing.T) {
+	e := New()
+	e.EnableSlots()
+	deleted := []string{}
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1_700_000_000_000, Deleted: &deleted}
+	c1 := &Ctx{E: e, DB: e.DBs[1], W: resp.NewWriter(), Now: c.Now}
+	r := rand.New(rand.NewSource(22))
+	key := func() string {
+		if r.Intn(3) == 0 {
+			return fmt.Sprintf("{t%d}.%d", r.Intn(4), r.Intn(10))
+		}
+		return fmt.Sprintf("k%d", r.Intn(60))
+	}
+	snap := func() []byte {
+		var b bytes.Buffer
+		if err := e.WriteSnapshot(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	for step := range 3000 {
+		c.Now += int64(r.Intn(5))
+		c1.Now = c.Now
+		var op []string
+		switch n := r.Intn(100); {
+		case n < 25:
+			op = []string{"SET", key(), "v"}
+		case n < 30:
+			op = []string{"SET", key(), "v", "PX", fmt.Sprint(1 + r.Intn(10))}
+		case n < 40:
+			op = []string{"DEL", key(), key()}
+		case n < 43:
+			op = []string{"UNLINK", key()}
+		case n < 48:
+			op = []string{"RENAME", key(), key()}
+		case n < 50:
+			op = []string{"RENAMENX", key(), key()}
+		case n < 54:
+			op = []string{"MOVE", key(), "1"}
+		case n < 56:
+			k := key()
+			run(c1, "SET", k, "from1")
+			run(c1, "MOVE", k, "0")
+			op = []string{"GET", k}
+		case n < 59:
+			op = []string{"COPY", key(), key(), "REPLACE"}
+		case n < 62:
+			op = []string{"LPUSH", key(), "a"}
+		case n < 65:
+			op = []string{"LPOP", key()}
+		case n < 67:
+			op = []string{"SADD", key(), "m"}
+		case n < 69:
+			op = []string{"SREM", key(), "m"}
+		case n < 71:
+			op = []string{"EXPIRE", key(), "-1"}
+		case n < 74:
+			op = []string{"GET", key()} // lazy expiry
+		case n < 76:
+			c.ActiveExpire(c.DB, 8)
+		case n < 78:
+			e.SetEvictPolicy(PolicyAllKeysRandom, 5)
+			c.Evict(1, 1)
+			e.SetEvictPolicy(PolicyNoEviction, 5)
+		case n < 80:
+			k := key()
+			run(c, "SET", k, "dumped")
+			d := run(c, "DUMP", k)
+			_, payload, _ := bytes.Cut([]byte(d), []byte("\r\n"))
+			payload = payload[:len(payload)-2]
+			op = []string{"RESTORE", key(), "0", string(payload), "REPLACE"}
+		case n < 81:
+			op = []string{"FLUSHDB"}
+		case n < 82:
+			op = []string{"FLUSHALL"}
+		case n < 85:
+			op = []string{"SWAPDB", "0", fmt.Sprint(r.Intn(2) + 1)}
+		case n < 86:
+			op = []string{"SWAPDB", "1", "2"}
+		case n < 88:
+			if err := e.LoadSnapshot(bytes.NewReader(snap())); err != nil {
+				t.Fatal(err)
+			}
+		case n < 90:
+			if err := e.ReloadSnapshot(bytes.NewReader(snap())); err != nil {
+				t.Fatal(err)
+			}
+		case n < 92:
+			b := snap()
+			run(c, "SET", key(), "extra")
+			if err := e.MergeSnapshot(bytes.NewReader(b), true); err != nil {
+				t.Fatal(err)
+			}
+		case n < 93:
+			if err := e.Reset(nil); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			op = []string{"SET", fmt.Sprintf("new%d", step), "v"}
+		}
+		what := fmt.Sprint(step, " ", n2s(op))
+		if op != nil {
+			run(c, op...)
+		}
+		checkSlotIndex(t, e, what)
+	}
+}
+
+func n2s(op []string) string {
+	if op == nil {
+		return "(engine call)"
+	}
+	return fmt.Sprint(op)
+}
+
+// TestSlotIndexEnableLate: EnableSlots on an engine that already holds
+// keys indexes them, and a database other than 0 is never indexed.
+func TestSlotIndexEnableLate(t *testing.T) {
+	e := New()
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1}
+	for i := range 100 {
+		run(c, "SET", fmt.Sprint("{x}", i), "v")
+	}
+	if e.SlotsEnabled() || e.CountKeysInSlot(keySlot("x")) != 0 {
+		t.Fatal("index before EnableSlots")
+	}
+	e.EnableSlots()
+	if n := e.CountKeysInSlot(keySlot("x")); n != 100 {
+		t.Fatalf("%d keys in {x}'s slot", n)
+	}
+	if ks := e.KeysInSlot(keySlot("x"), 7); len(ks) != 7 {
+		t.Fatalf("KeysInSlot gave %d keys", len(ks))
+	}
+	checkSlotIndex(t, e, "late")
+}

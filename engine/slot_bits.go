@@ -29,6 +29,10 @@ func (b *slotBits) count() int {
 func (b *slotBits) ranges() [][2]int {
 	var out [][2]int
 	for s := 0; s < NumSlots; {
+		if b[s>>6]>>(s&63) == 0 {
+			s = (s | 63) + 1 // the rest of the word is empty
+			continue
+		}
 		if !b.has(s) {
 			s++
 			continue

@@ -51,3 +51,20 @@ func BenchmarkSlotIndex(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKeySlotOwns is what cluster mode adds before a keyed command:
+// the key's slot and the ownership test.
+func BenchmarkKeySlotOwns(b *testing.B) {
+	e := New()
+	e.owned.set(KeySlot([]byte("user:12345:rate")))
+	key := []byte("user:12345:rate")
+	n := 0
+	for i := 0; i < b.N; i++ {
+		if e.OwnsSlot(KeySlot(key)) {
+			n++
+		}
+	}
+	if n != b.N {
+		b.Fatal("slot not owned")
+	}
+}

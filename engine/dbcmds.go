@@ -98,11 +98,20 @@ func dbIndex(b []byte) (int64, bool) {
 	return n, true
 }
 
+// errSwapDBCluster is Redis's SWAPDB in cluster mode.
+const errSwapDBCluster = "ERR SWAPDB is not allowed in cluster mode"
+
 // cmdSwapDB: SWAPDB index1 index2 — exchange the contents of two
 // databases: clients connected to one see the other's keys. WATCHes are
 // dirtied as Redis does (keys that exist in either database). Errors:
-// "invalid first/second DB index", "DB index is out of range".
+// "invalid first/second DB index", "DB index is out of range";
+// errSwapDBCluster in cluster mode (SlotsEnabled), where db 0 is the only
+// database.
 func cmdSwapDB(c *Ctx, argv [][]byte) {
+	if c.E.SlotsEnabled() {
+		c.W.Error(errSwapDBCluster) // before the arguments, as Redis
+		return
+	}
 	a, ok := dbIndex(argv[1])
 	if !ok {
 		c.W.Error(errInvalidFirstDB)
@@ -126,9 +135,6 @@ func cmdSwapDB(c *Ctx, argv [][]byte) {
 		x.dict, y.dict = y.dict, x.dict
 		x.expires, y.expires = y.expires, x.expires
 		x.expCur, y.expCur = 0, 0
-		if a == 0 || b == 0 {
-			c.E.attachSlots() // the index belongs to db 0, not to its old keys
-		}
 		// clients blocked on a key that the swap brought in are served
 		// (Redis's scanDatabaseForReadyKeys)
 		c.E.scanReady(x)

@@ -14,8 +14,9 @@ package engine
 //
 // The dict keeps it up to date itself (dict.insert, dict.remove,
 // dict.clear), since every key db 0 gains or loses goes through those;
-// whole-keyspace replacements (a snapshot load, SWAPDB) rebuild it
-// (Engine.attachSlots).
+// the one whole-keyspace replacement, a snapshot load, rebuilds it
+// (Engine.attachSlots). SWAPDB, which would move db 0's dict, is refused
+// in cluster mode, as in Redis.
 type slotIndex struct {
 	slot  [NumSlots]slotHead
 	links [][]slotLink // links[c][j] belongs to dict.chunks[c][j]
@@ -89,8 +90,8 @@ func (s *slotIndex) keys(d *dict, slot, n int) [][]byte {
 }
 
 // attachSlots hands the index to db 0's dict, takes it from the others
-// and rebuilds it: called by EnableSlots and after anything that replaces
-// a database's dict wholesale (a snapshot load, SWAPDB).
+// and rebuilds it: called by EnableSlots and after a snapshot load, which
+// replaces every database's dict wholesale.
 func (e *Engine) attachSlots() {
 	if e.slots == nil {
 		return

@@ -66,17 +66,18 @@ func checkSlotIndex(t *testing.T, e *Engine, step string) {
 
 // TestSlotIndexRandom runs random commands over a small keyspace (tagged
 // keys, so slots hold several keys) through every path by which db 0
-// gains or loses a key — SET, DEL/UNLINK, RENAME, MOVE both ways, COPY,
-// RESTORE, a collection losing its last element, EXPIRE in the past,
-// lazy and active expiry, eviction, FLUSHDB/FLUSHALL, SWAPDB, a snapshot
-// load, DEBUG RELOAD's reload and NOFLUSH merge, Reset — and checks the
-// index against a full scan after each.
+// gains or loses a key in cluster mode — SET, DEL/UNLINK/GETDEL, RENAME,
+// COPY, RESTORE, SMOVE/LMOVE, RL.ALLOW, a collection losing its last
+// element, EXPIRE in the past, lazy and active expiry (a limiter's
+// included), eviction, FLUSHDB/FLUSHALL, a snapshot load, DEBUG RELOAD's
+// reload and NOFLUSH merge, Reset — and checks the index against a full
+// scan after each. (MOVE and SWAPDB are refused in cluster mode:
+// TestClusterModeRefusals.)
 func TestSlotIndexRandom(t *testing.T) {
 	e := New()
 	e.EnableSlots()
 	deleted := []string{}
 	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1_700_000_000_000, Deleted: &deleted}
-	c1 := &Ctx{E: e, DB: e.DBs[1], W: resp.NewWriter(), Now: c.Now}
 	r := rand.New(rand.NewSource(22))
 	key := func() string {
 		if r.Intn(3) == 0 {
@@ -93,7 +94,6 @@ func TestSlotIndexRandom(t *testing.T) {
 	}
 	for step := range 3000 {
 		c.Now += int64(r.Intn(5))
-		c1.Now = c.Now
 		var op []string
 		switch n := r.Intn(100); {
 		case n < 25:
@@ -108,13 +108,12 @@ func TestSlotIndexRandom(t *testing.T) {
 			op = []string{"RENAME", key(), key()}
 		case n < 50:
 			op = []string{"RENAMENX", key(), key()}
+		case n < 52:
+			op = []string{"GETDEL", key()}
 		case n < 54:
-			op = []string{"MOVE", key(), "1"}
+			op = []string{"SMOVE", key(), key(), "m"}
 		case n < 56:
-			k := key()
-			run(c1, "SET", k, "from1")
-			run(c1, "MOVE", k, "0")
-			op = []string{"GET", k}
+			op = []string{"LMOVE", key(), key(), "LEFT", "RIGHT"}
 		case n < 59:
 			op = []string{"COPY", key(), key(), "REPLACE"}
 		case n < 62:
@@ -146,10 +145,10 @@ func TestSlotIndexRandom(t *testing.T) {
 			op = []string{"FLUSHDB"}
 		case n < 82:
 			op = []string{"FLUSHALL"}
-		case n < 85:
-			op = []string{"SWAPDB", "0", fmt.Sprint(r.Intn(2) + 1)}
+		case n < 84:
+			op = []string{"RL.ALLOW", key(), "LIMIT", "2", "PERIOD", "5"}
 		case n < 86:
-			op = []string{"SWAPDB", "1", "2"}
+			op = []string{"HSET", key(), "f", "v"}
 		case n < 88:
 			if err := e.LoadSnapshot(bytes.NewReader(snap())); err != nil {
 				t.Fatal(err)
@@ -205,4 +204,34 @@ func TestSlotIndexEnableLate(t *testing.T) {
 		t.Fatalf("KeysInSlot gave %d keys", len(ks))
 	}
 	checkSlotIndex(t, e, "late")
+}
+
+// TestClusterModeRefusals: with EnableSlots (cluster mode, db 0 only)
+// MOVE, SWAPDB and COPY … DB n answer Redis 7.0.15's errors and change
+// nothing; COPY … DB 0 still copies.
+func TestClusterModeRefusals(t *testing.T) {
+	e := New()
+	e.EnableSlots()
+	c := &Ctx{E: e, DB: e.DBs[0], W: resp.NewWriter(), Now: 1}
+	run(c, "SET", "a", "1")
+	for _, tc := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"MOVE", "a", "1"}, "-ERR MOVE is not allowed in cluster mode\r\n"},
+		{[]string{"MOVE", "a", "x"}, "-ERR MOVE is not allowed in cluster mode\r\n"},
+		{[]string{"SWAPDB", "0", "1"}, "-ERR SWAPDB is not allowed in cluster mode\r\n"},
+		{[]string{"SWAPDB", "x", "0"}, "-ERR SWAPDB is not allowed in cluster mode\r\n"},
+		{[]string{"COPY", "a", "{a}b", "DB", "1"}, "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+		{[]string{"COPY", "a", "{a}b", "DB", "99"}, "-ERR DB index is out of range\r\n"},
+		{[]string{"COPY", "a", "{a}b", "DB", "0"}, ":1\r\n"},
+	} {
+		if got := run(c, tc.cmd...); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+	if e.DBs[0].Len() != 2 || e.DBs[1].Len() != 0 {
+		t.Fatalf("db 0 has %d keys, db 1 %d", e.DBs[0].Len(), e.DBs[1].Len())
+	}
+	checkSlotIndex(t, e, "refusals")
 }

@@ -67,3 +67,7 @@ func (e *Engine) OwnsSlot(slot int) bool { return e.owned.has(slot) }
 // OwnedSlots returns the owned slots as sorted, disjoint [start, end]
 // ranges (CLUSTER SLOTS' shape). Caller holds the engine lock.
 func (e *Engine) OwnedSlots() [][2]int { return e.owned.ranges() }
+
+// OwnedSlotCount is the number of slots this group owns (CLUSTER INFO's
+// cluster_slots_assigned for one group). Caller holds the engine lock.
+func (e *Engine) OwnedSlotCount() int { return e.owned.count() }

@@ -12,8 +12,46 @@ func (b *slotBits) has(slot int) bool {
 	return uint(slot) < NumSlots && b[slot>>6]&(1<<(slot&63)) != 0
 }
 
-func (b *slotBits) set(slot int)   { b[slot>>6] |= 1 << (slot & 63) }
-func (b *slotBits) clear(slot int) { b[slot>>6] &^= 1 << (slot & 63) }
+func (b *slotBits) set(slot int) { b[slot>>6] |= 1 << (slot & 63) }
+
+// rangeMask is the bits of word w that lie in [s, e].
+func rangeMask(w, s, e int) uint64 {
+	m := ^uint64(0)
+	if lo := w << 6; s > lo {
+		m <<= uint(s - lo)
+	}
+	if hi := w<<6 + 63; e < hi {
+		m &= ^uint64(0) >> uint(hi-e)
+	}
+	return m
+}
+
+// first returns the first slot of [s, e] (0 <= s <= e < NumSlots) that is
+// in the set (in true) or not (in false), or -1: a word at a time, so a
+// LIMITDB.SLOTS of many whole-range arguments stays cheap.
+func (b *slotBits) first(s, e int, in bool) int {
+	for w := s >> 6; w <= e>>6; w++ {
+		x := b[w]
+		if !in {
+			x = ^x
+		}
+		if x &= rangeMask(w, s, e); x != 0 {
+			return w<<6 + bits.TrailingZeros64(x)
+		}
+	}
+	return -1
+}
+
+// setRange adds (on) or removes every slot of [s, e].
+func (b *slotBits) setRange(s, e int, on bool) {
+	for w := s >> 6; w <= e>>6; w++ {
+		if on {
+			b[w] |= rangeMask(w, s, e)
+		} else {
+			b[w] &^= rangeMask(w, s, e)
+		}
+	}
+}
 
 // count is the number of slots in the set.
 func (b *slotBits) count() int {

@@ -133,22 +133,14 @@ func (c *Ctx) DelSlots(ranges [][2]int) (unassigned int, ok bool) {
 func (c *Ctx) changeSlots(ranges [][2]int, add bool) (int, bool) {
 	o := &c.E.owned
 	for _, r := range ranges {
-		for s := r[0]; s <= r[1]; s++ {
-			if o.has(s) == add {
-				return s, false
-			}
+		if s := o.first(r[0], r[1], add); s >= 0 {
+			return s, false
 		}
 	}
 	var ch slotBits
 	for _, r := range ranges {
-		for s := r[0]; s <= r[1]; s++ {
-			ch.set(s)
-			if add {
-				o.set(s)
-			} else {
-				o.clear(s)
-			}
-		}
+		ch.setRange(r[0], r[1], true)
+		o.setRange(r[0], r[1], add)
 	}
 	c.E.Stats.Dirty++
 	sub := "DEL"
@@ -188,9 +180,7 @@ func decodeSlotRanges(v string) (slotBits, error) {
 		if !ok || err1 != nil || err2 != nil || s < 0 || s > e || e >= NumSlots {
 			return slotBits{}, errSlotRange
 		}
-		for i := s; i <= e; i++ {
-			b.set(i)
-		}
+		b.setRange(s, e, true)
 	}
 	return b, nil
 }

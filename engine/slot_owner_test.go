@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"math/rand"
 	"slices"
 	"testing"
 )
@@ -23,7 +24,7 @@ func TestSlotsOwnership(t *testing.T) {
 	if !h.a.OwnsSlot(0) || !h.a.OwnsSlot(5) || h.a.OwnsSlot(6) || !h.b.OwnsSlot(9) || h.b.OwnsSlot(10) {
 		t.Fatal("owned set")
 	}
-	if got := h.a.OwnedSlots(); !slices.Equal(got, [][2]int{{0, 5}, {7, 9}}) {
+	if got := h.a.OwnedSlots(); !slices.Equal(got, [][2]int{{0, 5}, {7, 9}}) || h.a.OwnedSlotCount() != 9 {
 		t.Fatalf("OwnedSlots %v", got)
 	}
 	do("-ERR Slot 8 is already busy\r\n", "", "LIMITDB.SLOTS", "ADD", "6", "6", "8", "8")
@@ -111,6 +112,48 @@ func TestSlotRangesCodec(t *testing.T) {
 	for _, bad := range []string{"1", "2-1", "0-16384", "-1-2", "a-b", "1-2-3"} {
 		if _, err := decodeSlotRanges(bad); err == nil {
 			t.Errorf("%q decoded", bad)
+		}
+	}
+}
+
+// TestSlotBitsRanges checks the word-at-a-time range operations against
+// slot-by-slot ones on random sets and ranges.
+func TestSlotBitsRanges(t *testing.T) {
+	r := rand.New(rand.NewSource(22))
+	for range 2000 {
+		var b slotBits
+		for range r.Intn(4) {
+			s := r.Intn(NumSlots)
+			b.setRange(s, min(NumSlots-1, s+r.Intn(300)), true)
+		}
+		for range r.Intn(200) {
+			b.set(r.Intn(NumSlots))
+		}
+		s := r.Intn(NumSlots)
+		e := min(NumSlots-1, s+r.Intn(1+r.Intn(NumSlots)))
+		for _, in := range []bool{true, false} {
+			want := -1
+			for i := s; i <= e; i++ {
+				if b.has(i) == in {
+					want = i
+					break
+				}
+			}
+			if got := b.first(s, e, in); got != want {
+				t.Fatalf("first(%d, %d, %v) = %d, want %d", s, e, in, got, want)
+			}
+		}
+		on := r.Intn(2) == 0
+		x := b
+		x.setRange(s, e, on)
+		for i := range NumSlots {
+			want := b.has(i)
+			if i >= s && i <= e {
+				want = on
+			}
+			if x.has(i) != want {
+				t.Fatalf("setRange(%d, %d, %v): slot %d is %v", s, e, on, i, x.has(i))
+			}
 		}
 	}
 }

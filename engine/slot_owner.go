@@ -25,6 +25,11 @@ const (
 	ErrSlotInvalid = "ERR Invalid or out of range slot"
 )
 
+// ErrSelectCluster is Redis's SELECT of a database other than 0 in
+// cluster mode (selectCommand), for a client's SELECT (the server) and a
+// script's (luavm).
+const ErrSelectCluster = "ERR SELECT is not allowed in cluster mode"
+
 // ErrSlotBusy is Redis's reply to ADDSLOTS of a slot that is assigned.
 func ErrSlotBusy(slot int) string { return "ERR Slot " + strconv.Itoa(slot) + " is already busy" }
 

@@ -1,5 +1,7 @@
 package engine
 
+import "strconv"
+
 // slotIndex is the per-slot index of db 0 in cluster mode (Redis 7.0's
 // slots_to_keys): for every hash slot the number of keys and a doubly
 // linked list through them, so CLUSTER COUNTKEYSINSLOT is O(1) and
@@ -102,4 +104,29 @@ func (e *Engine) attachSlots() {
 	d := &e.DBs[0].dict
 	d.slots = e.slots
 	e.slots.rebuild(d)
+}
+
+// SlotDigest is the digest of slot's keys in db 0, for comparing one slot
+// across groups (a handover's check): per key, as DEBUG DIGEST, the key
+// mixed and its value's digest, then its absolute deadline (as
+// StrictDigest), XORed together, so it does not depend on the keys'
+// order; all zeros for an empty slot or without EnableSlots. O(keys in
+// the slot). Caller holds the engine lock.
+func (e *Engine) SlotDigest(slot int) Digest {
+	var final Digest
+	if e.slots == nil || slot < 0 || slot >= NumSlots {
+		return final
+	}
+	d := &e.DBs[0].dict
+	var buf []byte
+	for i := e.slots.slot[slot].head; i != 0; i = e.slots.link(i - 1).next {
+		en := d.at(i - 1)
+		var k Digest
+		k.mixString(en.keyStr())
+		en.digest(&k)
+		buf = strconv.AppendInt(buf[:0], en.exp, 10)
+		k.mix(buf)
+		final.xor(k[:])
+	}
+	return final
 }

@@ -190,6 +190,9 @@ type dict struct {
 	count       int
 	keys        arena // bytes of the keys up to arenaMaxKey long
 	compactions int   // arena compactions so far (tests, stats)
+	// slots, when set (db 0 in cluster mode), is kept up to date with
+	// every insert and remove (slot_index.go)
+	slots *slotIndex
 }
 
 func hashKey(k string) uint64 { return xxhash.Sum64String(k) }
@@ -240,6 +243,9 @@ func (d *dict) insert(key string) *entry {
 	}
 	d.buckets[b] = idx + 1
 	d.count++
+	if d.slots != nil {
+		d.slots.add(idx, key)
+	}
 	return e
 }
 
@@ -257,6 +263,9 @@ func (d *dict) remove(key string) bool {
 				d.buckets[b] = e.next
 			} else {
 				d.at(prev - 1).next = e.next
+			}
+			if d.slots != nil {
+				d.slots.del(i-1, key)
 			}
 			d.dropKey(e)
 			*e = entry{next: d.free}
@@ -291,8 +300,15 @@ func (d *dict) resize(n int) {
 	d.buckets = nb
 }
 
-// clear empties the dict and lets its memory go.
-func (d *dict) clear() { *d = dict{} }
+// clear empties the dict and lets its memory go; a slot index stays
+// attached, emptied.
+func (d *dict) clear() {
+	s := d.slots
+	*d = dict{slots: s}
+	if s != nil {
+		s.reset()
+	}
+}
 
 // scanBucket calls fn for every entry of the bucket that cursor v names and
 // returns the next cursor (0 when the scan is complete).

@@ -186,7 +186,7 @@ var FunctionCodes func(e *Engine) []string
 // every key's absolute deadline, the script cache's SHA1s, the function
 // libraries' code, the
 // encoding thresholds (which decide encodings, and through them the order
-// of replies) and the policy registry. Limiter state is in Redis's part already (limiterDigest).
+// of replies), the policy registry and the owned hash slots. Limiter state is in Redis's part already (limiterDigest).
 // Node-local state is left out: access times, the random generators,
 // statistics, and the time floor ClockMs, which on the executing node
 // also moves with units that change nothing (no record carries those).
@@ -241,6 +241,12 @@ func (e *Engine) StrictDigest() Digest {
 	for _, f := range e.Policies.aux() {
 		d.mixString(f.Key)
 		d.mixString(f.Value)
+	}
+	// the owned hash slots, only when there are some, so a state outside
+	// cluster mode keeps its digest
+	if s := encodeSlotRanges(&e.owned); s != "" {
+		d.mixString(auxSlots)
+		d.mixString(s)
 	}
 	return d
 }

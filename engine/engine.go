@@ -124,6 +124,12 @@ type Engine struct {
 	Notify    int
 	notifyBuf []byte // channel names being built (notify.go)
 
+	// slots is db 0's per-slot index, set by EnableSlots (node-local:
+	// derived from the keys); owned is the set of hash slots this group
+	// owns (replicated state, changed by LIMITDB.SLOTS). cluster_slots.go.
+	slots *slotIndex
+	owned slotBits
+
 	cow   cowState    // active captures (cow.go)
 	dumpW *rdbWriter  // DUMP's encoder, kept for its LZF table (rdb.go)
 	apply applyState  // Apply's reused context and buffers (apply.go)

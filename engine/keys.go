@@ -418,8 +418,12 @@ func cmdPersist(c *Ctx, argv [][]byte) {
 // cmdCopy: COPY source destination [DB n] [REPLACE] — copy the value and
 // TTL; :1 when copied, :0 when source is missing or destination exists
 // (without REPLACE). Errors: syntax error, ErrNotInt for DB, "DB index is
-// out of range", "source and destination objects are the same". Values of
-// a type that registered no Clone give an error.
+// out of range", "source and destination objects are the same",
+// errCopyCluster for DB other than 0 in cluster mode. Values of a type that
+// registered no Clone give an error.
+// errCopyCluster is Redis's COPY … DB n (n not 0) in cluster mode.
+const errCopyCluster = "ERR Copying to another database is not allowed in cluster mode"
+
 func cmdCopy(c *Ctx, argv [][]byte) {
 	dst := c.DB
 	replace := false
@@ -448,6 +452,11 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 			c.W.Error(ErrSyntax)
 			return
 		}
+	}
+	if c.E.SlotsEnabled() && (c.DB.ID != 0 || dst.ID != 0) {
+		// after the options are parsed, as Redis's copyCommand
+		c.W.Error(errCopyCluster)
+		return
 	}
 	if dst == c.DB && bstr(argv[1]) == bstr(argv[2]) {
 		c.W.Error(ErrSameObject)

@@ -2,6 +2,10 @@ package engine
 
 import "math"
 
+// errMoveCluster is Redis's MOVE in cluster mode, where db 0 is the only
+// database.
+const errMoveCluster = "ERR MOVE is not allowed in cluster mode"
+
 func init() {
 	Register(&Command{Name: "move", Arity: 3, Flags: "write fast", FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0",
 		Summary: "Moves a key to another database.", Run: cmdMove})
@@ -11,8 +15,13 @@ func init() {
 // database to db. Reply: :1 when moved, :0 when key is missing or already
 // exists in db. Errors: not an integer (ErrNotInt / the int range error)
 // for db, "DB index is out of range", "source and destination objects are
-// the same" when db is the current one.
+// the same" when db is the current one; in cluster mode (SlotsEnabled)
+// errMoveCluster whatever the arguments.
 func cmdMove(c *Ctx, argv [][]byte) {
+	if c.E.SlotsEnabled() {
+		c.W.Error(errMoveCluster) // db 0 only, as Redis's moveCommand
+		return
+	}
 	id, ok := ParseIntB(argv[2])
 	if !ok {
 		c.W.Error(ErrNotInt)

@@ -18,7 +18,8 @@ import (
 //	AUX redis-ver, redis-bits, ctime, aof-base   (as Redis writes them)
 //	AUX limitdb-ver, limitdb-clock-ms, limitdb-rand, limitdb-encoding-limits,
 //	    lua …, limitdb-acl, limitdb-notify,
-//	    limitdb-policy-ver, limitdb-policy …     (limitdb-only, skipped by Redis)
+//	    limitdb-policy-ver, limitdb-policy …,
+//	    limitdb-slots                            (limitdb-only, skipped by Redis)
 //	per non-empty database:
 //	  SELECTDB n, RESIZEDB keys expires, AUX limitdb-buckets
 //	  per key: [AUX limitdb-key-enc] [EXPIRETIME_MS] [IDLE|FREQ] type key value

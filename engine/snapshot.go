@@ -72,6 +72,7 @@ type Snapshot struct {
 	libs     []string // function libraries' code (RDB_OPCODE_FUNCTION2)
 	acl      string
 	policies []AuxField // the policy registry (policy_rdb.go)
+	slots    string     // the owned hash slots (slot_owner.go), "" for none
 	notify   int
 	noLZF    bool  // Engine.RDBNoCompression when taken
 	noCRC    bool  // Engine.RDBNoChecksum when taken
@@ -109,6 +110,7 @@ func (e *Engine) snapshotHeader() *Snapshot {
 		s.scripts = scriptsCodec.Save(e.Scripts)
 	}
 	s.policies = e.Policies.aux()
+	s.slots = encodeSlotRanges(&e.owned)
 	if scriptsCodec.Functions != nil {
 		s.libs = scriptsCodec.Functions(e.Scripts)
 	}
@@ -238,6 +240,9 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	for _, f := range s.policies {
 		w.aux(f.Key, f.Value)
 	}
+	if s.slots != "" {
+		w.aux(auxSlots, s.slots)
+	}
 	// the function libraries, where Redis 7.0 writes them (rdbSaveFunctions:
 	// after the aux fields, before the databases)
 	for _, code := range s.libs {
@@ -348,7 +353,8 @@ func (e *entry) keyEncHint() string {
 // Reset replaces the replicated state (the caller holds the engine lock): with the
 // snapshot r holds (LoadSnapshot), or, when r is nil, with a new engine's —
 // no keys (WATCHes on them are dirtied, as by FLUSHALL), Rand at its
-// initial seed, an empty script cache and policy registry — so that replaying a log from its
+// initial seed, an empty script cache and policy registry, no owned
+// hash slots — so that replaying a log from its
 // start gives the state it gave the first time. ClockMs stays (the time
 // floor never goes back), and so do the encoding limits (configuration,
 // whose changes reach the log as CONFIG SET).
@@ -371,6 +377,7 @@ func (e *Engine) Reset(r io.Reader) error {
 	}
 	e.Scripts = scripts
 	e.Policies = Policies{}
+	e.owned = slotBits{}
 	e.Rand.Seed(initialRandSeed)
 	return nil
 }
@@ -428,11 +435,13 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 		db.expCur = 0
 		e.scanReady(db) // as Redis's swapMainDbWithTempDb
 	}
+	e.attachSlots() // the loaded dicts come without db 0's slot index
 	if scriptsCodec.Load != nil {
 		e.Scripts = scripts
 	}
 	l.policies.adoptStats(&e.Policies)
 	e.Policies = l.policies
+	e.owned = l.owned
 	e.ClockMs = max(e.ClockMs, l.clock)
 	e.Rand.Seed(l.rand)
 	e.Enc = l.lim
@@ -469,8 +478,9 @@ type rdbLoader struct {
 	libs    []string // function libraries (RDB_OPCODE_FUNCTION2), in file order
 	// policies is the policy registry a limitdb file held
 	policies Policies
-	acl      string // Settings.ACL
-	notify   *int64 // Notify (absent from snapshots older than it, and from Redis's files)
+	owned    slotBits // the owned hash slots (none in a file without limitdb-slots)
+	acl      string   // Settings.ACL
+	notify   *int64   // Notify (absent from snapshots older than it, and from Redis's files)
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -680,6 +690,10 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 			return bad()
 		}
 		l.notify = &n
+	case k == auxSlots:
+		if l.owned, err = decodeSlotRanges(v); err != nil {
+			return bad()
+		}
 	case k == auxPolicy || k == auxPolicyVer:
 		if _, err := l.policies.loadAux(k, v); err != nil {
 			return bad()

@@ -512,6 +512,8 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 			switch {
 			case !ok:
 				msg = engine.ErrNotInt
+			case n != 0 && c.E.SlotsEnabled():
+				msg = engine.ErrSelectCluster // cluster mode: db 0 only
 			case n < 0 || n >= engine.NumDBs:
 				msg = engine.ErrDBIndex
 			}

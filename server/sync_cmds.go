@@ -79,8 +79,9 @@ func (t *syncTee) Flush() {
 
 // limitdbOnly names the effects Redis does not propagate (the script cache
 // and settings limitdb replicates, its native limiters' RL.SET, its policy
-// registry's LIMITDB.POLICY): a replication stream reader expects Redis's.
-var limitdbOnly = map[string]bool{"script": true, "config": true, "acl": true, "rl.set": true, "limitdb.policy": true}
+// registry's LIMITDB.POLICY, slot ownership's LIMITDB.SLOTS): a replication
+// stream reader expects Redis's.
+var limitdbOnly = map[string]bool{"script": true, "config": true, "acl": true, "rl.set": true, "limitdb.policy": true, "limitdb.slots": true}
 
 // stream turns a record into the bytes a reader gets: SELECT when the
 // record's database is not the reader's, then its commands without the

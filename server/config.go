@@ -176,6 +176,9 @@ var params = []*param{
 	{name: "oom-score-adj-values", kind: pOOM, def: oomValuesDef},
 	// limitdb's cluster (cluster/DESIGN.md), start-up settings
 	{name: "node-id", kind: pString, def: "", immutable: true},
+	// Redis Cluster's protocol over this Raft group (cluster_mode.go);
+	// immutable, as in Redis
+	{name: "cluster-enabled", kind: pBool, def: "no", immutable: true},
 	{name: "raft-addr", kind: pString, def: "", immutable: true},
 	{name: "raft-advertise", kind: pString, def: "", immutable: true},
 	{name: "join", kind: pString, def: "", immutable: true},

@@ -126,6 +126,10 @@ type Server struct {
 	activeExpireOff atomic.Bool
 
 	metrics metricsState // the Prometheus endpoint (metrics.go)
+
+	// clusterMode: cluster-enabled yes, set once by LoadConfig before
+	// anything is served (cluster_mode.go)
+	clusterMode bool
 }
 
 type serverStats struct {

@@ -331,6 +331,10 @@ func (n *Node) QueryPeers(req []byte, timeout time.Duration) (answers []PeerAnsw
 
 // Administration: RAFT, INFO, ROLE, min-replicas.
 
+// LeaderClient is the client address of the leader this follower knows
+// ("" while none): where cluster mode's MOVED sends a client.
+func (n *Node) LeaderClient() string { return n.leaderClient.Load().(string) }
+
 // Status gathers the node's view.
 func (n *Node) Status() Status { return n.status() }
 

@@ -35,6 +35,24 @@ const (
 // slotRefusal returns the redirection or error for cmd, or "" when it
 // runs on this node. The engine lock is held.
 func (s *Server) slotRefusal(cl *client, cmd *engine.Command, argv [][]byte) string {
+	slot, write, msg := s.slotCheck(cl, cmd, argv)
+	if msg != "" || slot < 0 {
+		return msg
+	}
+	if !s.follower() || (cl.readonly && !write) {
+		return ""
+	}
+	if leader := s.node.LeaderClient(); leader != "" {
+		return "MOVED " + strconv.Itoa(slot) + " " + leader
+	}
+	return ""
+}
+
+// slotCheck is getNodeByQuery up to the redirection: the slot of cmd's
+// keys (-1: it has none), whether it (EXEC: its block) writes, and the
+// error for keys in a slot not served, in several slots, or a cluster
+// that is down.
+func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int, bool, string) {
 	slot, first := -1, []byte(nil)
 	write := cmd.IsWrite()
 	check := func(c *engine.Command, a [][]byte) string {
@@ -59,7 +77,7 @@ func (s *Server) slotRefusal(cl *client, cmd *engine.Command, argv [][]byte) str
 	}
 	if cmd.Name == "exec" {
 		if !cl.tx.Active {
-			return "" // EXEC without MULTI answers its own error
+			return -1, false, "" // EXEC without MULTI answers its own error
 		}
 		write = false
 		for _, q := range cl.tx.Queue {
@@ -72,25 +90,42 @@ func (s *Server) slotRefusal(cl *client, cmd *engine.Command, argv [][]byte) str
 			}
 			write = write || c.IsWrite()
 			if msg := check(c, q); msg != "" {
-				return msg
+				return slot, write, msg
 			}
 		}
 	} else if msg := check(cmd, argv); msg != "" {
-		return msg
+		return slot, write, msg
 	}
 	if first == nil {
-		return "" // no key at all
+		return -1, write, "" // no key at all
 	}
 	if !s.clusterOK() {
-		return errClusterDownMode
+		return slot, write, errClusterDownMode
 	}
-	if !s.follower() || (cl.readonly && !write) {
+	return slot, write, ""
+}
+
+// Redis's scriptVerifyClusterState: what a script's command is refused
+// with when its keys are not all in one slot this node serves, or the
+// cluster is down (scripts run where their caller's keys are served, so
+// there is no redirection to give).
+const (
+	errScriptNonLocal    = "ERR Script attempted to access a non local key in a cluster node"
+	errScriptClusterDown = "ERR Script attempted to execute a command while the cluster is down"
+)
+
+// scriptSlotRefusal is ScriptCheck's cluster-mode check.
+func (s *Server) scriptSlotRefusal(cl *client, cmd *engine.Command, argv [][]byte) string {
+	if len(cmd.KeySpecs) == 0 && cmd.GetKeys == nil {
 		return ""
 	}
-	if leader := s.node.LeaderClient(); leader != "" {
-		return "MOVED " + strconv.Itoa(slot) + " " + leader
+	switch _, _, msg := s.slotCheck(cl, cmd, argv); msg {
+	case "":
+		return ""
+	case errClusterDownMode:
+		return errScriptClusterDown
 	}
-	return ""
+	return errScriptNonLocal
 }
 
 // slotRedirected applies slotRefusal in dispatch: it reports whether cmd

@@ -124,6 +124,8 @@ func TestClusterModeDiff(t *testing.T) {
 		{"CLUSTER", "SLOTS"}, {"CLUSTER", "SHARDS"},
 		// the cluster is down while slots are missing, even for an owned one
 		{"SET", "{a}1", "1"}, {"SET", "foo", "1"},
+		// a keyless script runs; its keyed command finds the cluster down
+		{"EVAL", "return redis.call('get', 'foo')", "0"}, {"EVAL", "return redis.call('ping')", "0"},
 		{"CLUSTER", "ADDSLOTSRANGE", "101", "16383"},
 	} {
 		same(c...)
@@ -148,6 +150,11 @@ func TestClusterModeDiff(t *testing.T) {
 		{"MULTI"}, {"SET", "a", "1"}, {"SET", "b", "1"}, {"EXEC"},
 		{"MULTI"}, {"SET", "a", "1"}, {"GET", "{a}x"}, {"EXEC"},
 		{"WATCH", "a", "b"}, {"SELECT", "2"},
+		// database 0 only
+		{"MOVE", "a", "1"}, {"SWAPDB", "0", "1"}, {"COPY", "a", "{a}b", "DB", "1"}, {"COPY", "a", "{a}b", "DB", "0"},
+		{"EVAL", "return redis.call('move', KEYS[1], 1)", "1", "a"},
+		{"EVAL", "return redis.call('mset', 'a', 1, 'b', 2)", "0"},
+		{"MULTI"}, {"MOVE", "a", "1"}, {"SWAPDB", "0", "1"}, {"EXEC"},
 	} {
 		same(c...)
 	}

@@ -310,3 +310,16 @@ func TestClusterModeGoRedisThreeNodes(t *testing.T) {
 	defer cc.Close()
 	clusterWorkload(t, cc, 200)
 }
+
+// effectClusterEnabled: immutable, as in Redis; a server started with it
+// is in cluster mode (INFO, SELECT, CLUSTER answer as Redis's cluster
+// mode does: TestClusterModeDiff).
+func effectClusterEnabled(t *testing.T, c *Conn, addr, name string) {
+	refusedWith("yes", immutable)(t, c, addr, name)
+	expectDo(t, c, "-ERR This instance has cluster support disabled\r\n", "CLUSTER", "INFO")
+	cm := mustDial(t, mustLimitdbClusterMode(t))
+	expectDo(t, cm, "-ERR SELECT is not allowed in cluster mode\r\n", "SELECT", "1")
+	if b := mustDo(t, cm, "INFO", "cluster"); !bytes.Contains(b, []byte("cluster_enabled:1")) {
+		t.Fatalf("INFO cluster: %q", b)
+	}
+}

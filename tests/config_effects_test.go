@@ -62,6 +62,7 @@ var configEffects = map[string]effectTest{
 	"appendonly":                        effectAppendonly,
 	"appendfsync":                       effectAppendfsync,
 	"node-id":                           effectNodeID,
+	"cluster-enabled":                   effectClusterEnabled,
 	"raft-addr":                         effectRaftAddr,
 	"raft-advertise":                    effectRaftAdvertise,
 	"join":                              effectJoin,

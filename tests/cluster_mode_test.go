@@ -97,9 +97,17 @@ func normCluster(b []byte, ports ...string) []byte {
 func portOf(addr string) string { return addr[strings.LastIndexByte(addr, ':')+1:] }
 
 func TestClusterModeDiff(t *testing.T) {
+	for _, proto := range []string{"2", "3"} {
+		t.Run("resp"+proto, func(t *testing.T) { clusterModeDiff(t, proto) })
+	}
+}
+
+func clusterModeDiff(t *testing.T, proto string) {
 	r := mustRedisCluster(t)
 	la := mustLimitdbClusterMode(t)
 	rc, lc := mustDial(t, r.Addr), mustDial(t, la)
+	mustDo(t, rc, "HELLO", proto)
+	mustDo(t, lc, "HELLO", proto)
 	ports := []string{portOf(r.Addr), portOf(la)}
 	same := func(args ...string) {
 		t.Helper()

@@ -98,18 +98,11 @@ func dbIndex(b []byte) (int64, bool) {
 	return n, true
 }
 
-// errSwapDBCluster is Redis's swapdbCommand in cluster mode.
-const errSwapDBCluster = "ERR SWAPDB is not allowed in cluster mode"
-
 // cmdSwapDB: SWAPDB index1 index2 — exchange the contents of two
 // databases: clients connected to one see the other's keys. WATCHes are
 // dirtied as Redis does (keys that exist in either database). Errors:
 // "invalid first/second DB index", "DB index is out of range".
 func cmdSwapDB(c *Ctx, argv [][]byte) {
-	if c.E.SlotsEnabled() {
-		c.W.Error(errSwapDBCluster) // cluster mode has database 0 only
-		return
-	}
 	a, ok := dbIndex(argv[1])
 	if !ok {
 		c.W.Error(errInvalidFirstDB)

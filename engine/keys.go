@@ -415,9 +415,6 @@ func cmdPersist(c *Ctx, argv [][]byte) {
 	c.W.Int(1)
 }
 
-// errCopyCluster is Redis's copyCommand in cluster mode (database 0 only).
-const errCopyCluster = "ERR Copying to another database is not allowed in cluster mode"
-
 // cmdCopy: COPY source destination [DB n] [REPLACE] — copy the value and
 // TTL; :1 when copied, :0 when source is missing or destination exists
 // (without REPLACE). Errors: syntax error, ErrNotInt for DB, "DB index is
@@ -451,11 +448,6 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 			c.W.Error(ErrSyntax)
 			return
 		}
-	}
-	if c.E.SlotsEnabled() && (c.DB != c.E.DBs[0] || dst != c.E.DBs[0]) {
-		// after the options, as Redis's copyCommand
-		c.W.Error(errCopyCluster)
-		return
 	}
 	if dst == c.DB && bstr(argv[1]) == bstr(argv[2]) {
 		c.W.Error(ErrSameObject)

@@ -7,19 +7,12 @@ func init() {
 		Summary: "Moves a key to another database.", Run: cmdMove})
 }
 
-// errMoveCluster is Redis's moveCommand in cluster mode.
-const errMoveCluster = "ERR MOVE is not allowed in cluster mode"
-
 // cmdMove: MOVE key db — moves key, with its TTL, from the current
 // database to db. Reply: :1 when moved, :0 when key is missing or already
 // exists in db. Errors: not an integer (ErrNotInt / the int range error)
 // for db, "DB index is out of range", "source and destination objects are
 // the same" when db is the current one.
 func cmdMove(c *Ctx, argv [][]byte) {
-	if c.E.SlotsEnabled() {
-		c.W.Error(errMoveCluster) // cluster mode has database 0 only
-		return
-	}
 	id, ok := ParseIntB(argv[2])
 	if !ok {
 		c.W.Error(ErrNotInt)

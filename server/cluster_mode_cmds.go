@@ -132,9 +132,19 @@ func (s *Server) slotsAssigned() int {
 	return n
 }
 
-// clusterOK is Redis's cluster_state ok: every slot is served (by this
-// group: it is the only one).
-func (s *Server) clusterOK() bool { return s.slotsAssigned() == engine.NumSlots }
+// updateClusterState computes Redis's cluster_state ok: every slot is
+// served (by this group: it is the only one). The slot routing reads it
+// for every keyed command, and the count takes ~7 µs (OwnedSlots), so it
+// is kept: computed after this node's own assignments, at each CLUSTER
+// INFO, and in the cron (hz: 100 ms by default), which is when a
+// follower sees the leader's assignments reach it. Redis too updates its
+// state lazily (clusterUpdateState before sleeping, after a delay on a
+// master that just started); a slot's own ownership is always checked
+// exactly (OwnsSlot).
+func (s *Server) updateClusterState() bool {
+	s.clusterStateOK = s.slotsAssigned() == engine.NumSlots
+	return s.clusterStateOK
+}
 
 // epoch is cluster_current_epoch and the master's config epoch: the Raft
 // term, which grows with every election as Redis's epochs grow with every
@@ -151,7 +161,7 @@ func (s *Server) clusterEpoch() uint64 {
 // has no cluster bus, so they never do).
 func cmdClusterInfo(s *Server, cl *client, argv [][]byte) {
 	state := "fail"
-	if s.clusterOK() {
+	if s.updateClusterState() {
 		state = "ok"
 	}
 	assigned := s.slotsAssigned()
@@ -432,6 +442,7 @@ func (s *Server) changeSlots(cl *client, del bool, ranges [][2]int) {
 		return
 	}
 	s.door.Exec(&c, cmd, argv)
+	s.updateClusterState()
 	if len(c.W.B) > 0 && c.W.B[0] == '-' {
 		cl.w.Raw(c.W.B)
 		return

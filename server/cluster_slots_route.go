@@ -99,7 +99,7 @@ func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int,
 	if first == nil {
 		return -1, write, "" // no key at all
 	}
-	if !s.clusterOK() {
+	if !s.clusterStateOK {
 		return slot, write, errClusterDownMode
 	}
 	return slot, write, ""

@@ -295,6 +295,22 @@ func TestClusterModeGoRedisThreeNodes(t *testing.T) {
 			t.Fatalf("node %d CLUSTER SLOTS: %+v %v (leader %s)", i, slots, err, leaderAddr)
 		}
 	}
+	// NODES: the leader lists the three, itself the master with every
+	// slot, the followers its replicas; a follower lists itself as one
+	nodes, _ := c.cli(l).ClusterNodes(ctx).Result()
+	lines := strings.Split(strings.TrimSpace(nodes), "\n")
+	masterID := strings.Fields(lines[0])[0]
+	if len(lines) != 3 || !strings.Contains(lines[0], " myself,master - ") || !strings.HasSuffix(lines[0], " connected 0-16383") {
+		t.Fatalf("leader's NODES:\n%s", nodes)
+	}
+	for _, ln := range lines[1:] {
+		if !strings.Contains(ln, " slave "+masterID+" ") {
+			t.Fatalf("leader's NODES:\n%s", nodes)
+		}
+	}
+	if fn, _ := c.cli(f).ClusterNodes(ctx).Result(); !strings.Contains(fn, " myself,slave "+masterID+" ") {
+		t.Fatalf("follower's NODES:\n%s", fn)
+	}
 	// a follower answers MOVED to the leader for keyed commands, serves
 	// reads itself after READONLY, and forwards keyless writes
 	fc := mustDial(t, c.addr(f))

@@ -165,8 +165,7 @@ func cmdClusterInfo(s *Server, cl *client, argv [][]byte) {
 		state = "ok"
 	}
 	assigned := s.slotsAssigned()
-	nodes := s.shardView()
-	known := len(nodes)
+	known := 1 // (a follower may not know every member's address: count the members)
 	if s.node != nil {
 		known = len(s.node.Status().Members)
 	}

@@ -63,6 +63,7 @@ var configEffects = map[string]effectTest{
 	"appendfsync":                       effectAppendfsync,
 	"node-id":                           effectNodeID,
 	"cluster-enabled":                   effectClusterEnabled,
+	"cluster-config-file":               refusedWith("x.conf", immutable),
 	"raft-addr":                         effectRaftAddr,
 	"raft-advertise":                    effectRaftAdvertise,
 	"join":                              effectJoin,

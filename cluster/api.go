@@ -331,9 +331,17 @@ func (n *Node) QueryPeers(req []byte, timeout time.Duration) (answers []PeerAnsw
 
 // Administration: RAFT, INFO, ROLE, min-replicas.
 
-// LeaderClient is the client address of the leader this follower knows
-// ("" while none): where cluster mode's MOVED sends a client.
-func (n *Node) LeaderClient() string { return n.leaderClient.Load().(string) }
+// LeaderClient is the client address of the current leader, as its last
+// pong said: "" while there is none, and after a change of leader until
+// the new one has answered a ping (a second at most once it leads), so
+// that cluster mode's MOVED never names a former leader.
+func (n *Node) LeaderClient() string {
+	addr, _ := n.raft.LeaderWithID()
+	if addr == "" || string(addr) != n.leaderPinged.Load().(string) {
+		return ""
+	}
+	return n.leaderClient.Load().(string)
+}
 
 // Status gathers the node's view.
 func (n *Node) Status() Status { return n.status() }

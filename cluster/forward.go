@@ -528,6 +528,7 @@ func (f *forwarder) pinger() {
 			continue
 		}
 		body := binary.AppendUvarint(nil, f.n.appliedIndex())
+		pinged, _ := f.n.raft.LeaderWithID()
 		t0 := f.n.door.WallNs() / 1e6
 		a, err := f.call(framePing, body, 2*time.Second)
 		t1 := f.n.door.WallNs() / 1e6
@@ -541,6 +542,7 @@ func (f *forwarder) pinger() {
 			continue
 		}
 		f.n.leaderClient.Store(leaderClient)
+		f.n.leaderPinged.Store(string(pinged))
 		skew := (t0+t1)/2 - leaderMs
 		f.n.skewMs.Store(skew)
 		if f.n.skewed() && time.Since(warned) > time.Minute {

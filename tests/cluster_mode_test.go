@@ -347,3 +347,41 @@ func effectClusterEnabled(t *testing.T, c *Conn, addr, name string) {
 		t.Fatalf("INFO cluster: %q", b)
 	}
 }
+
+// TestClusterModeFailover: after the leader is killed, a follower's MOVED
+// names the new leader once it has answered a ping (never the dead one
+// once another leads), and a ClusterClient carries on over the two left.
+func TestClusterModeFailover(t *testing.T) {
+	c := mustCluster(t, 3, "--cluster-enabled", "yes")
+	l := c.waitLeader(10 * time.Second)
+	ctx := context.Background()
+	if err := c.cli(l).Do(ctx, "CLUSTER", "ADDSLOTSRANGE", "0", "16383").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.kill(l)
+	nl := -1
+	deadline := time.Now().Add(15 * time.Second)
+	for nl < 0 || nl == l {
+		if time.Now().After(deadline) {
+			t.Fatal("no new leader")
+		}
+		nl = c.leader()
+		time.Sleep(20 * time.Millisecond)
+	}
+	f := 3 - l - nl
+	fc := mustDial(t, c.addr(f))
+	want := "-MOVED " + strconv.Itoa(testKeySlot("a")) + " " + c.addr(nl) + "\r\n"
+	for {
+		r := string(mustDo(t, fc, "GET", "a"))
+		if r == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("follower's GET after the failover: %q, want %q", r, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c.addr(nl), c.addr(f)}, Protocol: 2})
+	defer cc.Close()
+	clusterWorkload(t, cc, 50)
+}

@@ -287,12 +287,24 @@ func TestClusterModeGoRedisThreeNodes(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	// every node shows the whole range, with the leader as its master
+	// every node shows the whole range, with the leader as its master and
+	// both followers as replicas (a follower learns the other's address
+	// from the leader's pong, once a second)
 	leaderAddr := c.addr(l)
 	for i := range c.nodes {
-		slots, err := c.cli(i).ClusterSlots(ctx).Result()
-		if err != nil || len(slots) != 1 || slots[0].Start != 0 || slots[0].End != 16383 || slots[0].Nodes[0].Addr != leaderAddr {
-			t.Fatalf("node %d CLUSTER SLOTS: %+v %v (leader %s)", i, slots, err, leaderAddr)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			slots, err := c.cli(i).ClusterSlots(ctx).Result()
+			if err != nil || len(slots) != 1 || slots[0].Start != 0 || slots[0].End != 16383 || slots[0].Nodes[0].Addr != leaderAddr {
+				t.Fatalf("node %d CLUSTER SLOTS: %+v %v (leader %s)", i, slots, err, leaderAddr)
+			}
+			if len(slots[0].Nodes) == 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d CLUSTER SLOTS lists %d nodes: %+v", i, len(slots[0].Nodes), slots)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	// NODES: the leader lists the three, itself the master with every

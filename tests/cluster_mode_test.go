@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -306,6 +307,13 @@ func TestClusterModeGoRedisThreeNodes(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+	// redis-cli's own check, from a follower: one master, every slot, two
+	// replicas, and every node agreeing
+	if out, err := exec.Command("redis-cli", "--cluster", "check", c.addr(f)).CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "[OK] All 16384 slots covered.") || !strings.Contains(string(out), "2 additional replica(s)") ||
+		!strings.Contains(string(out), "[OK] All nodes agree about slots configuration.") {
+		t.Fatalf("redis-cli --cluster check: %v\n%s", err, out)
 	}
 	// NODES: the leader lists the three, itself the master with every
 	// slot, the followers its replicas; a follower lists itself as one

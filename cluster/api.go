@@ -331,6 +331,18 @@ func (n *Node) QueryPeers(req []byte, timeout time.Duration) (answers []PeerAnsw
 
 // Administration: RAFT, INFO, ROLE, min-replicas.
 
+// LeaderClient is the client address of the current leader, as its last
+// pong said: "" while there is none, and after a change of leader until
+// the new one has answered a ping (a second at most once it leads), so
+// that cluster mode's MOVED never names a former leader.
+func (n *Node) LeaderClient() string {
+	addr, _ := n.raft.LeaderWithID()
+	if addr == "" || string(addr) != n.leaderPinged.Load().(string) {
+		return ""
+	}
+	return n.leaderClient.Load().(string)
+}
+
 // Status gathers the node's view.
 func (n *Node) Status() Status { return n.status() }
 

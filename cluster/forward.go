@@ -528,6 +528,7 @@ func (f *forwarder) pinger() {
 			continue
 		}
 		body := binary.AppendUvarint(nil, f.n.appliedIndex())
+		pinged, _ := f.n.raft.LeaderWithID()
 		t0 := f.n.door.WallNs() / 1e6
 		a, err := f.call(framePing, body, 2*time.Second)
 		t1 := f.n.door.WallNs() / 1e6
@@ -541,6 +542,17 @@ func (f *forwarder) pinger() {
 			continue
 		}
 		f.n.leaderClient.Store(leaderClient)
+		f.n.leaderPinged.Store(string(pinged))
+		// the members' client addresses (a leader before them sends
+		// none: the first read fails and the map is empty)
+		clients := map[string]string{}
+		for k := r.u(); r.err == nil && k > 0; k-- {
+			id, client := string(r.bytes()), string(r.bytes())
+			if r.err == nil {
+				clients[id] = client
+			}
+		}
+		f.n.otherClients.Store(clients)
 		skew := (t0+t1)/2 - leaderMs
 		f.n.skewMs.Store(skew)
 		if f.n.skewed() && time.Since(warned) > time.Minute {
@@ -876,6 +888,15 @@ func (s *forwardServer) serveConn(c net.Conn) {
 			ms := s.n.door.WallNs() / 1e6
 			pong := binary.AppendUvarint(nil, uint64(ms))
 			pong = appendBytes(pong, []byte(s.n.cfg.ClientAddr))
+			// then the members' client addresses, which followers read
+			// for cluster mode's map (older ones read no further)
+			s.mu.Lock()
+			pong = binary.AppendUvarint(pong, uint64(len(s.peers)))
+			for id, p := range s.peers {
+				pong = appendBytes(pong, []byte(id))
+				pong = appendBytes(pong, []byte(p.client))
+			}
+			s.mu.Unlock()
 			reply(id, statusOK, s.n.raft.CommitIndex(), pong)
 		case frameDrop:
 			rd := &reader{p: body}

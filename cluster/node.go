@@ -112,6 +112,13 @@ type Node struct {
 
 	skewMs       atomic.Int64 // measured offset of this node's clock from the leader's
 	leaderClient atomic.Value // the leader's client address, from pings (string)
+	// leaderPinged is the Raft address of the leader whose pong gave
+	// leaderClient (LeaderClient: "" once another leads); string
+	leaderPinged atomic.Value
+	// otherClients are the other members' client addresses by Raft ID as
+	// the leader's last pong listed them (a follower's Status shows
+	// them: cluster mode's map lists every replica); map[string]string
+	otherClients atomic.Value
 	appliedW     appliedWaiter
 	stats        Stats
 	lease        lease    // the read lease across pauses (lease.go)
@@ -167,6 +174,8 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, log: cfg.Log, door: d, exec: exec, closing: make(chan struct{})}
 	n.leaderClient.Store("")
+	n.leaderPinged.Store("")
+	n.otherClients.Store(map[string]string{})
 	n.appliedW.cond = sync.NewCond(&n.appliedW.mu)
 	n.fsm = newFSM(n)
 	n.prop = newProposer(n)

@@ -104,10 +104,13 @@ func (n *Node) status() Status {
 			}
 			n.fsrv.mu.Unlock()
 		}
+		clients := n.otherClients.Load().(map[string]string)
 		for _, srv := range cf.Configuration().Servers {
 			m := Member{ID: nodeName(srv.ID), RaftAddr: string(srv.Address), Voter: srv.Suffrage == raft.Voter, Leader: srv.ID == id}
 			if p, ok := peers[string(srv.ID)]; ok {
 				m.Applied, m.ClientAddr, m.Reported = p.applied, p.client, p.seen
+			} else if c := clients[string(srv.ID)]; c != "" {
+				m.ClientAddr = c // a follower's, from the leader's pong
 			}
 			if srv.ID == n.rid {
 				m.ClientAddr, m.Applied = n.cfg.ClientAddr, s.AppliedIndex

@@ -191,6 +191,9 @@ func (cl *client) UserName() string { return cl.user.Name }
 func (cl *client) ScriptCheck(cmd *engine.Command, argv [][]byte) string {
 	res, pos := cl.user.Check(cmd, argv)
 	if res == acl.OK {
+		if cl.s.clusterMode {
+			return cl.s.scriptSlotRefusal(cl, cmd, argv) // (cluster_slots_route.go)
+		}
 		return ""
 	}
 	cl.s.denied(cl, res, "lua", cmd, argv, pos)

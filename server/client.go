@@ -530,6 +530,11 @@ func (s *Server) dispatch(cl *client, argv [][]byte) *cmdStat {
 			return nil
 		}
 	}
+	// cluster mode's redirections (cluster_slots_route.go) come after
+	// ACL and before the memory check, as in Redis's processCommand
+	if s.clusterMode && s.slotRedirected(cl, cmd, argv) {
+		return nil
+	}
 	if s.mem.limit != 0 {
 		if s.rejectOOM(cl, cmd, argv) {
 			return nil

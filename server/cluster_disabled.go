@@ -2,13 +2,15 @@ package server
 
 import "limitdb/engine"
 
-// CLUSTER: limitdb is never a Redis Cluster node (its Raft cluster is one
-// replicated data set, not shards: INFO cluster says cluster_enabled:0,
-// also on a Raft node), so every CLUSTER subcommand answers what Redis
-// 7.0 answers with cluster support disabled. Tools that probe it
-// (redis_exporter reads INFO's cluster_enabled first; cluster-aware
-// clients send CLUSTER SLOTS or CLUSTER SHARDS) fall back to a
-// standalone server, as they do against redis-server.
+// CLUSTER without cluster mode (cluster-enabled no, the default): the
+// Raft cluster is one replicated data set, not shards (INFO cluster says
+// cluster_enabled:0, also on a Raft node), so every CLUSTER subcommand,
+// and ASKING, answer what Redis 7.0 answers with cluster support
+// disabled. Tools that probe it (redis_exporter reads INFO's
+// cluster_enabled first; cluster-aware clients send CLUSTER SLOTS or
+// CLUSTER SHARDS) fall back to a standalone server, as they do against
+// redis-server. With cluster-enabled yes the subcommands are
+// cluster_mode_cmds.go's.
 
 const errClusterDisabled = "ERR This instance has cluster support disabled"
 
@@ -32,9 +34,23 @@ func init() {
 	subs := make([]connSub, len(clusterSubs))
 	for i, c := range clusterSubs {
 		subs[i] = connSub{&engine.Command{Name: c.name, Arity: c.arity, Flags: c.flags, Group: "cluster", Since: "3.0.0",
-			Summary: "A Redis Cluster command; limitdb has cluster support disabled."}, cmdClusterDisabled}
+			Summary: "A Redis Cluster command (cluster-enabled yes)."}, clusterSub(c.name)}
 	}
 	registerConn(&engine.Command{Name: "cluster", Arity: -2, Group: "cluster", Since: "3.0.0", Summary: "A container for Redis Cluster commands."}, nil, subs...)
 }
 
-func cmdClusterDisabled(s *Server, cl *client, argv [][]byte) { cl.w.Error(errClusterDisabled) }
+// clusterSub is the handler of CLUSTER name: cluster_mode_cmds.go's in
+// cluster mode, the disabled error otherwise.
+func clusterSub(name string) connHandler {
+	h := clusterModeCmds[name]
+	if h == nil {
+		h = cmdClusterUnsupported
+	}
+	return func(s *Server, cl *client, argv [][]byte) {
+		if !s.clusterMode {
+			cl.w.Error(errClusterDisabled)
+			return
+		}
+		h(s, cl, argv)
+	}
+}

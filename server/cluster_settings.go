@@ -44,7 +44,7 @@ func changesShared(cmd *engine.Command, argv [][]byte) bool {
 		shared, _ := sharedConfig(argv)
 		return shared
 	}
-	return false
+	return clusterChangesSlots(cmd.Name) // (cluster_mode_cmds.go)
 }
 
 // adoptACL is the engine's Settings.OnACL: the users become text's.

@@ -176,6 +176,13 @@ var params = []*param{
 	{name: "oom-score-adj-values", kind: pOOM, def: oomValuesDef},
 	// limitdb's cluster (cluster/DESIGN.md), start-up settings
 	{name: "node-id", kind: pString, def: "", immutable: true},
+	// Redis Cluster's protocol over this Raft group (cluster_mode.go);
+	// immutable, as in Redis
+	{name: "cluster-enabled", kind: pBool, def: "no", immutable: true},
+	// inert (commands.md): the Raft log in dir holds the cluster's
+	// configuration, and Raft's election timeout decides failures
+	{name: "cluster-config-file", kind: pString, def: "nodes.conf", immutable: true},
+	{name: "cluster-node-timeout", kind: pInt, def: "15000", min: 0, max: 9223372036854775807},
 	{name: "raft-addr", kind: pString, def: "", immutable: true},
 	{name: "raft-advertise", kind: pString, def: "", immutable: true},
 	{name: "join", kind: pString, def: "", immutable: true},

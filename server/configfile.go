@@ -107,6 +107,7 @@ func (s *Server) LoadConfig(path, options string) error {
 	if err := s.enterDir(); err != nil {
 		return err
 	}
+	s.enableClusterMode() // (cluster_mode.go)
 	// users of the aclfile load after the whole configuration, as Redis's
 	// ACLLoadUsersAtStartup does, which aborts the start on any error
 	if f := s.conf.params["aclfile"]; f != "" {

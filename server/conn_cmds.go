@@ -42,6 +42,10 @@ func cmdSelect(s *Server, cl *client, argv [][]byte) {
 		cl.w.Error(engine.ErrNotInt)
 		return
 	}
+	if s.clusterMode && n != 0 {
+		cl.w.Error(errSelectCluster)
+		return
+	}
 	if n < 0 || n >= engine.NumDBs {
 		cl.w.Error(engine.ErrDBIndex)
 		return

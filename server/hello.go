@@ -83,7 +83,7 @@ func cmdHello(s *Server, cl *client, argv [][]byte) {
 	cl.w.BulkString("id")
 	cl.w.Int(cl.id)
 	cl.w.BulkString("mode")
-	cl.w.BulkString("standalone")
+	cl.w.BulkString(s.redisMode())
 	cl.w.BulkString("role")
 	cl.w.BulkString("master")
 	cl.w.BulkString("modules")

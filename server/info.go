@@ -124,7 +124,7 @@ func infoServer(s *Server, b []byte) []byte {
 	b = kv(b, "redis_git_sha1", "00000000")
 	b = kv(b, "redis_git_dirty", 0)
 	b = kv(b, "redis_build_id", "0")
-	b = kv(b, "redis_mode", "standalone")
+	b = kv(b, "redis_mode", s.redisMode())
 	b = kv(b, "os", runtime.GOOS+" "+runtime.GOARCH)
 	b = kv(b, "arch_bits", strconv.Itoa(32<<(^uint(0)>>63)))
 	b = kv(b, "multiplexing_api", "go")
@@ -413,7 +413,7 @@ func infoErrorstats(s *Server, b []byte) []byte {
 	return b
 }
 
-func infoCluster(s *Server, b []byte) []byte { return kv(b, "cluster_enabled", 0) }
+func infoCluster(s *Server, b []byte) []byte { return kv(b, "cluster_enabled", boolInt(s.clusterMode)) }
 
 func infoKeyspace(s *Server, b []byte) []byte {
 	for i, db := range s.eng.DBs {

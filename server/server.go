@@ -126,6 +126,12 @@ type Server struct {
 	activeExpireOff atomic.Bool
 
 	metrics metricsState // the Prometheus endpoint (metrics.go)
+
+	// clusterMode: cluster-enabled yes, set once by LoadConfig before
+	// anything is served (cluster_mode.go); clusterStateOK is
+	// cluster_state ok as last computed (updateClusterState); engine lock
+	clusterMode    bool
+	clusterStateOK bool
 }
 
 type serverStats struct {
@@ -308,6 +314,9 @@ func (s *Server) cron() {
 				s.noteExpireRun(d, found, s.eng.Stats.ExpireChecked-checked)
 			}
 			s.memCron(&ctx)
+			if s.clusterMode {
+				s.updateClusterState() // (cluster_mode_cmds.go)
+			}
 			s.settleAsync() // expired and evicted keys' events
 			s.refreshLogFailure()
 			s.door.Unlock()

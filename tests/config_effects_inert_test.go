@@ -34,6 +34,7 @@ var inertParams = map[string][2]string{ // name: a value, the default
 	"stream-node-max-bytes":         {"100", "4096"},
 	"hll-sparse-max-bytes":          {"100", "3000"},
 	"tracking-table-max-keys":       {"10", "1000000"},
+	"cluster-node-timeout":          {"5000", "15000"},
 }
 
 func init() {

@@ -62,6 +62,8 @@ var configEffects = map[string]effectTest{
 	"appendonly":                        effectAppendonly,
 	"appendfsync":                       effectAppendfsync,
 	"node-id":                           effectNodeID,
+	"cluster-enabled":                   effectClusterEnabled,
+	"cluster-config-file":               refusedWith("x.conf", immutable),
 	"raft-addr":                         effectRaftAddr,
 	"raft-advertise":                    effectRaftAdvertise,
 	"join":                              effectJoin,

@@ -1,0 +1,512 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"limitdb/engine"
+	"limitdb/resp"
+)
+
+// CLUSTER's subcommands in cluster mode, with Redis 7.0.15's reply
+// shapes and texts (cluster.c's clusterCommand). The group is one shard
+// (cluster_mode.go's shardView): its master and replicas, and the slots
+// the engine says it owns. Slot assignment (ADDSLOTS, ADDSLOTSRANGE,
+// DELSLOTS, DELSLOTSRANGE) is a replicated write: a follower forwards it
+// to the leader (changesShared), which records it as the engine's
+// LIMITDB.SLOTS effect. What needs several groups or Redis's cluster bus
+// (MEET, FAILOVER, SETSLOT, REPLICATE…) answers errClusterUnsupported.
+
+const (
+	errInvalidSlot      = "ERR Invalid slot"
+	errInvalidSlotCount = "ERR Invalid slot or number of keys"
+	errSlotRange        = "ERR Invalid or out of range slot"
+	errNoSlotsEffect    = "ERR this build cannot record slot ownership (no LIMITDB.SLOTS)"
+)
+
+// errClusterUnsupported answers a subcommand this slice has not (one Raft
+// group, no cluster bus): Redis's error form, naming the subcommand.
+func errClusterUnsupported(sub string) string {
+	return "ERR CLUSTER " + strings.ToUpper(sub) + " is not supported by limitdb yet (one Raft group: members join with --join and fail over by Raft)"
+}
+
+var clusterModeCmds = map[string]connHandler{
+	"keyslot":               cmdClusterKeyslot,
+	"countkeysinslot":       cmdClusterCountKeys,
+	"getkeysinslot":         cmdClusterGetKeys,
+	"myid":                  func(s *Server, cl *client, argv [][]byte) { cl.w.BulkString(s.myNodeID()) },
+	"info":                  cmdClusterInfo,
+	"slots":                 cmdClusterSlots,
+	"shards":                cmdClusterShards,
+	"nodes":                 cmdClusterNodes,
+	"addslots":              cmdClusterAddSlots,
+	"delslots":              cmdClusterAddSlots,
+	"addslotsrange":         cmdClusterAddSlotsRange,
+	"delslotsrange":         cmdClusterAddSlotsRange,
+	"help":                  cmdClusterHelp,
+	"links":                 func(s *Server, cl *client, argv [][]byte) { cl.w.EmptyArray() }, // no cluster bus
+	"saveconfig":            func(s *Server, cl *client, argv [][]byte) { cl.w.OK() },         // the Raft log holds it
+	"count-failure-reports": cmdClusterFailureReports,
+	"replicas":              cmdClusterReplicas,
+	"slaves":                cmdClusterReplicas,
+}
+
+func init() {
+	registerConn(&engine.Command{Name: "asking", Arity: 1, Flags: "fast", Group: "cluster", Since: "3.0.0", Summary: "Signals that a cluster client is following an -ASK redirect."}, cmdAsking)
+}
+
+// cmdAsking: ASKING — OK in cluster mode (no slot is ever importing in
+// this slice, so it changes nothing), Redis's disabled error otherwise.
+func cmdAsking(s *Server, cl *client, argv [][]byte) {
+	if !s.clusterMode {
+		cl.w.Error(errClusterDisabled)
+		return
+	}
+	cl.w.OK()
+}
+
+func cmdClusterUnsupported(s *Server, cl *client, argv [][]byte) {
+	cl.w.Error(errClusterUnsupported(string(argv[1])))
+}
+
+// clusterChangesSlots: the slot-assignment subcommands change the group's
+// replicated state, so a follower forwards them (changesShared).
+func clusterChangesSlots(name string) bool {
+	switch name {
+	case "cluster|addslots", "cluster|addslotsrange", "cluster|delslots", "cluster|delslotsrange":
+		return true
+	}
+	return false
+}
+
+// cmdClusterKeyslot: CLUSTER KEYSLOT key.
+func cmdClusterKeyslot(s *Server, cl *client, argv [][]byte) {
+	cl.w.Int(int64(engine.KeySlot(argv[2])))
+}
+
+// cmdClusterCountKeys: CLUSTER COUNTKEYSINSLOT slot.
+func cmdClusterCountKeys(s *Server, cl *client, argv [][]byte) {
+	slot, ok := engine.ParseIntB(argv[2])
+	if !ok {
+		cl.w.Error(engine.ErrNotInt)
+		return
+	}
+	if slot < 0 || slot >= engine.NumSlots {
+		cl.w.Error(errInvalidSlot)
+		return
+	}
+	cl.w.Int(s.eng.CountKeysInSlot(int(slot)))
+}
+
+// cmdClusterGetKeys: CLUSTER GETKEYSINSLOT slot count.
+func cmdClusterGetKeys(s *Server, cl *client, argv [][]byte) {
+	slot, ok := engine.ParseIntB(argv[2])
+	if !ok {
+		cl.w.Error(engine.ErrNotInt)
+		return
+	}
+	count, ok := engine.ParseIntB(argv[3])
+	if !ok {
+		cl.w.Error(engine.ErrNotInt)
+		return
+	}
+	if count < 0 || slot < 0 || slot >= engine.NumSlots {
+		cl.w.Error(errInvalidSlotCount)
+		return
+	}
+	n := s.eng.CountKeysInSlot(int(slot))
+	keys := s.eng.KeysInSlot(int(slot), int(min(count, n)))
+	cl.w.Array(len(keys))
+	for _, k := range keys {
+		cl.w.Bulk(k)
+	}
+}
+
+// slotsAssigned is how many slots the group owns.
+func (s *Server) slotsAssigned() int {
+	n := 0
+	for _, r := range s.eng.OwnedSlots() {
+		n += r[1] - r[0] + 1
+	}
+	return n
+}
+
+// updateClusterState computes Redis's cluster_state ok: every slot is
+// served (by this group: it is the only one). The slot routing reads it
+// for every keyed command, and the count takes ~7 µs (OwnedSlots), so it
+// is kept: computed after this node's own assignments, at each CLUSTER
+// INFO, and in the cron (hz: 100 ms by default), which is when a
+// follower sees the leader's assignments reach it. Redis too updates its
+// state lazily (clusterUpdateState before sleeping, after a delay on a
+// master that just started); a slot's own ownership is always checked
+// exactly (OwnsSlot).
+func (s *Server) updateClusterState() bool {
+	s.clusterStateOK = s.slotsAssigned() == engine.NumSlots
+	return s.clusterStateOK
+}
+
+// epoch is cluster_current_epoch and the master's config epoch: the Raft
+// term, which grows with every election as Redis's epochs grow with every
+// failover (0 without a node, as a fresh Redis node).
+func (s *Server) clusterEpoch() uint64 {
+	if s.node == nil {
+		return 0
+	}
+	return s.node.Status().Term
+}
+
+// cmdClusterInfo: CLUSTER INFO, Redis 7.0's fields in its order (the
+// per-type message counters appear in Redis only once non-zero: limitdb
+// has no cluster bus, so they never do).
+func cmdClusterInfo(s *Server, cl *client, argv [][]byte) {
+	state := "fail"
+	if s.updateClusterState() {
+		state = "ok"
+	}
+	assigned := s.slotsAssigned()
+	known := 1 // (a follower may not know every member's address: count the members)
+	if s.node != nil {
+		known = len(s.node.Status().Members)
+	}
+	epoch := s.clusterEpoch()
+	var b []byte
+	b = kv(b, "cluster_state", state)
+	b = kv(b, "cluster_slots_assigned", assigned)
+	b = kv(b, "cluster_slots_ok", assigned)
+	b = kv(b, "cluster_slots_pfail", 0)
+	b = kv(b, "cluster_slots_fail", 0)
+	b = kv(b, "cluster_known_nodes", known)
+	b = kv(b, "cluster_size", 1)
+	b = kv(b, "cluster_current_epoch", epoch)
+	b = kv(b, "cluster_my_epoch", epoch)
+	b = kv(b, "cluster_stats_messages_sent", 0)
+	b = kv(b, "cluster_stats_messages_received", 0)
+	b = kv(b, "total_cluster_links_buffer_limit_exceeded", 0)
+	cl.w.Verbatim(string(b))
+}
+
+// writeSlotNode is one node of a CLUSTER SLOTS range: ip, port, id and
+// the networking metadata map (empty: no hostname).
+func writeSlotNode(w *resp.Writer, n shardNode) {
+	w.Array(4)
+	w.BulkString(n.host)
+	w.Int(int64(n.port))
+	w.BulkString(n.id)
+	w.Map(0)
+}
+
+// cmdClusterSlots: CLUSTER SLOTS — one entry per owned range: start, end,
+// the master, then the replicas.
+func cmdClusterSlots(s *Server, cl *client, argv [][]byte) {
+	ranges := s.eng.OwnedSlots()
+	nodes := s.shardView()
+	cl.w.Array(len(ranges))
+	for _, r := range ranges {
+		cl.w.Array(2 + len(nodes))
+		cl.w.Int(int64(r[0]))
+		cl.w.Int(int64(r[1]))
+		for _, n := range nodes {
+			writeSlotNode(&cl.w, n)
+		}
+	}
+}
+
+// cmdClusterShards: CLUSTER SHARDS — the one shard: its slots as flat
+// start, end pairs and its nodes (7.0.15's seven fields; no hostname).
+// Redis lists a master without slots too.
+func cmdClusterShards(s *Server, cl *client, argv [][]byte) {
+	ranges := s.eng.OwnedSlots()
+	nodes := s.shardView()
+	cl.w.Array(1)
+	cl.w.Map(2)
+	cl.w.BulkString("slots")
+	cl.w.Array(2 * len(ranges))
+	for _, r := range ranges {
+		cl.w.Int(int64(r[0]))
+		cl.w.Int(int64(r[1]))
+	}
+	cl.w.BulkString("nodes")
+	cl.w.Array(len(nodes))
+	for _, n := range nodes {
+		cl.w.Map(7)
+		cl.w.BulkString("id")
+		cl.w.BulkString(n.id)
+		cl.w.BulkString("port")
+		cl.w.Int(int64(n.port))
+		cl.w.BulkString("ip")
+		cl.w.BulkString(n.host)
+		cl.w.BulkString("endpoint")
+		cl.w.BulkString(n.host)
+		cl.w.BulkString("role")
+		if n.master {
+			cl.w.BulkString("master")
+		} else {
+			cl.w.BulkString("replica")
+		}
+		cl.w.BulkString("replication-offset")
+		cl.w.Int(n.offset)
+		cl.w.BulkString("health")
+		cl.w.BulkString("online")
+	}
+}
+
+// nodesLine is a node's CLUSTER NODES line: id ip:port@cport flags master
+// ping-sent pong-recv config-epoch link-state slots…
+func (s *Server) nodesLine(b []byte, n shardNode, masterID string, ranges [][2]int, epoch uint64) []byte {
+	flags := "master"
+	master := "-"
+	if !n.master {
+		flags, master = "slave", masterID
+	}
+	if n.myself {
+		flags = "myself," + flags
+	}
+	b = fmt.Appendf(b, "%s %s:%d@%d %s %s 0 0 %d connected", n.id, n.host, n.port, n.busPort, flags, master, epoch)
+	if n.master {
+		for _, r := range ranges {
+			if r[0] == r[1] {
+				b = fmt.Appendf(b, " %d", r[0])
+			} else {
+				b = fmt.Appendf(b, " %d-%d", r[0], r[1])
+			}
+		}
+	}
+	return append(b, '\n')
+}
+
+// cmdClusterNodes: CLUSTER NODES — this node first, as Redis's lists
+// itself where its dict puts it (clients find "myself" by flag).
+func cmdClusterNodes(s *Server, cl *client, argv [][]byte) {
+	nodes := s.shardView()
+	cl.w.Verbatim(string(s.appendNodes(nil, nodes, nodes)))
+}
+
+// appendNodes writes the NODES lines of which (of the group's nodes).
+func (s *Server) appendNodes(b []byte, nodes, which []shardNode) []byte {
+	ranges := s.eng.OwnedSlots()
+	epoch := s.clusterEpoch()
+	masterID := ""
+	if len(nodes) > 0 {
+		masterID = nodes[0].id
+	}
+	for _, n := range which {
+		b = s.nodesLine(b, n, masterID, ranges, epoch)
+	}
+	return b
+}
+
+// cmdClusterReplicas: CLUSTER REPLICAS|SLAVES node-id — the master's
+// replicas as NODES lines.
+func cmdClusterReplicas(s *Server, cl *client, argv [][]byte) {
+	nodes := s.shardView()
+	id := string(argv[2])
+	for _, n := range nodes {
+		if n.id != id {
+			continue
+		}
+		if !n.master {
+			cl.w.Error("ERR The specified node is not a master")
+			return
+		}
+		reps := nodes[1:]
+		cl.w.Array(len(reps))
+		for _, r := range reps {
+			cl.w.BulkString(strings.TrimSuffix(string(s.appendNodes(nil, nodes, []shardNode{r})), "\n"))
+		}
+		return
+	}
+	cl.w.Error("ERR Unknown node " + id)
+}
+
+// cmdClusterFailureReports: CLUSTER COUNT-FAILURE-REPORTS node-id — 0
+// for a known node: Raft decides failures, nodes file no reports.
+func cmdClusterFailureReports(s *Server, cl *client, argv [][]byte) {
+	for _, n := range s.shardView() {
+		if n.id == string(argv[2]) {
+			cl.w.Int(0)
+			return
+		}
+	}
+	cl.w.Error("ERR Unknown node " + string(argv[2]))
+}
+
+// parseSlot is Redis's getSlotOrReply.
+func parseSlot(a []byte) (int, bool) {
+	n, ok := engine.ParseIntB(a)
+	if !ok || n < 0 || n >= engine.NumSlots {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// slotClaims is Redis's checkSlotAssignmentsOrReply over the slots of
+// one command: each slot free (ADD) or assigned (DEL), and named once.
+type slotClaims struct {
+	del  bool
+	seen map[int]bool
+}
+
+func (c *slotClaims) check(s *Server, start, end int) string {
+	for slot := start; slot <= end; slot++ {
+		owned := s.eng.OwnsSlot(slot)
+		if c.del && !owned {
+			return "ERR Slot " + strconv.Itoa(slot) + " is already unassigned"
+		}
+		if !c.del && owned {
+			return "ERR Slot " + strconv.Itoa(slot) + " is already busy"
+		}
+		if c.seen[slot] {
+			return "ERR Slot " + strconv.Itoa(slot) + " specified multiple times"
+		}
+		c.seen[slot] = true
+	}
+	return ""
+}
+
+// cmdClusterAddSlots: CLUSTER ADDSLOTS|DELSLOTS slot [slot …] — every
+// argument parsed first, then each slot checked, as Redis.
+func cmdClusterAddSlots(s *Server, cl *client, argv [][]byte) {
+	slots := make([]int, 0, len(argv)-2)
+	for _, a := range argv[2:] {
+		slot, ok := parseSlot(a)
+		if !ok {
+			cl.w.Error(errSlotRange)
+			return
+		}
+		slots = append(slots, slot)
+	}
+	c := slotClaims{del: strings.EqualFold(string(argv[1]), "delslots"), seen: map[int]bool{}}
+	ranges := make([][2]int, 0, len(slots))
+	for _, slot := range slots {
+		if msg := c.check(s, slot, slot); msg != "" {
+			cl.w.Error(msg)
+			return
+		}
+		ranges = append(ranges, [2]int{slot, slot})
+	}
+	s.changeSlots(cl, c.del, ranges)
+}
+
+// cmdClusterAddSlotsRange: CLUSTER ADDSLOTSRANGE|DELSLOTSRANGE start end
+// [start end …] — each pair parsed and checked in turn, as Redis.
+func cmdClusterAddSlotsRange(s *Server, cl *client, argv [][]byte) {
+	if len(argv)%2 != 0 {
+		cl.w.Error(engine.ErrWrongArgs("cluster|" + strings.ToLower(string(argv[1]))))
+		return
+	}
+	c := slotClaims{del: strings.EqualFold(string(argv[1]), "delslotsrange"), seen: map[int]bool{}}
+	var ranges [][2]int
+	for i := 2; i < len(argv); i += 2 {
+		start, ok1 := parseSlot(argv[i])
+		end, ok2 := parseSlot(argv[i+1])
+		if !ok1 || !ok2 {
+			cl.w.Error(errSlotRange)
+			return
+		}
+		if start > end {
+			cl.w.Error(fmt.Sprintf("ERR start slot number %d is greater than end slot number %d", start, end))
+			return
+		}
+		if msg := c.check(s, start, end); msg != "" {
+			cl.w.Error(msg)
+			return
+		}
+		ranges = append(ranges, [2]int{start, end})
+	}
+	s.changeSlots(cl, c.del, ranges)
+}
+
+// changeSlots records the assignment through the door, as the engine's
+// LIMITDB.SLOTS ADD|DEL start end [start end …] effect (replicated: on a
+// Raft leader it is committed before the reply goes, exec's ticket).
+func (s *Server) changeSlots(cl *client, del bool, ranges [][2]int) {
+	op := "ADD"
+	if del {
+		op = "DEL"
+	}
+	argv := [][]byte{[]byte("LIMITDB.SLOTS"), []byte(op)}
+	for _, r := range ranges {
+		argv = append(argv, strconv.AppendInt(nil, int64(r[0]), 10), strconv.AppendInt(nil, int64(r[1]), 10))
+	}
+	now, _ := s.door.Now()
+	c := engine.Ctx{E: s.eng, DB: s.eng.DBs[0], W: resp.NewWriter(), Now: now}
+	if engine.Lookup(argv[0]) == nil {
+		cl.w.Error(errNoSlotsEffect)
+		return
+	}
+	cmd := c.Resolve(argv)
+	if cmd == nil {
+		cl.w.Raw(c.W.B)
+		return
+	}
+	s.door.Exec(&c, cmd, argv)
+	s.updateClusterState()
+	if len(c.W.B) > 0 && c.W.B[0] == '-' {
+		cl.w.Raw(c.W.B)
+		return
+	}
+	cl.w.OK()
+}
+
+// cmdClusterHelp: CLUSTER HELP, Redis 7.0's text.
+func cmdClusterHelp(s *Server, cl *client, argv [][]byte) {
+	help(cl,
+		"CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"ADDSLOTS <slot> [<slot> ...]",
+		"    Assign slots to current node.",
+		"ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+		"    Assign slots which are between <start-slot> and <end-slot> to current node.",
+		"BUMPEPOCH",
+		"    Advance the cluster config epoch.",
+		"COUNT-FAILURE-REPORTS <node-id>",
+		"    Return number of failure reports for <node-id>.",
+		"COUNTKEYSINSLOT <slot>",
+		"    Return the number of keys in <slot>.",
+		"DELSLOTS <slot> [<slot> ...]",
+		"    Delete slots information from current node.",
+		"DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+		"    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+		"FAILOVER [FORCE|TAKEOVER]",
+		"    Promote current replica node to being a master.",
+		"FORGET <node-id>",
+		"    Remove a node from the cluster.",
+		"GETKEYSINSLOT <slot> <count>",
+		"    Return key names stored by current node in a slot.",
+		"FLUSHSLOTS",
+		"    Delete current node own slots information.",
+		"INFO",
+		"    Return information about the cluster.",
+		"KEYSLOT <key>",
+		"    Return the hash slot for <key>.",
+		"MEET <ip> <port> [<bus-port>]",
+		"    Connect nodes into a working cluster.",
+		"MYID",
+		"    Return the node id.",
+		"NODES",
+		"    Return cluster configuration seen by node. Output format:",
+		"    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+		"REPLICATE <node-id>",
+		"    Configure current node as replica to <node-id>.",
+		"RESET [HARD|SOFT]",
+		"    Reset current node (default: soft).",
+		"SET-CONFIG-EPOCH <epoch>",
+		"    Set config epoch of current node.",
+		"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+		"    Set slot state.",
+		"REPLICAS <node-id>",
+		"    Return <node-id> replicas.",
+		"SAVECONFIG",
+		"    Force saving cluster configuration on disk.",
+		"SLOTS",
+		"    Return information about slots range mappings. Each range is made of:",
+		"    start, end, master and replicas IP addresses, ports and ids",
+		"SHARDS",
+		"    Return information about slot range mappings and the nodes associated with them.",
+		"LINKS",
+		"    Return information about all network links between this node and its peers.",
+		"    Output format is an array where each array element is a map containing attributes of a link",
+		"HELP",
+		"    Prints this help.",
+	)
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"strconv"
+
+	"limitdb/engine"
+)
+
+// Slot routing in cluster mode: Redis 7.0's getNodeByQuery, decided in
+// one place (slotRefusal) for every keyed command, after ACL and before
+// the memory check, as processCommand does. The group is the only one,
+// so a slot it does not own has no owner to send the client to. In
+// order, as Redis:
+//   - the first key's slot is not owned: CLUSTERDOWN Hash slot not served
+//   - another key in another slot: CROSSSLOT (EXEC: across its whole
+//     block; EVAL and FCALL: their declared keys)
+//   - not every slot assigned (cluster_state:fail): CLUSTERDOWN The
+//     cluster is down
+//   - this node follows: MOVED to the leader, unless the connection said
+//     READONLY and the command (EXEC: every queued one) does not write;
+//     while no leader is known the command goes the unsharded way (waits
+//     for one up to leader-wait-ms and is forwarded, cluster_route.go)
+//
+// A refused EXEC discards its transaction and answers the error alone; a
+// refused command inside MULTI is not queued and fails the EXEC, as in
+// Redis. Keyless commands are never refused here: keyless writes on a
+// follower are forwarded as in the unsharded mode.
+
+const (
+	errCrossSlot       = "CROSSSLOT Keys in request don't hash to the same slot"
+	errSlotNotServed   = "CLUSTERDOWN Hash slot not served"
+	errClusterDownMode = "CLUSTERDOWN The cluster is down"
+)
+
+// slotRefusal returns the redirection or error for cmd, or "" when it
+// runs on this node. The engine lock is held.
+func (s *Server) slotRefusal(cl *client, cmd *engine.Command, argv [][]byte) string {
+	slot, write, msg := s.slotCheck(cl, cmd, argv)
+	if msg != "" || slot < 0 {
+		return msg
+	}
+	if !s.follower() || (cl.readonly && !write) {
+		return ""
+	}
+	if leader := s.node.LeaderClient(); leader != "" {
+		return "MOVED " + strconv.Itoa(slot) + " " + leader
+	}
+	return ""
+}
+
+// slotCheck is getNodeByQuery up to the redirection: the slot of cmd's
+// keys (-1: it has none), whether it (EXEC: its block) writes, and the
+// error for keys in a slot not served, in several slots, or a cluster
+// that is down.
+func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int, bool, string) {
+	slot, first := -1, []byte(nil)
+	write := cmd.IsWrite()
+	check := func(c *engine.Command, a [][]byte) string {
+		it := c.Keys(a)
+		for {
+			pos, _, ok := it.Next()
+			if !ok {
+				return ""
+			}
+			key := a[pos]
+			if first == nil {
+				first, slot = key, engine.KeySlot(key)
+				if !s.eng.OwnsSlot(slot) {
+					return errSlotNotServed
+				}
+				continue
+			}
+			if engine.KeySlot(key) != slot && string(key) != string(first) {
+				return errCrossSlot
+			}
+		}
+	}
+	if cmd.Name == "exec" {
+		if !cl.tx.Active {
+			return -1, false, "" // EXEC without MULTI answers its own error
+		}
+		write = false
+		for _, q := range cl.tx.Queue {
+			c := engine.Lookup(q[0])
+			if c != nil && len(c.Subs) > 0 && len(q) > 1 {
+				c = c.Sub(q[1])
+			}
+			if c == nil {
+				continue
+			}
+			write = write || c.IsWrite()
+			if msg := check(c, q); msg != "" {
+				return slot, write, msg
+			}
+		}
+	} else if msg := check(cmd, argv); msg != "" {
+		return slot, write, msg
+	}
+	if first == nil {
+		return -1, write, "" // no key at all
+	}
+	if !s.clusterStateOK {
+		return slot, write, errClusterDownMode
+	}
+	return slot, write, ""
+}
+
+// Redis's scriptVerifyClusterState: what a script's command is refused
+// with when its keys are not all in one slot this node serves, or the
+// cluster is down (scripts run where their caller's keys are served, so
+// there is no redirection to give).
+const (
+	errScriptNonLocal    = "ERR Script attempted to access a non local key in a cluster node"
+	errScriptClusterDown = "ERR Script attempted to execute a command while the cluster is down"
+)
+
+// scriptSlotRefusal is ScriptCheck's cluster-mode check.
+func (s *Server) scriptSlotRefusal(cl *client, cmd *engine.Command, argv [][]byte) string {
+	if len(cmd.KeySpecs) == 0 && cmd.GetKeys == nil {
+		return ""
+	}
+	switch _, _, msg := s.slotCheck(cl, cmd, argv); msg {
+	case "":
+		return ""
+	case errClusterDownMode:
+		return errScriptClusterDown
+	}
+	return errScriptNonLocal
+}
+
+// slotRedirected applies slotRefusal in dispatch: it reports whether cmd
+// was answered (and counted as rejected, as Redis's
+// clusterRedirectClient).
+func (s *Server) slotRedirected(cl *client, cmd *engine.Command, argv [][]byte) bool {
+	if cmd.Name != "exec" && len(cmd.KeySpecs) == 0 && cmd.GetKeys == nil {
+		return false
+	}
+	msg := s.slotRefusal(cl, cmd, argv)
+	if msg == "" {
+		return false
+	}
+	if cmd.Name == "exec" {
+		s.endTx(cl, true)
+	} else if cl.tx.Active {
+		cl.tx.Failed = true
+	}
+	cl.w.Error(msg)
+	s.statOf(cmd).rejected++
+	s.countError([]byte(msg))
+	return true
+}

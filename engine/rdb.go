@@ -88,8 +88,12 @@ const (
 const (
 	// SnapshotVersion is the version of limitdb's additions to RDB 10 (its
 	// aux fields and the limiter encoding). A binary that meets a newer
-	// version refuses the file.
-	SnapshotVersion = 1
+	// version refuses the file. Version 2 adds limitdb-slots, which a
+	// version-1 binary would skip like any aux field it does not know
+	// (losing the group's slots without a word), so a snapshot that holds
+	// owned slots says 2 and one without says 1, which older binaries
+	// still read (snapshotVersion).
+	SnapshotVersion = 2
 
 	auxVersion  = "limitdb-ver"
 	auxClock    = "limitdb-clock-ms"

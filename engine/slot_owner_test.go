@@ -90,6 +90,15 @@ func TestSlotsOwnership(t *testing.T) {
 	if bytes.Contains(empty.Bytes(), []byte(auxSlots)) {
 		t.Fatal("a group owning nothing writes limitdb-slots")
 	}
+	// a file with owned slots says format version 2, so that a binary
+	// that would skip limitdb-slots refuses it; one without still says 1
+	ver := func(b []byte) string {
+		i := bytes.Index(b, []byte(auxVersion))
+		return string(b[i+len(auxVersion) : i+len(auxVersion)+2]) // an 8-bit integer: 0xc0, then the value
+	}
+	if v1, v2 := ver(empty.Bytes()), ver(buf.Bytes()); v1 != "\xc0\x01" || v2 != "\xc0\x02" {
+		t.Fatalf("limitdb-ver: %q without slots, %q with", v1, v2)
+	}
 	if err := h.a.LoadSnapshot(bytes.NewReader(empty.Bytes())); err != nil || len(h.a.OwnedSlots()) != 0 {
 		t.Fatalf("loading a file without limitdb-slots: %v %v", err, h.a.OwnedSlots())
 	}

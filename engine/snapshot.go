@@ -102,6 +102,15 @@ var errSnapshotReleased = errors.New("engine: snapshot already released")
 // writeBatch is how many buckets WriteTo gathers before encoding them.
 const writeBatch = 256
 
+// snapshotVersion is the limitdb-ver a snapshot is written with: the
+// lowest version that holds what it carries.
+func (s *Snapshot) snapshotVersion() int64 {
+	if s.slots != "" {
+		return 2
+	}
+	return 1
+}
+
 // header fills the engine-wide part of a snapshot (engine lock held).
 func (e *Engine) snapshotHeader() *Snapshot {
 	s := &Snapshot{e: e, clockMs: e.ClockMs, rand: e.Rand.State(), enc: e.Enc, policy: e.ev.policy, acl: e.Settings.ACL,
@@ -224,7 +233,7 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	w.aux("redis-bits", "64")
 	w.auxInt("ctime", s.clockMs/1000)
 	w.aux("aof-base", "0")
-	w.auxInt(auxVersion, SnapshotVersion)
+	w.auxInt(auxVersion, s.snapshotVersion())
 	w.auxInt(auxClock, s.clockMs)
 	w.aux(auxRand, strconv.FormatUint(s.rand, 10))
 	l := &s.enc

@@ -116,7 +116,7 @@ func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int,
 	if first == nil {
 		return -1, write, "" // no key at all
 	}
-	if !s.clusterStateOK {
+	if !s.clusterState() {
 		return slot, write, errClusterDownMode
 	}
 	return slot, write, ""

@@ -146,13 +146,15 @@ func (n *Node) WaitLeaderClient() (addr string, serving bool) {
 }
 
 // knownLeaderClient is LeaderClient, or else the client address the
-// members' list gives for the leader Raft names ("" when none).
+// members' list gives for the leader Raft names ("" when none, and when
+// it is this node, not serving yet: the caller waits until it serves,
+// rather than send the client to itself).
 func (n *Node) knownLeaderClient() string {
 	if addr := n.LeaderClient(); addr != "" {
 		return addr
 	}
 	_, id := n.raft.LeaderWithID()
-	if id == "" {
+	if id == "" || id == n.rid {
 		return ""
 	}
 	return n.otherClients.Load().(map[string]string)[string(id)]

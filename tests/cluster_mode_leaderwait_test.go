@@ -23,9 +23,9 @@ func TestClusterModeLeaderWait(t *testing.T) {
 	moved := func(i int) string { return "-MOVED " + slot + " " + c.addr(i) + "\r\n" }
 	f := (l + 1) % 3
 	fc := mustDial(t, c.addr(f))
-	// get asks f (one client) until its reply is no longer MOVED to
-	// gone, checking that each came within leader-wait-ms and slack
-	get := func(gone int, what string) (string, time.Duration) {
+	// get asks over fc (one client) until its reply is no longer MOVED
+	// to gone, checking that each came within leader-wait-ms and slack
+	get := func(fc *Conn, gone int, what string) (string, time.Duration) {
 		deadline := time.Now().Add(20 * time.Second)
 		longest := time.Duration(0)
 		for {
@@ -52,7 +52,7 @@ func TestClusterModeLeaderWait(t *testing.T) {
 	}
 
 	c.kill(l)
-	r, _ := get(l, "leader killed")
+	r, _ := get(fc, l, "leader killed")
 	nl := c.waitLeader(10 * time.Second)
 	switch {
 	case nl == f && r == "$-1\r\n": // f leads now: it runs the GET
@@ -60,20 +60,20 @@ func TestClusterModeLeaderWait(t *testing.T) {
 	default:
 		t.Fatalf("after the leader's kill: %q (new leader %d, asked %d)", r, nl, f)
 	}
-	if nl == f {
-		return // no follower left to ask once the other is killed
-	}
 
-	// the last one: no leader can be elected
+	// the last one (f, or the other follower when f leads now): no leader
+	// can be elected
+	rest := 3 - l - nl
+	rc := mustDial(t, c.addr(rest))
 	c.kill(nl)
-	r, el := get(nl, "both others killed")
+	r, el := get(rc, nl, "both others killed")
 	if r != "-CLUSTERDOWN The cluster is down\r\n" {
 		t.Fatalf("alone: %q, want CLUSTERDOWN", r)
 	}
 	if el < time.Duration(waitMs-500)*time.Millisecond {
 		t.Fatalf("CLUSTERDOWN after %v: it did not wait leader-wait-ms (%d ms)", el, waitMs)
 	}
-	if !strings.Contains(string(mustDo(t, fc, "PING")), "PONG") {
+	if !strings.Contains(string(mustDo(t, rc, "PING")), "PONG") {
 		t.Fatal("PING after CLUSTERDOWN")
 	}
 }

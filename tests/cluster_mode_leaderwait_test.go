@@ -65,8 +65,34 @@ func TestClusterModeLeaderWait(t *testing.T) {
 	// can be elected
 	rest := 3 - l - nl
 	rc := mustDial(t, c.addr(rest))
+	// another client of the node is served while the GET waits (the
+	// wait releases the engine lock and holds no event loop)
+	pc := mustDial(t, c.addr(rest))
+	done, pings := make(chan struct{}), make(chan time.Duration, 1)
+	go func() {
+		longest := time.Duration(0)
+		for {
+			select {
+			case <-done:
+				pings <- longest
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			t0 := time.Now()
+			if _, err := pc.Do("PING"); err != nil {
+				longest = time.Hour
+			}
+			longest = max(longest, time.Since(t0))
+		}
+	}()
 	c.kill(nl)
 	r, el := get(rc, nl, "both others killed")
+	close(done)
+	if p := <-pings; p > 500*time.Millisecond {
+		t.Fatalf("another client's PING waited %v while a GET waited for a leader", p)
+	} else {
+		t.Logf("another client's longest PING meanwhile: %v", p)
+	}
 	if r != "-CLUSTERDOWN The cluster is down\r\n" {
 		t.Fatalf("alone: %q, want CLUSTERDOWN", r)
 	}

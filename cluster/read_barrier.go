@@ -116,3 +116,46 @@ func (n *Node) waitApplied(index uint64, timeout time.Duration) bool {
 	}
 	return w.index >= index
 }
+
+// WaitLeaderClient waits up to LeaderWait for a leader whose client
+// address this node knows, for cluster mode's MOVED: the address, or
+// serving when this node leads meanwhile, or neither when no leader
+// appeared (CLUSTERDOWN). A new leader's address comes from the former
+// leader's last pong (the members' client addresses by Raft ID) as soon
+// as Raft names it, without waiting for its first pong (up to a second).
+func (n *Node) WaitLeaderClient() (addr string, serving bool) {
+	deadline := time.Now().Add(n.cfg.leaderWait())
+	for {
+		if n.Serving() {
+			return "", true
+		}
+		if addr := n.knownLeaderClient(); addr != "" {
+			return addr, false
+		}
+		if time.Now().After(deadline) {
+			n.stats.ClusterDown.Add(1)
+			return "", false
+		}
+		n.stats.LeaderWaits.Add(1)
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-n.closing:
+			return "", false
+		}
+	}
+}
+
+// knownLeaderClient is LeaderClient, or else the client address the
+// members' list gives for the leader Raft names ("" when none, and when
+// it is this node, not serving yet: the caller waits until it serves,
+// rather than send the client to itself).
+func (n *Node) knownLeaderClient() string {
+	if addr := n.LeaderClient(); addr != "" {
+		return addr
+	}
+	_, id := n.raft.LeaderWithID()
+	if id == "" || id == n.rid {
+		return ""
+	}
+	return n.otherClients.Load().(map[string]string)[string(id)]
+}

@@ -70,6 +70,12 @@ func (e *Engine) OwnsSlot(slot int) bool { return e.owned.has(slot) }
 // ranges (CLUSTER SLOTS' shape). Caller holds the engine lock.
 func (e *Engine) OwnedSlots() [][2]int { return e.owned.ranges() }
 
+// SlotsGen changes whenever the owned set may have changed (a
+// LIMITDB.SLOTS effect executed or applied, a snapshot loaded, a reset):
+// a caller keeping something derived from it (the server's cluster_state)
+// compares it instead of recounting. Caller holds the engine lock.
+func (e *Engine) SlotsGen() uint64 { return e.slotsGen }
+
 // OwnedSlotCount is the number of slots this group owns (CLUSTER INFO's
 // cluster_slots_assigned for one group). Caller holds the engine lock.
 func (e *Engine) OwnedSlotCount() int { return e.owned.count() }

@@ -129,6 +129,8 @@ type Engine struct {
 	// owns (replicated state, changed by LIMITDB.SLOTS). cluster_slots.go.
 	slots *slotIndex
 	owned slotBits
+	// slotsGen counts changes of owned (SlotsGen)
+	slotsGen uint64
 
 	cow   cowState    // active captures (cow.go)
 	dumpW *rdbWriter  // DUMP's encoder, kept for its LZF table (rdb.go)

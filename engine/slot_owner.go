@@ -148,6 +148,7 @@ func (c *Ctx) changeSlots(ranges [][2]int, add bool) (int, bool) {
 		o.setRange(r[0], r[1], add)
 	}
 	c.E.Stats.Dirty++
+	c.E.slotsGen++
 	sub := "DEL"
 	if add {
 		sub = "ADD"

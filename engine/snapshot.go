@@ -387,6 +387,7 @@ func (e *Engine) Reset(r io.Reader) error {
 	e.Scripts = scripts
 	e.Policies = Policies{}
 	e.owned = slotBits{}
+	e.slotsGen++
 	e.Rand.Seed(initialRandSeed)
 	return nil
 }
@@ -451,6 +452,7 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 	l.policies.adoptStats(&e.Policies)
 	e.Policies = l.policies
 	e.owned = l.owned
+	e.slotsGen++
 	e.ClockMs = max(e.ClockMs, l.clock)
 	e.Rand.Seed(l.rand)
 	e.Enc = l.lim

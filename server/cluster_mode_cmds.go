@@ -134,15 +134,24 @@ func (s *Server) slotsAssigned() int {
 
 // updateClusterState computes Redis's cluster_state ok: every slot is
 // served (by this group: it is the only one). The slot routing reads it
-// for every keyed command, and the count takes ~7 µs (OwnedSlots), so it
-// is kept: computed after this node's own assignments, at each CLUSTER
-// INFO, and in the cron (hz: 100 ms by default), which is when a
-// follower sees the leader's assignments reach it. Redis too updates its
-// state lazily (clusterUpdateState before sleeping, after a delay on a
-// master that just started); a slot's own ownership is always checked
-// exactly (OwnsSlot).
+// for every keyed command, so it is kept, with the engine's SlotsGen it
+// was computed at: the routing recomputes it when the owned set changed
+// since (clusterState), which on a follower is the LIMITDB.SLOTS effect
+// it applied, so the first keyed command after the leader's ADDSLOTS
+// reached it sees the new state; CLUSTER INFO and the cron recompute it
+// too. A slot's own ownership is always checked exactly (OwnsSlot).
 func (s *Server) updateClusterState() bool {
-	s.clusterStateOK = s.slotsAssigned() == engine.NumSlots
+	s.clusterStateAt = s.eng.SlotsGen()
+	s.clusterStateOK = s.eng.OwnedSlotCount() == engine.NumSlots
+	return s.clusterStateOK
+}
+
+// clusterState is clusterStateOK, recomputed first when the owned slots
+// changed since (one comparison otherwise). The lock is held.
+func (s *Server) clusterState() bool {
+	if s.eng.SlotsGen() != s.clusterStateAt {
+		return s.updateClusterState()
+	}
 	return s.clusterStateOK
 }
 

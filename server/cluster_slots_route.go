@@ -18,8 +18,13 @@ import (
 //     cluster is down
 //   - this node follows: MOVED to the leader, unless the connection said
 //     READONLY and the command (EXEC: every queued one) does not write;
-//     while no leader is known the command goes the unsharded way (waits
-//     for one up to leader-wait-ms and is forwarded, cluster_route.go)
+//     while no leader's client address is known (an election, a new
+//     leader whose address has not reached it) it waits up to
+//     leader-wait-ms with the lock released for one (WaitLeaderClient),
+//     then answers MOVED to it, runs the command if this node leads now,
+//     or answers CLUSTERDOWN The cluster is down. The wait is never on
+//     an event loop: a follower's connections leave theirs before they
+//     are served (evloop.go), and one still on it leaves it here.
 //
 // A refused EXEC discards its transaction and answers the error alone; a
 // refused command inside MULTI is not queued and fails the EXEC, as in
@@ -45,7 +50,19 @@ func (s *Server) slotRefusal(cl *client, cmd *engine.Command, argv [][]byte) str
 	if leader := s.node.LeaderClient(); leader != "" {
 		return "MOVED " + strconv.Itoa(slot) + " " + leader
 	}
-	return ""
+	// no leader known (an election, or a new leader not heard from yet):
+	// wait for one with the lock released (off the loop: slotRedirected)
+	s.door.Unlock()
+	leader, serving := s.node.WaitLeaderClient()
+	s.door.Lock()
+	s.resumeNow(cl)
+	switch {
+	case serving:
+		return "" // this node leads now: it runs cmd (place)
+	case leader != "":
+		return "MOVED " + strconv.Itoa(slot) + " " + leader
+	}
+	return errClusterDownMode
 }
 
 // slotCheck is getNodeByQuery up to the redirection: the slot of cmd's
@@ -99,7 +116,7 @@ func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int,
 	if first == nil {
 		return -1, write, "" // no key at all
 	}
-	if !s.clusterStateOK {
+	if !s.clusterState() {
 		return slot, write, errClusterDownMode
 	}
 	return slot, write, ""
@@ -134,6 +151,13 @@ func (s *Server) scriptSlotRefusal(cl *client, cmd *engine.Command, argv [][]byt
 func (s *Server) slotRedirected(cl *client, cmd *engine.Command, argv [][]byte) bool {
 	if cmd.Name != "exec" && len(cmd.KeySpecs) == 0 && cmd.GetKeys == nil {
 		return false
+	}
+	if cl.onLoop && s.follower() {
+		// (a leader that stopped leading during the batch) the command
+		// may wait for a leader: in the connection's goroutine, so that
+		// the loop serves its other clients meanwhile (runsOffLoop)
+		cl.offArgv = argv
+		return true
 	}
 	msg := s.slotRefusal(cl, cmd, argv)
 	if msg == "" {

@@ -132,6 +132,7 @@ type Server struct {
 	// cluster_state ok as last computed (updateClusterState); engine lock
 	clusterMode    bool
 	clusterStateOK bool
+	clusterStateAt uint64 // the engine's SlotsGen clusterStateOK was computed at
 }
 
 type serverStats struct {

@@ -40,31 +40,6 @@ func (n *Node) readBarrier() (int64, error) {
 	}
 }
 
-// WaitServing waits up to LeaderWait for a leader to exist (this node or
-// another): a command arriving during an election waits instead of
-// failing. It reports whether one exists.
-func (n *Node) WaitServing() bool {
-	deadline := time.Now().Add(n.cfg.leaderWait())
-	for {
-		if n.Serving() {
-			return true
-		}
-		if addr, _ := n.raft.LeaderWithID(); addr != "" && n.mux != nil {
-			return true
-		}
-		if time.Now().After(deadline) {
-			n.stats.ClusterDown.Add(1)
-			return false
-		}
-		n.stats.LeaderWaits.Add(1)
-		select {
-		case <-time.After(20 * time.Millisecond):
-		case <-n.closing:
-			return false
-		}
-	}
-}
-
 // applied tracks the FSM's progress for waiters (waitApplied).
 type appliedWaiter struct {
 	mu    sync.Mutex

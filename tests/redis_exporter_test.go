@@ -14,7 +14,7 @@ import (
 // pointed at limitdb exports (nearly) the metric names it exports for a
 // real redis-server under the same load. The exporter is not part of the
 // repository: LIMITDB_REDIS_EXPORTER names a binary built elsewhere (see
-// server/DESIGN.md, "Metrics"); without it the test is skipped.
+// commands.md, "Prometheus metrics"); without it the test is skipped.
 
 // exporterLoad is the small load both servers get before the scrape: a
 // few commands of each kind, an expiring key, an error, a script, a
@@ -88,7 +88,7 @@ func waitTCP(addr string) error {
 
 // TestRedisExporterCoverage: of the names the exporter gives for
 // redis-server, limitdb gives at least 90% (the rest are listed, and
-// server/DESIGN.md says why each has no meaning in limitdb), and none
+// commands.md says why each has no meaning in limitdb), and none
 // that redis-server does not.
 func TestRedisExporterCoverage(t *testing.T) {
 	bin := os.Getenv("LIMITDB_REDIS_EXPORTER")
@@ -123,14 +123,14 @@ func TestRedisExporterCoverage(t *testing.T) {
 	if have*10 < len(want)*9 {
 		t.Errorf("coverage below 90%%")
 	}
-	// each name left out is explained in server/DESIGN.md ("Metrics")
-	design, err := os.ReadFile("../server/DESIGN.md")
+	// each name left out is explained in commands.md ("Prometheus metrics")
+	design, err := os.ReadFile("../commands.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range missing {
 		if !strings.Contains(string(design), "`"+n+"`") {
-			t.Errorf("%s is missing and server/DESIGN.md does not say why", n)
+			t.Errorf("%s is missing and commands.md does not say why", n)
 		}
 	}
 }

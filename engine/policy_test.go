@@ -289,14 +289,8 @@ func TestPolicySnapshotRoundTrip(t *testing.T) {
 	if n := len(h.e.Policies.Get([]byte("b")).History); n != PolicyHistoryMax {
 		t.Fatalf("history of %d changes", n)
 	}
-	var buf bytes.Buffer
-	if err := h.e.WriteSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
 	e2 := New()
-	if err := e2.LoadSnapshot(bytes.NewReader(buf.Bytes())); err != nil {
-		t.Fatal(err)
-	}
+	snapshotInto(t, h.e, e2)
 	if a, b := h.e.StrictDigest(), e2.StrictDigest(); a != b {
 		t.Fatal("strict digests differ after a snapshot round trip")
 	}

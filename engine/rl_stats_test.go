@@ -114,19 +114,13 @@ func TestRLStatsSnapshot(t *testing.T) {
 	h.do(t0, "RL.POLICY", "SET", "p", "LIMIT", "3", "PERIOD", "1000")
 	h.do(t0+1, "RL.ALLOW", "k", "POLICY", "p")
 	h.do(t0+1, "RL.ALLOW", "k", "1", "1000")
-	var buf bytes.Buffer
-	if err := h.e.WriteSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
 	e2 := New()
-	if err := e2.LoadSnapshot(bytes.NewReader(buf.Bytes())); err != nil {
-		t.Fatal(err)
-	}
+	file := snapshotInto(t, h.e, e2)
 	if rows := e2.RLStats(); len(rows) != 0 {
 		t.Errorf("a snapshot carried counters: %+v", rows)
 	}
 	before := h.e.RLStats()
-	if err := h.e.LoadSnapshot(bytes.NewReader(buf.Bytes())); err != nil {
+	if err := h.e.LoadSnapshot(bytes.NewReader(file)); err != nil {
 		t.Fatal(err)
 	}
 	if after := h.e.RLStats(); len(after) != 2 || after[0] != before[0] || after[1] != before[1] {

@@ -444,3 +444,17 @@ func TestCaptureSkipsNewValues(t *testing.T) {
 		}
 	}
 }
+
+// snapshotInto writes from's snapshot, loads it into to (a New engine,
+// perhaps with EnableSlots) and returns the file's bytes.
+func snapshotInto(t *testing.T, from, to *Engine) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := from.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := to.LoadSnapshot(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatalf("loading the snapshot: %v", err)
+	}
+	return buf.Bytes()
+}

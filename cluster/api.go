@@ -329,6 +329,18 @@ func (n *Node) QueryPeers(req []byte, timeout time.Duration) (answers []PeerAnsw
 	return n.queryPeers(req, timeout)
 }
 
+// QueryAddr sends req to the node whose inter-node (Raft) address is
+// addr, a member of this group or of another group of the same cluster
+// (cluster mode's map exchange and directory requests), and returns its
+// answer within timeout. The link is authenticated as every other
+// (cluster-secret). The engine lock must not be held.
+func (n *Node) QueryAddr(addr string, req []byte, timeout time.Duration) (status byte, body []byte, err error) {
+	if n.mux == nil {
+		return 0, nil, errQueryFrame
+	}
+	return n.queryPeer(addr, req, time.Now().Add(timeout))
+}
+
 // Administration: RAFT, INFO, ROLE, min-replicas.
 
 // LeaderClient is the client address of the current leader, as its last

@@ -20,16 +20,6 @@ import (
 // rlStatsClusterWait bounds the wait for the other members' counters.
 const rlStatsClusterWait = time.Second
 
-// Query kinds (the first byte of a request) and answer statuses beyond
-// cluster.QueryOK.
-const (
-	queryRLStats      byte = 's'
-	queryRefused      byte = 2 // the body is the error text (an unknown policy)
-	queryUnknownKind  byte = 3
-	queryMalformedReq byte = 4
-	queryBusy         byte = 5 // the engine lock was not free in time (a long script)
-)
-
 // nodeLocalRead reports whether cmd reads only this node's own state
 // (RL.STATS, RL.TOP: the decision counters and sketches): in a cluster it
 // runs here without a read barrier, so that a node cut off from the
@@ -88,12 +78,8 @@ func (s *Server) rlStatsCluster(cl *client, argv [][]byte) {
 	engine.WriteRLStatsCluster(&cl.w, rows, nodes, missing)
 }
 
-// answerQuery answers another node's query (cluster.Node.OnQuery).
-func (s *Server) answerQuery(req []byte) (byte, []byte) {
-	if len(req) == 0 || req[0] != queryRLStats {
-		return queryUnknownKind, nil
-	}
-	b := req[1:]
+// answerRLStats answers another member's RL.STATS CLUSTER.
+func (s *Server) answerRLStats(b []byte) (byte, []byte) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return queryMalformedReq, nil
@@ -162,16 +148,4 @@ func decodeRLStats(b []byte) ([]engine.RLStat, bool) {
 		}
 	}
 	return rows, len(b) == 0
-}
-
-func appendQueryBytes(b, s []byte) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
-}
-
-func readQueryBytes(b []byte) (s, rest []byte, ok bool) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)-k) {
-		return nil, nil, false
-	}
-	return b[k : k+int(n)], b[k+int(n):], true
 }

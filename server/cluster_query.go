@@ -10,6 +10,7 @@ import "encoding/binary"
 // Query kinds.
 const (
 	queryRLStats byte = 's' // a member's decision counters (rl_stats_cluster.go)
+	// queryView ('v'): a group's view (cluster_view.go)
 )
 
 // Answer statuses beyond cluster.QueryOK.
@@ -28,6 +29,8 @@ func (s *Server) answerQuery(req []byte) (byte, []byte) {
 	switch req[0] {
 	case queryRLStats:
 		return s.answerRLStats(req[1:])
+	case queryView:
+		return s.answerView()
 	}
 	return queryUnknownKind, nil
 }

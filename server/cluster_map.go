@@ -219,7 +219,7 @@ func (s *Server) startMap() {
 
 func (s *Server) mapLoop() {
 	defer s.wg.Done()
-	r := mapRefresher{s: s, seen: map[int]*groupSeen{}}
+	r := mapRefresher{s: s, seen: map[int]*groupSeen{}, empty: true}
 	t := time.NewTicker(mapPeriod)
 	defer t.Stop()
 	m := &s.cmap
@@ -258,9 +258,10 @@ type groupSeen struct {
 
 // mapRefresher is the refresh loop's own state.
 type mapRefresher struct {
-	s    *Server
-	list []engine.DirGroup // the directory's groups, as last learnt
-	seen map[int]*groupSeen
+	s     *Server
+	list  []engine.DirGroup // the directory's groups, as last learnt
+	seen  map[int]*groupSeen
+	empty bool // the installed map has no group
 }
 
 // refresh learns the group list (this group's engine when it holds the
@@ -290,11 +291,15 @@ func (r *mapRefresher) refresh() {
 		r.askOthers(my.shard, now)
 	}
 	groups := r.groups(my.shard.Index, now)
+	if len(groups) == 0 && r.empty {
+		return // (a group in no cluster: nothing to install, period after period)
+	}
 	if !s.door.LockOr(s.stop) {
 		return
 	}
 	s.installMap(groups)
 	s.door.Unlock()
+	r.empty = len(groups) == 0
 }
 
 // askOthers asks every other group of the list (but the directory's,

@@ -62,8 +62,10 @@ func (e *Engine) KeysInSlot(slot int, count int) [][]byte {
 	return e.slots.keys(&e.DBs[0].dict, slot, count)
 }
 
-// OwnsSlot reports whether this group owns slot (replicated state,
-// changed by the LIMITDB.SLOTS effects). Caller holds the engine lock.
+// OwnsSlot reports whether this group owns slot and executes it
+// (replicated state, changed by the LIMITDB.SLOTS effects): a slot
+// frozen or importing in a handover is not, and SlotState tells which.
+// Caller holds the engine lock.
 func (e *Engine) OwnsSlot(slot int) bool { return e.owned.has(slot) }
 
 // OwnedSlots returns the owned slots as sorted, disjoint [start, end]

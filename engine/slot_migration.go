@@ -295,8 +295,9 @@ func (c *Ctx) migration(argv [][]byte, role MigrationRole) *migration {
 	return nil
 }
 
-// changedMigrations counts a change of the handover state: the effect is
-// recorded (Dirty), the server's derived state recomputed (slotsGen).
+// changedMigrations counts a change of a handover's state (not of its
+// progress, LOAD and APPLY): the effect is recorded (Dirty), the
+// server's derived state recomputed (slotsGen).
 func (c *Ctx) changedMigrations() {
 	c.E.Stats.Dirty++
 	c.E.slotsGen++
@@ -675,7 +676,6 @@ func cmdSlotsLoad(c *Ctx, argv [][]byte) {
 		c.signal(db, k.key)
 	}
 	m.Loaded += int64(len(keys))
-	c.E.slotsGen++
 	c.W.Int(int64(len(keys)))
 }
 
@@ -826,7 +826,7 @@ func cmdSlotsApply(c *Ctx, argv [][]byte) {
 	}
 	m.Applied = idx
 	e.ClockMs = max(e.ClockMs, h.ClockMs)
-	c.changedMigrations()
+	e.Stats.Dirty++ // recorded even when nothing applied: Applied moved
 	c.W.Int(applied)
 }
 

@@ -371,7 +371,7 @@ func (c *Ctx) beginMigration(argv [][]byte, role MigrationRole) {
 	}
 	e.migs = append(e.migs, m)
 	c.changedMigrations()
-	a := Args("LIMITDB.SLOTS").B(argv[1], argv[2]).I(peer)
+	a := Args("LIMITDB.SLOTS").S(map[MigrationRole]string{MigrationOut: "MIGRATE", MigrationIn: "IMPORT"}[role]).B(argv[2]).I(peer)
 	for _, r := range m.slots.ranges() {
 		a = a.I(int64(r[0])).I(int64(r[1]))
 	}
@@ -415,7 +415,7 @@ func cmdSlotsFreeze(c *Ctx, argv [][]byte) {
 		c.E.owned[i] &^= m.slots[i]
 	}
 	c.changedMigrations()
-	c.Rewrite(Args("LIMITDB.SLOTS").B(argv[1], argv[2]).I(m.Floor))
+	c.Rewrite(Args("LIMITDB.SLOTS").S("FREEZE").B(argv[2]).I(m.Floor))
 	c.W.OK()
 }
 

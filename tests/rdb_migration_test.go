@@ -2,8 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -41,25 +39,13 @@ func TestRDBMigrationsToRedis(t *testing.T) {
 			t.Fatalf("LOAD: %q", r)
 		}
 	}
-	var buf bytes.Buffer
-	if err := c.E.WriteSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(buf.Bytes(), []byte("limitdb-migration")) {
+	file, _ := loadInRedisCluster(t, c.E)
+	if !bytes.Contains(file, []byte("limitdb-migration")) {
 		t.Fatal("no limitdb-migration field")
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "limitdb.rdb"), buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, rc := mustRedisConn(t, "--dir", dir, "--dbfilename", "limitdb.rdb", "--cluster-enabled", "yes")
-	want := c.E.DatasetDigest()
-	if got := bulk(t, redisDo(t, rc, "DEBUG", "DIGEST")); got != want.Hex() {
-		t.Fatalf("Redis digest %s, limitdb %s", got, want.Hex())
 	}
 	back := newEngineCtx()
 	back.E.EnableSlots()
-	if err := back.E.LoadSnapshot(bytes.NewReader(buf.Bytes())); err != nil {
+	if err := back.E.LoadSnapshot(bytes.NewReader(file)); err != nil {
 		t.Fatal(err)
 	}
 	if len(back.E.Migrations()) != 3 || back.E.StrictDigest() != c.E.StrictDigest() {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"limitdb/engine"
 )
 
 // TestRDBSlotsToRedis: a cluster-mode snapshot (owned slots in the aux
@@ -30,19 +32,7 @@ func TestRDBSlotsToRedis(t *testing.T) {
 	if r := string(engineRun(c, "LIMITDB.SLOTS", "ADD", "0", "5460", "16000", "16383")); r != "+OK\r\n" {
 		t.Fatalf("LIMITDB.SLOTS ADD: %q", r)
 	}
-	var buf bytes.Buffer
-	if err := c.E.WriteSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "limitdb.rdb"), buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, rc := mustRedisConn(t, "--dir", dir, "--dbfilename", "limitdb.rdb", "--cluster-enabled", "yes")
-	want := c.E.DatasetDigest()
-	if got := bulk(t, redisDo(t, rc, "DEBUG", "DIGEST")); got != want.Hex() {
-		t.Fatalf("Redis digest %s, limitdb %s", got, want.Hex())
-	}
+	file, rc := loadInRedisCluster(t, c.E)
 	seen := 0
 	for slot := range 16384 {
 		n := c.E.CountKeysInSlot(slot)
@@ -70,10 +60,31 @@ func TestRDBSlotsToRedis(t *testing.T) {
 	}
 	back := newEngineCtx()
 	back.E.EnableSlots()
-	if err := back.E.LoadSnapshot(bytes.NewReader(buf.Bytes())); err != nil {
+	if err := back.E.LoadSnapshot(bytes.NewReader(file)); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(back.E.OwnedSlots(), [][2]int{{0, 5460}, {16000, 16383}}) || back.E.StrictDigest() != c.E.StrictDigest() {
 		t.Fatalf("owned slots after loading: %v", back.E.OwnedSlots())
 	}
+}
+
+// loadInRedisCluster writes e's snapshot, starts a redis-server with
+// cluster-enabled yes on it and checks that it holds the same data (DEBUG
+// DIGEST); it returns the file and a connection to that server.
+func loadInRedisCluster(t *testing.T, e *engine.Engine) ([]byte, *Conn) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := e.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "limitdb.rdb"), buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, rc := mustRedisConn(t, "--dir", dir, "--dbfilename", "limitdb.rdb", "--cluster-enabled", "yes")
+	want := e.DatasetDigest()
+	if got := bulk(t, redisDo(t, rc, "DEBUG", "DIGEST")); got != want.Hex() {
+		t.Fatalf("Redis digest %s, limitdb %s", got, want.Hex())
+	}
+	return buf.Bytes(), rc
 }

@@ -40,6 +40,10 @@ type Config struct {
 	Dir        string // the Raft log, stable store and snapshots live in Dir/raft
 	Join       string // a member's client address (host:port) to join through, on first start
 	Secret     string // cluster-secret: required of every peer when set
+	// TLS, when set, wraps every inter-node connection (tls.go): the
+	// listener's side and the dialing side, both with this node's
+	// certificate, each verifying the other's against the CAs.
+	TLS *LinkTLS
 	// AppendFsync is Redis's appendfsync: always, everysec or no.
 	AppendFsync string
 	// LeaderWait bounds how long a command waits for a leader before
@@ -405,12 +409,13 @@ func (n *Node) openTransport() error {
 	if err != nil {
 		return err
 	}
-	a := &auth{secret: []byte(n.cfg.Secret), link: n.cfg.Link}
-	if n.cfg.Secret == "" {
+	a := &auth{secret: []byte(n.cfg.Secret), link: n.cfg.Link, tls: n.cfg.TLS != nil}
+	if n.cfg.Secret == "" && n.cfg.TLS == nil {
 		n.log.Warn("cluster: no cluster-secret set: Raft, forwarding and joins are accepted from loopback addresses only", "raft-addr", n.cfg.RaftAddr)
 	}
 	n.mux = newMux(ln, a, func(msg string, args ...any) { n.log.Warn(msg, args...) })
 	n.mux.ready = &n.ready
+	n.mux.tls = n.cfg.TLS
 	n.mux.self = string(n.rid)
 	n.mux.dialedAs = n.dialedAs
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsUnspecified() {

@@ -63,6 +63,10 @@ var errAuth = errors.New("cluster: peer failed authentication")
 type auth struct {
 	secret []byte
 	link   LinkAuth // nil: no credentials (tests, a node without a server)
+	// tls: the connection is TLS with a verified certificate at both ends
+	// (tls-cluster / tls-replication, tls.go), which takes the place of
+	// the loopback rule without a secret
+	tls bool
 }
 
 // credAuth opens the credentials exchange of a link without a secret.
@@ -101,7 +105,7 @@ func (a *auth) required() bool { return a.link != nil && a.link.LinkRequired() }
 func (a *auth) handshake(c net.Conn, dialer bool) error {
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	if len(a.secret) == 0 {
-		if !loopback(c.RemoteAddr()) || !loopback(c.LocalAddr()) {
+		if !a.tls && (!loopback(c.RemoteAddr()) || !loopback(c.LocalAddr())) {
 			return fmt.Errorf("%w: %s is not a loopback address and no cluster-secret is set", errAuth, c.RemoteAddr())
 		}
 		if dialer && a.required() {
@@ -266,6 +270,7 @@ func passKey(pass string) []byte {
 type mux struct {
 	ln     net.Listener
 	auth   *auth
+	tls    *LinkTLS // nil: plain TCP
 	logf   func(msg string, args ...any)
 	raftCh chan net.Conn
 	fwd    func(net.Conn) // serves a forwarding connection (own goroutine)
@@ -321,6 +326,15 @@ func (m *mux) serve() {
 }
 
 func (m *mux) route(c net.Conn) {
+	if m.tls != nil {
+		tc, err := m.tls.server(c)
+		if err != nil {
+			m.logf("cluster connection refused", "peer", c.RemoteAddr().String(), "err", err.Error())
+			c.Close()
+			return
+		}
+		c = tc
+	}
 	tag, err := m.auth.accept(c)
 	if err != nil {
 		m.logf("cluster connection refused", "peer", c.RemoteAddr().String(), "err", err.Error())
@@ -428,6 +442,14 @@ func (m *mux) dial(addr string, tag byte, timeout time.Duration, preamble ...byt
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+	}
+	if m.tls != nil {
+		tc, err := m.tls.client(c, timeout)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c = tc
 	}
 	if err := m.auth.handshake(c, true); err != nil {
 		c.Close()

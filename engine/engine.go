@@ -131,6 +131,12 @@ type Engine struct {
 	owned slotBits
 	// slotsGen counts changes of owned and of the handovers (SlotsGen)
 	slotsGen uint64
+	// dir is the group's place in a cluster of groups and, in the group
+	// that holds it, the directory (replicated state, changed by
+	// LIMITDB.DIRECTORY); nil while the group is in no cluster. dirGen
+	// counts its changes (DirGen). cluster_directory.go.
+	dir    *directory
+	dirGen uint64
 	// migr is the slots in a handover, migs the handovers in progress
 	// (replicated state, slot_migration.go); handoverFloor the largest
 	// time floor an OWN brought (node-local)

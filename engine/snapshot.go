@@ -74,6 +74,7 @@ type Snapshot struct {
 	policies []AuxField // the policy registry (policy_rdb.go)
 	slots    string     // the owned hash slots (slot_owner.go), "" for none
 	migs     []AuxField // the handovers in progress (slot_migration.go)
+	dir      string     // the directory and the group's record (cluster_directory.go), "" in no cluster
 	notify   int
 	noLZF    bool  // Engine.RDBNoCompression when taken
 	noCRC    bool  // Engine.RDBNoChecksum when taken
@@ -106,7 +107,7 @@ const writeBatch = 256
 // snapshotVersion is the limitdb-ver a snapshot is written with: the
 // lowest version that holds what it carries.
 func (s *Snapshot) snapshotVersion() int64 {
-	if s.slots != "" || len(s.migs) > 0 {
+	if s.slots != "" || s.dir != "" || len(s.migs) > 0 {
 		return 2
 	}
 	return 1
@@ -121,6 +122,7 @@ func (e *Engine) snapshotHeader() *Snapshot {
 	}
 	s.policies = e.Policies.aux()
 	s.slots = encodeSlotRanges(&e.owned)
+	s.dir = encodeDirectory(e.dir)
 	s.migs = e.migrationsAux()
 	if scriptsCodec.Functions != nil {
 		s.libs = scriptsCodec.Functions(e.Scripts)
@@ -254,6 +256,9 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	if s.slots != "" {
 		w.aux(auxSlots, s.slots)
 	}
+	if s.dir != "" {
+		w.aux(auxDirectory, s.dir)
+	}
 	for _, f := range s.migs {
 		w.aux(f.Key, f.Value)
 	}
@@ -368,7 +373,7 @@ func (e *entry) keyEncHint() string {
 // snapshot r holds (LoadSnapshot), or, when r is nil, with a new engine's —
 // no keys (WATCHes on them are dirtied, as by FLUSHALL), Rand at its
 // initial seed, an empty script cache and policy registry, no owned
-// hash slots and no handover — so that replaying a log from its
+// hash slots, no directory or cluster record, no handover — so that replaying a log from its
 // start gives the state it gave the first time. ClockMs stays (the time
 // floor never goes back), and so do the encoding limits (configuration,
 // whose changes reach the log as CONFIG SET).
@@ -394,6 +399,8 @@ func (e *Engine) Reset(r io.Reader) error {
 	e.owned = slotBits{}
 	e.installMigrations(nil)
 	e.slotsGen++
+	e.dir = nil
+	e.dirGen++
 	e.Rand.Seed(initialRandSeed)
 	return nil
 }
@@ -460,6 +467,8 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 	e.owned = l.owned
 	e.installMigrations(l.migs)
 	e.slotsGen++
+	e.dir = l.dir
+	e.dirGen++
 	e.ClockMs = max(e.ClockMs, l.clock)
 	e.Rand.Seed(l.rand)
 	e.Enc = l.lim
@@ -497,9 +506,10 @@ type rdbLoader struct {
 	// policies is the policy registry a limitdb file held
 	policies Policies
 	owned    slotBits     // the owned hash slots (none in a file without limitdb-slots)
-	migs     []*migration // the handovers in progress (limitdb-migration)
+	dir      *directory   // the directory and the group's record (nil without limitdb-directory)
 	acl      string       // Settings.ACL
 	notify   *int64       // Notify (absent from snapshots older than it, and from Redis's files)
+	migs     []*migration // the handovers in progress (limitdb-migration)
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -711,6 +721,10 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 		l.notify = &n
 	case k == auxSlots:
 		if l.owned, err = decodeSlotRanges(v); err != nil {
+			return bad()
+		}
+	case k == auxDirectory:
+		if l.dir, err = decodeDirectory(v); err != nil {
 			return bad()
 		}
 	case k == auxMigration:

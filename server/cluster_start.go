@@ -38,16 +38,28 @@ func (s *Server) StartCluster() error {
 				host = h
 			}
 		}
-		clientAddr = net.JoinHostPort(host, strconv.Itoa(a.Port))
+		port := a.Port
+		if ip := p["cluster-announce-ip"]; ip != "" {
+			host = ip
+		}
+		if n := num("cluster-announce-port"); n != 0 {
+			port = int(n)
+		}
+		clientAddr = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	linkTLS, err := s.linkTLS()
+	if err != nil {
+		return err
 	}
 	cfg := cluster.Config{
 		NodeID:            p["node-id"],
 		RaftAddr:          p["raft-addr"],
-		Advertise:         p["raft-advertise"],
+		Advertise:         s.raftAdvertise(),
 		ClientAddr:        clientAddr,
 		Dir:               p["dir"],
 		Join:              p["join"],
 		Secret:            p["cluster-secret"],
+		TLS:               linkTLS,
 		AppendFsync:       p["appendfsync"],
 		LeaderWait:        time.Duration(num("leader-wait-ms")) * time.Millisecond,
 		MaxClockSkew:      time.Duration(num("max-clock-skew-ms")) * time.Millisecond,
@@ -72,6 +84,51 @@ func (s *Server) StartCluster() error {
 	n.OnMessages(s.deliverRemote) // other nodes' Pub/Sub messages (pubsub.go)
 	n.OnQuery(s.answerQuery)      // other nodes' queries (rl_stats_cluster.go)
 	return nil
+}
+
+// raftAdvertise is the inter-node address the others reach this node
+// at: raft-advertise, else raft-addr with cluster-announce-ip and
+// cluster-announce-bus-port in place of its host and port when set ("":
+// raft-addr itself).
+func (s *Server) raftAdvertise() string {
+	p := s.conf.params
+	if p["raft-advertise"] != "" {
+		return p["raft-advertise"]
+	}
+	ip, bus := p["cluster-announce-ip"], p["cluster-announce-bus-port"]
+	if ip == "" && bus == "0" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(p["raft-addr"])
+	if err != nil {
+		return ""
+	}
+	if ip != "" {
+		host = ip
+	}
+	if bus != "0" {
+		port = bus
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// linkTLS is the inter-node links' TLS when tls-cluster or
+// tls-replication is yes: tls-cert-file and tls-key-file are this node's
+// certificate at both ends of a link, tls-ca-cert-file (or -dir) what the
+// peer's must chain to, tls-protocols the versions.
+func (s *Server) linkTLS() (*cluster.LinkTLS, error) {
+	p := s.conf.params
+	if p["tls-cluster"] != "yes" && p["tls-replication"] != "yes" {
+		return nil, nil
+	}
+	conf, detail := buildTLSConfig(p)
+	if detail == "" && conf.ClientCAs == nil {
+		detail = "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!"
+	}
+	if detail != "" {
+		return nil, fmt.Errorf("tls-cluster: %s", detail)
+	}
+	return &cluster.LinkTLS{Cert: conf.Certificates[0], CAs: conf.ClientCAs, MinVersion: conf.MinVersion, MaxVersion: conf.MaxVersion}, nil
 }
 
 // Node returns the server's cluster node (nil without one).

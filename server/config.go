@@ -185,6 +185,16 @@ var params = []*param{
 	{name: "cluster-node-timeout", kind: pInt, def: "15000", min: 0, max: 9223372036854775807},
 	{name: "raft-addr", kind: pString, def: "", immutable: true},
 	{name: "raft-advertise", kind: pString, def: "", immutable: true},
+	// what this node tells the others and clients its addresses are, when
+	// not the listeners' (containers, NAT): the client address (MOVED,
+	// CLUSTER SLOTS) and the inter-node one (cluster_start.go)
+	{name: "cluster-announce-ip", kind: pString, def: "", immutable: true},
+	{name: "cluster-announce-port", kind: pInt, def: "0", min: 0, max: 65535, immutable: true},
+	{name: "cluster-announce-bus-port", kind: pInt, def: "0", min: 0, max: 65535, immutable: true},
+	// TLS on every inter-node link (cluster/tls.go): the two share the
+	// one inter-node listener, so either turns it on
+	{name: "tls-cluster", kind: pBool, def: "no", immutable: true},
+	{name: "tls-replication", kind: pBool, def: "no", immutable: true},
 	{name: "join", kind: pString, def: "", immutable: true},
 	{name: "cluster-secret", kind: pString, def: "", immutable: true},
 	{name: "leader-wait-ms", kind: pInt, def: "2000", min: 1, max: 3600000, immutable: true},

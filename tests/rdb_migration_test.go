@@ -39,7 +39,7 @@ func TestRDBMigrationsToRedis(t *testing.T) {
 			t.Fatalf("LOAD: %q", r)
 		}
 	}
-	file, _ := loadInRedisCluster(t, c.E)
+	file, _ := snapshotToRedisCluster(t, c.E)
 	if !bytes.Contains(file, []byte("limitdb-migration")) {
 		t.Fatal("no limitdb-migration field")
 	}

@@ -594,10 +594,17 @@ func TestSlotHandoverRandom(t *testing.T) {
 					b.must(now, "+OK\r\n", "LIMITDB.SLOTS", "IMPORT", "m", "0", ss0, ss0, ss1, ss1)
 					phase = imported
 				case phase == imported:
-					for _, ch := range a.lead.CaptureSlots([][2]int{{s0, s0}, {s1, s1}}, 64+rng.IntN(200)) {
+					// the capture's point is StartSlotCapture; writes made
+					// before its encoding reach B as records
+					sc := a.lead.StartSlotCapture([][2]int{{s0, s0}, {s1, s1}})
+					capAt, next = len(a.log), len(a.log)
+					for range rng.IntN(5) {
+						write()
+					}
+					for _, ch := range sc.Chunks(64 + rng.IntN(200)) {
 						b.do(now, "LIMITDB.SLOTS", "LOAD", "m", string(ch))
 					}
-					capAt, next = len(a.log), len(a.log)
+					sc.Release()
 					phase = loaded
 				case (phase == loaded || phase == frozen) && !aborted && !cancelled && rng.IntN(6) == 0:
 					b.do(now, "LIMITDB.SLOTS", "ABORT", "m")

@@ -36,6 +36,9 @@ func newMeetGroup(t *testing.T, n int, prefix string) *testCluster {
 		}
 	}
 	c.startAll()
+	if c.nodes[0].proxyAddr != net.JoinHostPort("127.0.0.1", strconv.Itoa(c.nodes[0].port+10000)) {
+		t.Logf("%s: no free port at its client port + 10000: MEET names its bus port", c.nodes[0].id)
+	}
 	return c
 }
 
@@ -119,7 +122,7 @@ func TestClusterMeetGroups(t *testing.T) {
 	mustReply(t, "OK", g[2], 0, "CLUSTER", "ADDSLOTSRANGE", "10923", "16283")
 	// another group's slot: busy, and nothing of the command assigned
 	mustReply(t, busy(100), g[1], 0, "CLUSTER", "ADDSLOTS", "16300", "100")
-	mustReply(t, busy(5461), g[2], 0, "CLUSTER", "ADDSLOTSRANGE", "16301", "16302", "5000", "5461")
+	mustReply(t, busy(5461), g[2], 0, "CLUSTER", "ADDSLOTSRANGE", "16301", "16302", "5461", "5470")
 	mustReply(t, busy(5000), g[2], 0, "CLUSTER", "ADDSLOTSRANGE", "5000", "5461")
 	for i := range g {
 		if ownsSlot(t, g[i], 0, 16300) || ownsSlot(t, g[i], 0, 16301) {
@@ -207,7 +210,14 @@ func TestClusterMeetThreeNodeGroup(t *testing.T) {
 func TestClusterMeetRefused(t *testing.T) {
 	g := []*testCluster{newMeetGroup(t, 1, "a"), newMeetGroup(t, 1, "b"), newMeetGroup(t, 1, "c"), newMeetGroup(t, 1, "d")}
 	mustReply(t, "OK", g[0], 0, meetArgs(g[1], 0)...)
+	// a group whose slot the cluster gave another group cannot join it
+	mustReply(t, "OK", g[2], 0, "CLUSTER", "ADDSLOTS", "5")
+	mustReply(t, "OK", g[0], 0, "CLUSTER", "ADDSLOTS", "5")
+	mustReply(t, busy(5), g[2], 0, meetArgs(g[0], 0)...)
 	mustReply(t, "OK", g[2], 0, meetArgs(g[3], 0)...)
+	if !ownsSlot(t, g[2], 0, 5) {
+		t.Fatal("c lost its slot joining d")
+	}
 	for _, p := range [][2]int{{0, 2}, {3, 1}, {1, 3}} {
 		mustReply(t, "ERR CLUSTER MEET: the node belongs to another cluster", g[p[0]], 0, meetArgs(g[p[1]], 0)...)
 	}

@@ -96,6 +96,31 @@ func ownsSlot(t *testing.T, g *testCluster, i, slot int) bool {
 	return false
 }
 
+// waitNodes waits until CLUSTER NODES on every node of groups lists n
+// nodes, each id once.
+func waitNodes(t *testing.T, groups []*testCluster, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, g := range groups {
+		for i := range g.nodes {
+			for {
+				text := meetDo(g, i, "CLUSTER", "NODES")
+				ids := map[string]bool{}
+				for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+					ids[strings.Fields(l + " x")[0]] = true
+				}
+				if len(ids) == n {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("CLUSTER NODES on %s: %q, want %d nodes", g.nodes[i].id, text, n)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+}
+
 func busy(slot int) string { return "ERR Slot " + strconv.Itoa(slot) + " is already busy" }
 
 // TestClusterMeetGroups: three groups of one node. g0 meets g1 (both in
@@ -113,6 +138,8 @@ func TestClusterMeetGroups(t *testing.T) {
 	mustReply(t, "OK", g[0], 0, meetArgs(g[1], 0)...)
 	mustReply(t, "OK", g[2], 0, meetArgs(g[1], 0)...)
 	mustReply(t, "OK", g[1], 0, meetArgs(g[1], 0)...)
+	// every node's map lists the three groups
+	waitNodes(t, g, 3)
 	for i := range g {
 		mustReply(t, "ERR The user can assign a config epoch only when the node does not know any other node.", g[i], 0, "CLUSTER", "SET-CONFIG-EPOCH", "1")
 	}
@@ -189,6 +216,7 @@ func TestClusterMeetThreeNodeGroup(t *testing.T) {
 	f1, f2 := (l+1)%3, (l+2)%3
 	mustReply(t, "OK", b, 0, meetArgs(a, f1)...)
 	mustReply(t, "OK", a, f2, meetArgs(b, 0)...)
+	waitNodes(t, []*testCluster{a, b}, 4)
 	mustReply(t, "OK", a, f2, "CLUSTER", "ADDSLOTSRANGE", "0", "8000")
 	mustReply(t, "OK", b, 0, "CLUSTER", "ADDSLOTSRANGE", "8192", "16383")
 	mustReply(t, busy(8192), a, f1, "CLUSTER", "ADDSLOTS", "8192")

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +52,7 @@ const (
 	dirAskWait = 2 * time.Second
 	// meetMeWait bounds a MEET-ME request: the target group's leader
 	// asks the asker's view and its directory in turn
-	meetMeWait = 3*dirAskWait + viewWait
+	meetMeWait = 2*dirAskWait + viewWait
 	// dirRetryPause is the pause before asking again when no member
 	// named a leader (an election) or one was busy
 	dirRetryPause = 50 * time.Millisecond
@@ -245,7 +246,7 @@ func (s *Server) meet(target string, nested bool) string {
 	s.door.Unlock()
 	switch {
 	case sameGroup(&mine, &tv):
-		return ""
+		return s.refreshSeeds(&mine, nil)
 	case mine.shard.Index < 0:
 		dir := tv.dirAddrs()
 		if dir == nil {
@@ -264,9 +265,63 @@ func (s *Server) meet(target string, nested bool) string {
 		req := appendQueryString([]byte{queryDirectory, dirMeetMe}, mine.selfRaft())
 		return s.askGroup(tv.leaderFirst(), req, meetMeWait, errGroupUnanswered)
 	case sameCluster(&mine, &tv):
-		return ""
+		return s.refreshSeeds(&mine, &tv)
 	}
 	return errMeetOtherGroup
+}
+
+// refreshSeeds brings the addresses the cluster knows this group by up
+// to date (members joined or left it since it joined): a MEET within
+// the cluster records this group's members as its seeds in the
+// directory, and, when tv is the view of the directory's group, that
+// group's members as this group's DirSeeds. The lock is not held.
+func (s *Server) refreshSeeds(mine, tv *groupView) string {
+	sh := mine.shard
+	if sh.Index < 0 {
+		return ""
+	}
+	seeds := mine.seeds()
+	if sh.Directory {
+		for _, g := range mine.groups {
+			if g.Index == sh.Index && sameAddrs(g.Seeds, seeds) {
+				return ""
+			}
+		}
+		return s.recordHere(effectArgv("LIMITDB.DIRECTORY", "SEEDS", strconv.Itoa(sh.Index), strings.Join(seeds, ",")))
+	}
+	req := binary.AppendUvarint([]byte{queryDirectory, dirSeeds}, uint64(sh.Index))
+	req = appendQueryStrings(req, seeds)
+	if msg := s.askGroup(sh.DirSeeds, req, dirAskWait, errDirUnreachable); msg != "" {
+		return msg
+	}
+	if tv == nil || !tv.shard.Directory || sameAddrs(tv.seeds(), sh.DirSeeds) {
+		return ""
+	}
+	return s.recordHere(effectArgv("LIMITDB.DIRECTORY", "JOINED", strconv.Itoa(sh.Index), strings.Join(tv.seeds(), ",")))
+}
+
+// recordHere records an effect in this group's own log (this node
+// leading) and waits for its commit: "" or the error reply. The lock is
+// not held.
+func (s *Server) recordHere(argv [][]byte) string {
+	st, body := s.onLeader(0, func() (byte, []byte) { return effectAnswer(s.execEffect(argv)) })
+	return answerError(st, body, errLeadershipLost)
+}
+
+// sameAddrs: a and b hold the same addresses, in any order.
+func sameAddrs(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// answerError is "" for QueryOK, else refusal's text.
+func answerError(st byte, body []byte, orElse string) string {
+	if st == cluster.QueryOK {
+		return ""
+	}
+	return refusal(st, body, orElse)
 }
 
 // joinDirectory adds this group (in no cluster) to the directory at dir
@@ -285,11 +340,7 @@ func (s *Server) joinDirectory(mine *groupView, dir []string) string {
 		return errDirUnreachable
 	}
 	argv := effectArgv("LIMITDB.DIRECTORY", "JOINED", strconv.FormatUint(index, 10), strings.Join(dir, ","))
-	st, body = s.onLeader(0, func() (byte, []byte) { return effectAnswer(s.execEffect(argv)) })
-	if st != cluster.QueryOK {
-		return refusal(st, body, errLeadershipLost)
-	}
-	return ""
+	return s.recordHere(argv)
 }
 
 // refusal is the error text of a failed request: the refusal's own, or
@@ -305,10 +356,7 @@ func refusal(st byte, body []byte, orElse string) string {
 // QueryOK, else the error reply.
 func (s *Server) askGroup(addrs []string, req []byte, bound time.Duration, orElse string) string {
 	st, body := s.askLeader(addrs, req, bound)
-	if st != cluster.QueryOK {
-		return refusal(st, body, orElse)
-	}
-	return ""
+	return answerError(st, body, orElse)
 }
 
 // askLeader sends req to the leader of a group, starting at addrs (its

@@ -70,6 +70,8 @@ const (
 	errNoDirEffect     = "ERR this build cannot record the directory (no LIMITDB.DIRECTORY)"
 	errEpochKnowsNodes = "ERR The user can assign a config epoch only when the node does not know any other node."
 	errMeetInMulti     = "ERR CLUSTER MEET and the slot assignments of a group in a cluster cannot run inside MULTI (they wait for other groups)"
+	errMeetSlotsMoved  = "ERR CLUSTER MEET: this group's slots changed while it met (an ADDSLOTS meanwhile): run it again"
+	errMeetNotCluster  = "ERR CLUSTER MEET: the node runs with cluster-enabled no"
 )
 
 // errMeetAddr is Redis's reply to a MEET whose address is not one.
@@ -340,7 +342,34 @@ func (s *Server) joinDirectory(mine *groupView, dir []string) string {
 		return errDirUnreachable
 	}
 	argv := effectArgv("LIMITDB.DIRECTORY", "JOINED", strconv.FormatUint(index, 10), strings.Join(dir, ","))
-	return s.recordHere(argv)
+	st, body = s.onLeader(0, func() (byte, []byte) {
+		// an ADDSLOTS here while the directory was asked assigned slots
+		// the directory does not know are this group's: recorded as
+		// joined, the group would own them beside another
+		if !coveredBy(s.eng.OwnedSlots(), mine.owned) {
+			return queryRefused, []byte(errMeetSlotsMoved)
+		}
+		return effectAnswer(s.execEffect(argv))
+	})
+	return answerError(st, body, errLeadershipLost)
+}
+
+// coveredBy: every slot of ranges is in one of within.
+func coveredBy(ranges, within [][2]int) bool {
+	var in [engine.NumSlots]bool
+	for _, r := range within {
+		for slot := r[0]; slot <= r[1]; slot++ {
+			in[slot] = true
+		}
+	}
+	for _, r := range ranges {
+		for slot := r[0]; slot <= r[1]; slot++ {
+			if !in[slot] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // refusal is the error text of a failed request: the refusal's own, or
@@ -494,6 +523,9 @@ func effectAnswer(b []byte) (byte, []byte) {
 // answerDirectory answers a directory request (query kind 'd'): the op
 // byte, then its fields.
 func (s *Server) answerDirectory(b []byte) (byte, []byte) {
+	if !s.clusterMode {
+		return queryRefused, []byte(errMeetNotCluster)
+	}
 	r := queryReader{b: b, ok: true}
 	op := r.byte()
 	var argv [][]byte
@@ -579,10 +611,6 @@ func (s *Server) answerMeetMe(addr string) (byte, []byte) {
 // this group before the group recorded them completes the add (the claim
 // of slots the group has is fine).
 func (s *Server) changeSlotsInCluster(cl *client, del bool, ranges [][2]int) {
-	if cl.ctx.InMulti {
-		cl.w.Error(errMeetInMulti)
-		return
-	}
 	sh := s.eng.Shard()
 	local := effectArgv("LIMITDB.SLOTS", "ADD")
 	dir := effectArgv("LIMITDB.DIRECTORY", "CLAIM", strconv.Itoa(sh.Index))
@@ -600,6 +628,10 @@ func (s *Server) changeSlotsInCluster(cl *client, del bool, ranges [][2]int) {
 			return
 		}
 		s.finishSlots(cl, s.execEffect(second))
+		return
+	}
+	if cl.ctx.InMulti {
+		cl.w.Error(errMeetInMulti)
 		return
 	}
 	op := dirClaim

@@ -266,6 +266,20 @@ func TestClusterMeetRefused(t *testing.T) {
 	for _, p := range [][2]int{{0, 2}, {3, 1}, {1, 3}} {
 		mustReply(t, "ERR CLUSTER MEET: the node belongs to another cluster", g[p[0]], 0, meetArgs(g[p[1]], 0)...)
 	}
+	// a node without cluster mode is no group of a cluster
+	plain := newTestCluster(t, 1, "p", func(int) []string { return nil })
+	plain.startAll()
+	mustReply(t, "ERR CLUSTER MEET: the node runs with cluster-enabled no", g[0], 0, meetArgs(plain, 0)...)
+	mustReply(t, "ERR CLUSTER MEET: the node runs with cluster-enabled no", newMeetGroup(t, 1, "e"), 0, meetArgs(plain, 0)...)
+	// MEET waits for other groups: not inside MULTI
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tx := g[1].cli(0).TxPipeline()
+	meet := tx.Do(ctx, meetArgs(g[0], 0)...)
+	tx.Exec(ctx)
+	if err := meet.Err(); err == nil || err.Error() != "ERR CLUSTER MEET and the slot assignments of a group in a cluster cannot run inside MULTI (they wait for other groups)" {
+		t.Fatalf("MEET inside MULTI: %v", err)
+	}
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)

@@ -175,6 +175,20 @@ func TestClusterMeetGroups(t *testing.T) {
 		t.Fatal("slot 100 did not move from a to b")
 	}
 	mustReply(t, "ERR Slot 16383 is already unassigned", g[0], 0, "CLUSTER", "DELSLOTS", "16383")
+	// claimed in the directory (g[1] holds it) but not recorded by its
+	// group (a crash between the two steps, made here by the effect
+	// itself): the other groups find it busy, its group's ADDSLOTS
+	// completes it
+	mustReply(t, "OK", g[1], 0, "LIMITDB.DIRECTORY", "CLAIM", "2", "16383", "16383")
+	mustReply(t, busy(16383), g[0], 0, "CLUSTER", "ADDSLOTS", "16383")
+	if ownsSlot(t, g[2], 0, 16383) {
+		t.Fatal("c owns a slot it did not record")
+	}
+	mustReply(t, "OK", g[2], 0, "CLUSTER", "ADDSLOTS", "16383")
+	if !ownsSlot(t, g[2], 0, 16383) {
+		t.Fatal("c's ADDSLOTS of its claimed slot did not complete")
+	}
+	mustReply(t, "OK", g[2], 0, "CLUSTER", "DELSLOTS", "16383")
 
 	// two groups claim the same free slot at once: one wins
 	wins := [2]int{}

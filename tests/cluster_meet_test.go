@@ -351,3 +351,50 @@ func TestClusterMeetRefreshesSeeds(t *testing.T) {
 	// a's node and b's two live members at least
 	waitNodes(t, []*testCluster{a}, 3)
 }
+
+// TestClusterMeetDirectoryPaused: the directory group's leader is paused
+// (SIGSTOP: it accepts connections and answers nothing). Another group's
+// ADDSLOTS answers the directory's error within its bound until the
+// directory group has a new leader, then succeeds there; the paused
+// leader, continued, follows: one owner.
+func TestClusterMeetDirectoryPaused(t *testing.T) {
+	a := newMeetGroup(t, 3, "a")
+	b := newMeetGroup(t, 1, "b")
+	l := a.waitLeader(10 * time.Second)
+	mustReply(t, "OK", b, 0, meetArgs(a, (l+1)%3)...) // a founds the directory
+	mustReply(t, "OK", a, l, "CLUSTER", "ADDSLOTSRANGE", "0", "8000")
+	l = a.waitLeader(10 * time.Second) // (a loaded machine may have moved it)
+	resume := a.pause(l)
+	start := time.Now()
+	tries := 0
+	for {
+		t0 := time.Now()
+		got := meetDo(b, 0, "CLUSTER", "ADDSLOTS", "8001")
+		tries++
+		if got == "OK" {
+			break
+		}
+		if got != "ERR the cluster's directory did not answer in time (no leader of its group reachable)" || time.Since(t0) > 4*time.Second {
+			t.Fatalf("ADDSLOTS with the directory's leader paused: %q after %v", got, time.Since(t0))
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("no new directory leader answered in 20 s")
+		}
+	}
+	t.Logf("ADDSLOTS succeeded %v after the pause, at try %d", time.Since(start).Round(time.Millisecond), tries)
+	nl := a.serving(l)
+	for nl < 0 && time.Since(start) < 30*time.Second {
+		time.Sleep(20 * time.Millisecond)
+		nl = a.serving(l)
+	}
+	if nl < 0 {
+		t.Fatal("a has no serving leader")
+	}
+	mustReply(t, busy(8001), a, nl, "CLUSTER", "ADDSLOTS", "8001")
+	resume()
+	mustReply(t, "OK", a, l, "CLUSTER", "ADDSLOTSRANGE", "8002", "8191")
+	mustReply(t, busy(8100), b, 0, "CLUSTER", "ADDSLOTS", "8100")
+	if !ownsSlot(t, b, 0, 8001) || ownsSlot(t, a, nl, 8001) {
+		t.Fatal("slot 8001 is not b's alone")
+	}
+}

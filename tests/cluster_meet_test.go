@@ -363,8 +363,26 @@ func TestClusterMeetDirectoryPaused(t *testing.T) {
 	l := a.waitLeader(10 * time.Second)
 	mustReply(t, "OK", b, 0, meetArgs(a, (l+1)%3)...) // a founds the directory
 	mustReply(t, "OK", a, l, "CLUSTER", "ADDSLOTSRANGE", "0", "8000")
-	l = a.waitLeader(10 * time.Second) // (a loaded machine may have moved it)
-	resume := a.pause(l)
+	// pause the leader: the others still name it just after (a loaded
+	// machine may have moved the leadership since waitLeader: then again)
+	var resume func()
+	for try := 0; ; try++ {
+		l = a.waitLeader(10 * time.Second)
+		resume = a.pause(l)
+		named := 0
+		for i := range a.nodes {
+			if i != l && a.info(i)["raft_leader_addr"] == a.nodes[l].proxyAddr {
+				named++
+			}
+		}
+		if named > 0 {
+			break
+		}
+		resume()
+		if try == 5 {
+			t.Fatal("could not pause a's leader")
+		}
+	}
 	start := time.Now()
 	tries := 0
 	for {

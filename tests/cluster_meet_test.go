@@ -343,6 +343,15 @@ func TestClusterMeetRefreshesSeeds(t *testing.T) {
 	b.start(2)
 	b.waitVoters(3, 20*time.Second)
 	mustReply(t, "OK", b, 0, meetArgs(a, 0)...)
+	// b is a member group: a follower's assignments are forwarded to its
+	// leader, which asks the directory with the lock released inside the
+	// forwarded unit
+	f := (b.waitLeader(10*time.Second) + 1) % 3
+	mustReply(t, "OK", b, f, "CLUSTER", "ADDSLOTS", "10")
+	mustReply(t, busy(10), a, 0, "CLUSTER", "ADDSLOTS", "10")
+	mustReply(t, "OK", b, f, "CLUSTER", "DELSLOTSRANGE", "10", "10")
+	mustReply(t, "OK", a, 0, "CLUSTER", "ADDSLOTS", "10")
+	mustReply(t, busy(10), b, f, "CLUSTER", "ADDSLOTS", "10")
 	b.kill(0)
 	b.waitLeader(15 * time.Second)
 	a.kill(0)

@@ -333,6 +333,7 @@ func TestClusterMeetErrorsDiff(t *testing.T) {
 // after it joined; a MEET within the cluster records its members as its
 // seeds in the directory, so that once its first member is gone, a
 // directory node that restarted (its map empty) still finds the group.
+// Its followers forward assignments and a MEET of a group in no cluster.
 func TestClusterMeetRefreshesSeeds(t *testing.T) {
 	a := newMeetGroup(t, 1, "a")
 	b := layoutMeetGroup(t, 3, "b")
@@ -352,6 +353,10 @@ func TestClusterMeetRefreshesSeeds(t *testing.T) {
 	mustReply(t, "OK", b, f, "CLUSTER", "DELSLOTSRANGE", "10", "10")
 	mustReply(t, "OK", a, 0, "CLUSTER", "ADDSLOTS", "10")
 	mustReply(t, busy(10), b, f, "CLUSTER", "ADDSLOTS", "10")
+	// through the follower, a group in no cluster is asked to join (MEET-ME)
+	c := newMeetGroup(t, 1, "c")
+	mustReply(t, "OK", b, f, meetArgs(c, 0)...)
+	mustReply(t, busy(10), c, 0, "CLUSTER", "ADDSLOTS", "10")
 	b.kill(0)
 	b.waitLeader(15 * time.Second)
 	a.kill(0)

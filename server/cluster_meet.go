@@ -68,16 +68,16 @@ const (
 // that Redis does not have (its MEET answers +OK at once and meets in
 // the background); commands.md's CLUSTER section lists them.
 const (
-	errMeetNoAnswer    = "ERR CLUSTER MEET: no limitdb node answered at "
-	errMeetOtherCluster  = "ERR CLUSTER MEET: the node belongs to another cluster"
-	errDirUnreachable  = "ERR the cluster's directory did not answer in time (no leader of its group reachable)"
-	errGroupUnanswered = "ERR CLUSTER MEET: the node's group did not answer in time (no leader reachable)"
-	errLeadershipLost  = "TRYAGAIN this node stopped leading its group while the command waited: run it again"
-	errNoDirEffect     = "ERR this build cannot record the directory (no LIMITDB.DIRECTORY)"
-	errEpochKnowsNodes = "ERR The user can assign a config epoch only when the node does not know any other node."
-	errMeetInMulti     = "ERR CLUSTER MEET and the slot assignments of a group in a cluster cannot run inside MULTI (they wait for other groups)"
-	errMeetSlotsMoved  = "ERR CLUSTER MEET: this group's slots changed while it met (an ADDSLOTS meanwhile): run it again"
-	errMeetNotCluster  = "ERR CLUSTER MEET: the node runs with cluster-enabled no"
+	errMeetNoAnswer     = "ERR CLUSTER MEET: no limitdb node answered at "
+	errMeetOtherCluster = "ERR CLUSTER MEET: the node belongs to another cluster"
+	errDirUnreachable   = "ERR the cluster's directory did not answer in time (no leader of its group reachable)"
+	errGroupUnanswered  = "ERR CLUSTER MEET: the node's group did not answer in time (no leader reachable)"
+	errLeadershipLost   = "TRYAGAIN this node stopped leading its group while the command waited: run it again"
+	errNoDirEffect      = "ERR this build cannot record the directory (no LIMITDB.DIRECTORY)"
+	errEpochKnowsNodes  = "ERR The user can assign a config epoch only when the node does not know any other node."
+	errMeetInMulti      = "ERR CLUSTER MEET and the slot assignments of a group in a cluster cannot run inside MULTI (they wait for other groups)"
+	errMeetSlotsMoved   = "ERR CLUSTER MEET: this group's slots changed while it met (an ADDSLOTS meanwhile): run it again"
+	errMeetNotCluster   = "ERR CLUSTER MEET: the node runs with cluster-enabled no"
 )
 
 // errMeetAddr is Redis's reply to a MEET whose address is not one.

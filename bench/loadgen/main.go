@@ -129,15 +129,22 @@ func freePort() int {
 	for range high - low {
 		portNext++
 		port := low + portNext%(high-low)
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			continue
+		if portFree(port) {
+			return port
 		}
-		ln.Close()
-		return port
 	}
 	fatalf("no free loopback port in %d-%d", low, high)
 	return 0
+}
+
+// portFree reports whether nothing listens on the loopback port now.
+func portFree(port int) bool {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
 }
 
 var portNext int
@@ -201,6 +208,10 @@ func main() {
 		os.Exit(130)
 	}()
 	defer killChildren()
+	if *fShards > 0 {
+		shardsMain()
+		return
+	}
 
 	ref := &side{name: "redis", auth: *fRedisAuth, shas: map[string]string{}}
 	cand := &side{name: "limitdb", auth: *fLimitAuth, shas: map[string]string{}}
@@ -227,14 +238,7 @@ func main() {
 			fatalf("give -limitdb addr or -limitdb-bin path")
 		}
 		var env []string
-		if *fEnv != "" {
-			env = strings.Split(*fEnv, ",")
-		}
-		procs = "limitdb's default: 1, 2 during a background save"
-		if *fProcs > 0 {
-			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
-			procs = strconv.Itoa(*fProcs)
-		}
+		env, procs = limitdbEnv()
 		if *fNodes > 1 {
 			nodes, leader := startCluster(*fNodes, strings.Fields(*fLimitArgs), env)
 			at := leader
@@ -281,8 +285,29 @@ func main() {
 	}
 }
 
+// limitdbEnv is the started limitdb's environment (-limitdb-env,
+// -gomaxprocs) and the header's words for its GOMAXPROCS.
+func limitdbEnv() ([]string, string) {
+	var env []string
+	if *fEnv != "" {
+		env = strings.Split(*fEnv, ",")
+	}
+	procs := "limitdb's default: 1, 2 during a background save"
+	if *fProcs > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
+		procs = strconv.Itoa(*fProcs)
+	}
+	return env, procs
+}
+
 func openConns(s *side, n int, seed uint64) {
 	for i := 0; i < n; i++ {
+		if s.cc != nil {
+			// a ClusterClient's worker: the conn only for its key
+			// sequence, request buffer and error count (shards.go)
+			s.conns = append(s.conns, &conn{wbuf: make([]byte, 0, 4096), rng: rngSeed(seed + uint64(i))})
+			continue
+		}
 		c, err := dial(s.addr, s.auth, seed+uint64(i))
 		if err != nil {
 			fatalf("%s: %v", s.name, err)
@@ -368,6 +393,16 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 	if w.pingpong {
 		return runPingPong(s, ws, dur, measure)
 	}
+	batch := func(c *conn, now int64) error {
+		c.wbuf = c.wbuf[:0]
+		for i := 0; i < d; i++ {
+			c.wbuf = b(c, s, c.wbuf, now)
+		}
+		return c.roundTrip(d * w.replies)
+	}
+	if s.cc != nil {
+		batch = clusterBatch(s, b, d)
+	}
 	var wg sync.WaitGroup
 	cpu0 := s.cpuNs()
 	start := time.Now()
@@ -382,12 +417,7 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 				if !t0.Before(stop) {
 					return
 				}
-				now := t0.UnixMilli()
-				c.wbuf = c.wbuf[:0]
-				for i := 0; i < d; i++ {
-					c.wbuf = b(c, s, c.wbuf, now)
-				}
-				if err := c.roundTrip(d * w.replies); err != nil {
+				if err := batch(c, t0.UnixMilli()); err != nil {
 					wk.err = err
 					return
 				}

@@ -101,16 +101,26 @@ func mustDo(addr string, args ...string) string {
 	return ""
 }
 
-// clusterReady: every node says cluster_state:ok, all 16,384 slots
-// assigned and n shards serving them (Redis's cluster_size).
-func clusterReady(nodes []clusterNode, n int) bool {
-	for _, nd := range nodes {
-		m := infoFields(nd.addr, "CLUSTER", "INFO")
-		if m["cluster_state"] != "ok" || m["cluster_slots_assigned"] != "16384" || m["cluster_size"] != strconv.Itoa(n) {
-			return false
+// waitClusterReady waits until every node says cluster_state:ok, all
+// 16,384 slots assigned and n shards serving them (Redis's
+// cluster_size); when that never holds, the failure names what each
+// node said last.
+func waitClusterReady(what string, d time.Duration, nodes []clusterNode, n int) {
+	var seen []string
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		seen = seen[:0]
+		for _, nd := range nodes {
+			m := infoFields(nd.addr, "CLUSTER", "INFO")
+			if m["cluster_state"] != "ok" || m["cluster_slots_assigned"] != "16384" || m["cluster_size"] != strconv.Itoa(n) {
+				seen = append(seen, fmt.Sprintf("%s: state %s, slots assigned %s, size %s", nd.id,
+					m["cluster_state"], m["cluster_slots_assigned"], m["cluster_size"]))
+			}
+		}
+		if len(seen) == 0 {
+			return
 		}
 	}
-	return true
+	fatalf("%s: cluster_state:ok with %d shards on every node within %v; %s", what, n, d, strings.Join(seen, "; "))
 }
 
 func allNodes(gs []shardGroup) []clusterNode {
@@ -166,10 +176,8 @@ func startRedisCluster(masters, replicas int) []shardGroup {
 			mustDo(nd.addr, "CLUSTER", "REPLICATE", id)
 		}
 	}
-	waitUntil(30*time.Second, "the redis cluster ok, its replicas' links up", func() bool {
-		if !clusterReady(all, masters) {
-			return false
-		}
+	waitClusterReady("redis", 30*time.Second, all, masters)
+	waitUntil(30*time.Second, "the redis replicas' links up", func() bool {
 		for _, sg := range gs {
 			if infoFields(sg.masterAddr(), "INFO", "replication")["connected_slaves"] != strconv.Itoa(replicas) {
 				return false
@@ -205,9 +213,7 @@ func startLimitdbShards(prefix string, groups, per int, args, env []string) []sh
 		lo, hi := slotRange(g, groups)
 		mustDo(sg.masterAddr(), "CLUSTER", "ADDSLOTSRANGE", lo, hi)
 	}
-	waitUntil(60*time.Second, fmt.Sprintf("cluster_state:ok with %d groups on every limitdb node", groups), func() bool {
-		return clusterReady(allNodes(gs), groups)
-	})
+	waitClusterReady("limitdb", 60*time.Second, allNodes(gs), groups)
 	return gs
 }
 

@@ -112,6 +112,18 @@ func appendBulkKey(b []byte, prefix string, n int64) []byte {
 	return append(b, '\r', '\n')
 }
 
+// appendTaggedKey appends the bulk "{<prefix><n>}".
+func appendTaggedKey(b []byte, prefix string, n int64) []byte {
+	var tmp [24]byte
+	d := strconv.AppendInt(tmp[:0], n, 10)
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(prefix)+len(d)+2), 10)
+	b = append(b, '\r', '\n', '{')
+	b = append(b, prefix...)
+	b = append(b, d...)
+	return append(b, '}', '\r', '\n')
+}
+
 func appendBulkInt(b []byte, n int64) []byte { return appendBulkKey(b, "", n) }
 
 // --- reply skipping ---

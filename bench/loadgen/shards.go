@@ -264,6 +264,7 @@ func shardsMain() {
 	if *fLimitBin == "" {
 		fatalf("-shards: give -limitdb-bin path")
 	}
+	keyTag = true
 	env, procs := limitdbEnv()
 	args := append([]string{"--cluster-enabled", "yes"}, strings.Fields(*fLimitArgs)...)
 	ref := &side{name: "redis", shas: map[string]string{}}
@@ -401,6 +402,9 @@ func (w *workload) prepareCluster(s *side, isRef bool, seedDir string) error {
 		a := make([]any, len(args))
 		for i, v := range args {
 			a[i] = v
+		}
+		if args[0] == "EVALSHA" {
+			a[3] = "{" + args[3] + "}" // keyTag's reason
 		}
 		if err := s.cc.Do(ctx, a...).Err(); err != nil && !errors.Is(err, redis.Nil) {
 			return fmt.Errorf("%s: %s: %s", s.name, args[0], short(err.Error()))

@@ -75,8 +75,18 @@ type workload struct {
 
 var keySpace = 10000
 
+// keyTag makes the random keys hash tags, {prefix<n>} (-shards sets it):
+// Redis Cluster refuses a script's access to an undeclared key of
+// another slot, and the token-bucket script derives KEYS[1].."_time",
+// which the tag keeps in KEYS[1]'s slot.
+var keyTag bool
+
 func randKey(c *conn, b []byte, prefix string) []byte {
-	return appendBulkKey(b, prefix, int64(c.intn(keySpace)))
+	n := int64(c.intn(keySpace))
+	if keyTag {
+		return appendTaggedKey(b, prefix, n)
+	}
+	return appendBulkKey(b, prefix, n)
 }
 
 var value16 = []byte("vvvvvvvvvvvvvvvv")

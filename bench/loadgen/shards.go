@@ -287,8 +287,11 @@ func shardsMain() {
 		ref.addr, ref.topology, cand.addr, cand.topology, procs, strings.ReplaceAll(" "+*fEnv, ",", " "), runtime.NumCPU())
 	switch *fMode {
 	case "bench":
+		refShares, candShares := cpuByProcess(ref), cpuByProcess(cand)
 		benchMode(ref, cand)
 		fmt.Printf("limitdb's group leaders at the end: %s\n", groupLeaders(cand.groups))
+		fmt.Printf("each process's share of its side's CPU over the cases:\n  %s: %s\n  %s: %s\n",
+			ref.name, refShares(), cand.name, candShares())
 	case "idle":
 		idleMode(ref, cand)
 	default:
@@ -302,6 +305,31 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// cpuByProcess reads the CPU time of each of s's processes now; the
+// function it returns names each one's share of the side's CPU since
+// (a leader's against its followers': what the model in RESULTS.md's
+// "Shards" rests on).
+func cpuByProcess(s *side) func() string {
+	all := allNodes(s.groups)
+	before := make([]int64, len(all))
+	for i, nd := range all {
+		before[i] = cpuNs(nd.pid)
+	}
+	return func() string {
+		d := make([]int64, len(all))
+		var total int64
+		for i, nd := range all {
+			d[i] = cpuNs(nd.pid) - before[i]
+			total += d[i]
+		}
+		var parts []string
+		for i, nd := range all {
+			parts = append(parts, fmt.Sprintf("%s %.1f %%", nd.id, 100*float64(d[i])/float64(max(total, 1))))
+		}
+		return strings.Join(parts, ", ")
+	}
 }
 
 // respArgs reads the one command a builder wrote (a RESP array of bulk

@@ -6,7 +6,7 @@
 #   GOMAXPROCS_LIMITDB=2 bench/run.sh   # a fixed P count (default: limitdb's, procs/)
 #   RUNS="core" bench/run.sh     # only the core set (parts: core, lists, blocking, scripts, rl,
 #                                # rl-policy, pubsub, sort, memory, cluster, cluster-replicas, shards,
-#                                # shards-replicas, shards-cpu, shards-idle; sort, rl-policy, the
+#                                # shards-replicas, shards-1, shards-cpu, shards-idle; sort, rl-policy, the
 #                                # cluster and the shards parts are not in the default set)
 #   RUNS="cluster cluster-replicas" bench/run.sh   # a three-node limitdb against one Redis,
 #                                # then against a Redis primary with two replicas
@@ -16,6 +16,7 @@
 #                                # groups of three against masters with two replicas each
 #   RUNS="shards-cpu shards-idle" bench/run.sh   # CPU per op of 1 group against 3 (limitdb
 #                                # against itself); the CPU of idle groups and Redis shards
+#   RUNS=shards-1 bench/run.sh   # the shards cases with one group against one master
 #
 # Ports: REDIS_PORT and LIMITDB_PORT (default: free loopback ports).
 # SEED_DIR: the seed scripts (default ../shared/seed-scripts, the project's
@@ -65,6 +66,9 @@ for r in $RUNS; do
 	cluster-replicas) lgc -redis-replicas 2 ;;
 	shards) lgs -workloads $SHARD_WORK ;;
 	shards-replicas) lgs -shard-nodes 3 -redis-replicas 2 -workloads $SHARD_WORK ;;
+	# one group against one master (all slots): with shards and shards-cpu,
+	# Redis's CPU per op with 3 masters against 1 as a ratio of ratios
+	shards-1) lgs -shards 1 -workloads $SHARD_WORK ;;
 	# 3 groups against 1 (all slots), both limitdb: RL.ALLOW on both sides
 	shards-cpu) lgs -ref-limitdb-shards 1 -workloads rl-native,set,evalsha-tb ;;
 	# 20 s with no load: a lone 3-node group (and a Redis master with two

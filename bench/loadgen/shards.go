@@ -32,6 +32,7 @@ var (
 	fShards     = flag.Int("shards", 0, "both sides a Redis Cluster of this many shards, driven through go-redis's ClusterClient (0: the unsharded sides)")
 	fShardNodes = flag.Int("shard-nodes", 1, "with -shards: limitdb nodes per Raft group (1, 3 or 5)")
 	fRefShards  = flag.Int("ref-limitdb-shards", 0, "with -shards: the reference side is a limitdb of this many groups instead of Redis")
+	fCandConns  = flag.Int("cand-conns", 0, "with -shards: workers on the candidate side (0: -conns), e.g. -conns × shards to give each of its shards the commands per turn one shard gets from -conns (the CPU columns; the throughput ratio then compares different loads)")
 	fIdle       = flag.Duration("idle", 20*time.Second, "-mode idle: how long the idle processes' CPU is measured")
 )
 
@@ -247,7 +248,7 @@ func shardSide(s *side, gs []shardGroup, topology string) {
 	}
 	s.addr, s.pid, s.topology = all[0].addr+"…", all[0].pid, topology
 	s.cc = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Protocol: 2, DisableIdentity: true,
-		PoolSize: *fConns + 8, MaxRedirects: 8})
+		PoolSize: max(*fConns, candConns()) + 8, MaxRedirects: 8})
 	ctx := context.Background()
 	waitUntil(20*time.Second, fmt.Sprintf("%s: ClusterClient seeing %d masters", s.name, len(gs)), func() bool {
 		s.cc.ReloadState(ctx)
@@ -297,6 +298,15 @@ func shardsMain() {
 	default:
 		fatalf("-shards: -mode bench or idle, not %q", *fMode)
 	}
+}
+
+// candConns is the candidate's worker count (-cand-conns, only with
+// -shards).
+func candConns() int {
+	if *fCandConns > 0 && *fShards > 0 {
+		return *fCandConns
+	}
+	return *fConns
 }
 
 // plural is "1 node", "3 nodes".

@@ -31,6 +31,8 @@ type side struct {
 	// CPU ns the side's processes used and ops it served during the
 	// measured slices of the current case (pid known only)
 	cpu, ops int64
+	// selfCPU: the load generator's own CPU ns during those slices
+	selfCPU int64
 }
 
 // cpuNs is the CPU time all the side's processes have run.

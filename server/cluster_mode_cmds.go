@@ -15,8 +15,10 @@ import (
 // the engine says it owns. Slot assignment (ADDSLOTS, ADDSLOTSRANGE,
 // DELSLOTS, DELSLOTSRANGE) is a replicated write: a follower forwards it
 // to the leader (changesShared), which records it as the engine's
-// LIMITDB.SLOTS effect. What needs several groups or Redis's cluster bus
-// (MEET, FAILOVER, SETSLOT, REPLICATE…) answers errClusterUnsupported.
+// LIMITDB.SLOTS effect, after claiming the slots in the directory when
+// the group belongs to a cluster of groups (cluster_meet.go, with MEET).
+// What needs Redis's cluster bus or slot migration (FAILOVER, SETSLOT,
+// REPLICATE…) answers errClusterUnsupported.
 
 const (
 	errInvalidSlot      = "ERR Invalid slot"
@@ -50,6 +52,8 @@ var clusterModeCmds = map[string]connHandler{
 	"count-failure-reports": cmdClusterFailureReports,
 	"replicas":              cmdClusterReplicas,
 	"slaves":                cmdClusterReplicas,
+	"meet":                  cmdClusterMeet,           // cluster_meet.go
+	"set-config-epoch":      cmdClusterSetConfigEpoch, // cluster_meet.go
 }
 
 func init() {
@@ -70,11 +74,14 @@ func cmdClusterUnsupported(s *Server, cl *client, argv [][]byte) {
 	cl.w.Error(errClusterUnsupported(string(argv[1])))
 }
 
-// clusterChangesSlots: the slot-assignment subcommands change the group's
-// replicated state, so a follower forwards them (changesShared).
+// clusterChangesSlots: the slot-assignment subcommands and MEET change
+// the group's replicated state, so a follower forwards them
+// (changesShared); SET-CONFIG-EPOCH goes with them, so that its check
+// reads the leader's record of the group.
 func clusterChangesSlots(name string) bool {
 	switch name {
-	case "cluster|addslots", "cluster|addslotsrange", "cluster|delslots", "cluster|delslotsrange":
+	case "cluster|addslots", "cluster|addslotsrange", "cluster|delslots", "cluster|delslotsrange",
+		"cluster|meet", "cluster|set-config-epoch":
 		return true
 	}
 	return false
@@ -428,34 +435,19 @@ func cmdClusterAddSlotsRange(s *Server, cl *client, argv [][]byte) {
 
 // changeSlots records the assignment through the door, as the engine's
 // LIMITDB.SLOTS ADD|DEL start end [start end …] effect (replicated: on a
-// Raft leader it is committed before the reply goes, exec's ticket).
+// Raft leader it is committed before the reply goes, exec's ticket). In
+// a group that belongs to a cluster of groups the directory takes part
+// (changeSlotsInCluster, cluster_meet.go).
 func (s *Server) changeSlots(cl *client, del bool, ranges [][2]int) {
+	if s.node != nil && s.eng.Shard().Index >= 0 {
+		s.changeSlotsInCluster(cl, del, ranges)
+		return
+	}
 	op := "ADD"
 	if del {
 		op = "DEL"
 	}
-	argv := [][]byte{[]byte("LIMITDB.SLOTS"), []byte(op)}
-	for _, r := range ranges {
-		argv = append(argv, strconv.AppendInt(nil, int64(r[0]), 10), strconv.AppendInt(nil, int64(r[1]), 10))
-	}
-	now, _ := s.door.Now()
-	c := engine.Ctx{E: s.eng, DB: s.eng.DBs[0], W: resp.NewWriter(), Now: now}
-	if engine.Lookup(argv[0]) == nil {
-		cl.w.Error(errNoSlotsEffect)
-		return
-	}
-	cmd := c.Resolve(argv)
-	if cmd == nil {
-		cl.w.Raw(c.W.B)
-		return
-	}
-	s.door.Exec(&c, cmd, argv)
-	s.updateClusterState()
-	if len(c.W.B) > 0 && c.W.B[0] == '-' {
-		cl.w.Raw(c.W.B)
-		return
-	}
-	cl.w.OK()
+	s.finishSlots(cl, s.execEffect(appendRangeArgs(effectArgv("LIMITDB.SLOTS", op), ranges)))
 }
 
 // cmdClusterHelp: CLUSTER HELP, Redis 7.0's text.

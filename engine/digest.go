@@ -254,5 +254,10 @@ func (e *Engine) StrictDigest() Digest {
 		d.mixString(auxDirectory)
 		d.mixString(s)
 	}
+	// the cluster-wide state's version, only once a group has one
+	if s := encodeGlobal(e.global); s != "" {
+		d.mixString(auxGlobal)
+		d.mixString(s)
+	}
 	return d
 }

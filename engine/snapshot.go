@@ -74,6 +74,7 @@ type Snapshot struct {
 	policies []AuxField // the policy registry (policy_rdb.go)
 	slots    string     // the owned hash slots (slot_owner.go), "" for none
 	dir      string     // the directory and the group's record (cluster_directory.go), "" in no cluster
+	global   string     // the cluster-wide state's version (cluster_global.go), "" without one
 	notify   int
 	noLZF    bool  // Engine.RDBNoCompression when taken
 	noCRC    bool  // Engine.RDBNoChecksum when taken
@@ -106,7 +107,7 @@ const writeBatch = 256
 // snapshotVersion is the limitdb-ver a snapshot is written with: the
 // lowest version that holds what it carries.
 func (s *Snapshot) snapshotVersion() int64 {
-	if s.slots != "" || s.dir != "" {
+	if s.slots != "" || s.dir != "" || s.global != "" {
 		return 2
 	}
 	return 1
@@ -122,6 +123,7 @@ func (e *Engine) snapshotHeader() *Snapshot {
 	s.policies = e.Policies.aux()
 	s.slots = encodeSlotRanges(&e.owned)
 	s.dir = encodeDirectory(e.dir)
+	s.global = encodeGlobal(e.global)
 	if scriptsCodec.Functions != nil {
 		s.libs = scriptsCodec.Functions(e.Scripts)
 	}
@@ -256,6 +258,9 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	}
 	if s.dir != "" {
 		w.aux(auxDirectory, s.dir)
+	}
+	if s.global != "" {
+		w.aux(auxGlobal, s.global)
 	}
 	// the function libraries, where Redis 7.0 writes them (rdbSaveFunctions:
 	// after the aux fields, before the databases)
@@ -395,6 +400,7 @@ func (e *Engine) Reset(r io.Reader) error {
 	e.slotsGen++
 	e.dir = nil
 	e.dirGen++
+	e.global = Global{}
 	e.Rand.Seed(initialRandSeed)
 	return nil
 }
@@ -462,6 +468,7 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 	e.slotsGen++
 	e.dir = l.dir
 	e.dirGen++
+	e.global = l.global
 	e.ClockMs = max(e.ClockMs, l.clock)
 	e.Rand.Seed(l.rand)
 	e.Enc = l.lim
@@ -500,6 +507,7 @@ type rdbLoader struct {
 	policies Policies
 	owned    slotBits   // the owned hash slots (none in a file without limitdb-slots)
 	dir      *directory // the directory and the group's record (nil without limitdb-directory)
+	global   Global     // limitdb-global's version (zero without it)
 	acl      string     // Settings.ACL
 	notify   *int64     // Notify (absent from snapshots older than it, and from Redis's files)
 	// noVerify: rdbchecksum no, under which Redis does not check the
@@ -717,6 +725,11 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 		}
 	case k == auxDirectory:
 		if l.dir, err = decodeDirectory(v); err != nil {
+			return bad()
+		}
+	case k == auxGlobal:
+		var ok bool
+		if l.global, ok = decodeGlobalAux(v); !ok {
 			return bad()
 		}
 	case k == auxPolicy || k == auxPolicyVer:

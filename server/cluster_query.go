@@ -12,6 +12,8 @@ const (
 	queryRLStats byte = 's' // a member's decision counters (rl_stats_cluster.go)
 	// queryView ('v'): a group's view (cluster_view.go)
 	// queryDirectory ('d'): a directory request (cluster_meet.go)
+	// queryGlobalUnit ('w'), queryGlobalPush ('g'): the cluster-wide
+	// state of several groups (cluster_global.go)
 )
 
 // Answer statuses beyond cluster.QueryOK.
@@ -38,6 +40,10 @@ func (s *Server) answerQuery(req []byte) (byte, []byte) {
 		return s.answerView()
 	case queryDirectory:
 		return s.answerDirectory(req[1:])
+	case queryGlobalUnit:
+		return s.answerGlobalUnit(req[1:])
+	case queryGlobalPush:
+		return s.answerGlobalPush(req[1:])
 	}
 	return queryUnknownKind, nil
 }

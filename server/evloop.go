@@ -937,7 +937,9 @@ func (s *Server) continueOff(cl *client) {
 // the connection's own goroutine, so that the loop keeps serving its
 // other clients. A script runs on the loop (script_loop.go).
 func runsOffLoop(cl *client, cmd *engine.Command) bool {
-	return !cl.tx.Active && waitsForCluster[cmd.Name] // queued: not run yet
+	// (queued: not run yet) a cluster-wide change of several groups waits
+	// for the directory and its pushes (cluster_global.go)
+	return !cl.tx.Active && (waitsForCluster[cmd.Name] || cl.s.eng.SeveralGroups() && clusterWideCmds[cmd.Name] || cmd.Name == "config|set" && cl.s.eng.SeveralGroups())
 }
 
 // waitsForCluster are the commands that wait for the cluster with the

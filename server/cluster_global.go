@@ -1,0 +1,337 @@
+package server
+
+import (
+	"encoding/binary"
+	"strconv"
+	"sync"
+	"time"
+
+	"limitdb/cluster"
+	"limitdb/engine"
+)
+
+// Cluster-wide state over several groups (server/DESIGN.md, "Cluster-wide
+// state over several groups"; engine/cluster_global.go). In a cluster of
+// several groups the directory group holds the policy registry, the ACL
+// users, the script cache, the function libraries and the cluster-wide
+// CONFIG parameters:
+//   - a change received by any node of the cluster (clusterWide) runs on
+//     the directory group's leader: the node sends the unit (ACL user,
+//     protocol, argv) as a global-unit query ('w'), the directory's
+//     leader runs it as that user as it runs a follower's forwarded unit
+//     (ACL checks, IFVERSION and errors are the directory's), waits for
+//     its commit, pushes, and answers the reply;
+//   - the push: the directory's leader stamps a new version of its
+//     cluster-wide state when its content changed (LIMITDB.GLOBAL STAMP)
+//     and sends the version and content ('g') to every other group's
+//     leader, which records LIMITDB.GLOBAL LOAD as one unit of its own
+//     log and answers once it is committed. The change's reply waits for
+//     every group's answer, or leader-wait-ms for one that does not
+//     answer;
+//   - the catch-up: every second the directory's leader stamps if its
+//     content changed unseen (a change inside a script or MULTI of the
+//     directory group, a leader that failed between a change and its
+//     stamp) and pushes to every group not known to hold its version.
+//
+// Inside MULTI and scripts a cluster-wide change is refused in a group
+// other than the directory (it would change that group only); in the
+// directory group it runs there and reaches the others by the next push.
+// A group in no cluster, or alone in one, changes nothing of this.
+
+const (
+	queryGlobalUnit byte = 'w' // a cluster-wide change for the directory's leader
+	queryGlobalPush byte = 'g' // the directory's cluster-wide state for a group's leader
+)
+
+const (
+	// globalCatchUp is the period of the directory leader's catch-up
+	globalCatchUp = time.Second
+	// globalUnitWait bounds the wait for the lock of the directory's
+	// leader (a long script) before it answers busy
+	globalUnitWait = dirAskWait
+)
+
+const (
+	errGlobalInMulti     = "ERR cluster-wide changes (RL.POLICY, ACL, SCRIPT LOAD/FLUSH, FUNCTION, cluster-wide CONFIG SET) cannot run inside MULTI in a cluster of several groups"
+	errGlobalUnreachable = "ERR the cluster's directory did not answer in time (no leader of its group reachable): the change may or may not have been made"
+	errGlobalMalformed   = "ERR malformed reply from the directory"
+)
+
+// clusterWideCmds are the commands that change the cluster-wide state
+// (CONFIG SET only for the cluster-wide parameters: clusterWide).
+var clusterWideCmds = map[string]bool{
+	"rl.policy|set": true, "rl.policy|del": true, "rl.policy|apply": true, "rl.policy|override": true,
+	"rl.policy|unoverride": true, "rl.policy|restore": true,
+	"acl|setuser": true, "acl|deluser": true, "acl|load": true,
+	"script|load": true, "script|flush": true,
+	"function|load": true, "function|delete": true, "function|flush": true, "function|restore": true,
+}
+
+// clusterWide reports whether cmd changes the cluster-wide state.
+func clusterWide(cmd *engine.Command, argv [][]byte) bool {
+	if cmd.Name == "config|set" {
+		shared, _ := sharedConfig(argv)
+		return shared
+	}
+	return clusterWideCmds[cmd.Name]
+}
+
+// globalState is the server's part of the push (its own lock, never
+// held with the engine lock's wait).
+type globalState struct {
+	mu sync.Mutex // one push at a time (pushGlobal)
+	// acked: per group index, the newest version it answered holding
+	acked map[int]int64
+	kick  chan struct{} // a push is due (a change that did not push itself)
+}
+
+// routeGlobal runs a cluster-wide change of a cluster of several groups
+// where it belongs (lock held; the caller checked SeveralGroups and
+// clusterWide). It returns false when the command is to run here as any
+// other: on the directory's leader for a global unit, or in the
+// directory group for a follower's forwarded unit (the next push takes
+// it to the others).
+func (s *Server) routeGlobal(cl *client, cmd *engine.Command, argv [][]byte) bool {
+	if cl.globalUnit {
+		return false
+	}
+	if cl.ctx.InMulti {
+		cl.w.Error(errGlobalInMulti)
+		return true
+	}
+	if cl.connless() {
+		if s.eng.ElsewhereClusterWide() {
+			cl.w.Error(engine.ErrClusterWideHere)
+			return true
+		}
+		s.kickGlobal()
+		return false
+	}
+	req := []byte{queryGlobalUnit}
+	req = appendQueryString(req, cl.user.Name)
+	req = binary.AppendUvarint(req, uint64(cl.w.Proto))
+	req = binary.AppendUvarint(req, uint64(cl.db))
+	req = binary.AppendUvarint(req, uint64(len(argv)))
+	for _, a := range argv {
+		req = appendQueryBytes(req, a)
+	}
+	sh := s.eng.Shard()
+	local := sh.Directory && s.node.Serving()
+	addrs := sh.DirSeeds
+	if sh.Directory {
+		v := s.myView()
+		addrs = v.leaderFirst()
+	}
+	bound := 2*s.leaderWait() + globalUnitWait
+	s.door.Unlock()
+	var st byte
+	var body []byte
+	if local {
+		st, body = s.answerGlobalUnit(req[1:])
+	}
+	if !local || st == queryNotLeader {
+		st, body = s.askLeader(addrs, req, bound)
+	}
+	s.door.Lock()
+	s.resumeNow(cl)
+	switch {
+	case st == cluster.QueryOK:
+		cl.w.B = append(cl.w.B, body...)
+	case st == queryRefused && len(body) > 0:
+		cl.w.Error(string(body))
+	case st == queryMalformedReq || st == queryUnknownKind:
+		cl.w.Error(errGlobalMalformed)
+	default:
+		cl.w.Error(errGlobalUnreachable)
+	}
+	return true
+}
+
+// leaderWait is leader-wait-ms.
+func (s *Server) leaderWait() time.Duration {
+	n, _ := strconv.ParseInt(s.conf.params["leader-wait-ms"], 10, 64)
+	return time.Duration(max(n, 1)) * time.Millisecond
+}
+
+// answerGlobalUnit runs another node's cluster-wide change on this, the
+// directory group's leader (query 'w'): as the unit's ACL user and
+// protocol, then, once committed, pushes to the other groups and answers
+// the reply. A node that does not lead answers queryNotLeader with the
+// leader's address; one whose group is not the directory refuses.
+func (s *Server) answerGlobalUnit(b []byte) (byte, []byte) {
+	r := queryReader{b: b, ok: true}
+	user := r.str()
+	proto := r.uvarint()
+	db := r.uvarint()
+	n := r.count(1)
+	argv := make([][]byte, 0, n)
+	for range n {
+		argv = append(argv, []byte(r.str()))
+	}
+	if !r.ok || len(r.b) != 0 || n == 0 || db >= engine.NumDBs {
+		return queryMalformedReq, nil
+	}
+	ran, changed := false, false
+	st, out := s.onLeader(globalUnitWait, func() (byte, []byte) {
+		if !s.eng.Shard().Directory {
+			return queryRefused, []byte(engine.ErrDirNone)
+		}
+		ran = true
+		recs := s.door.Records
+		out := s.runGlobalUnit(user, int(proto), int(db), argv)
+		changed = s.door.Records != recs
+		return cluster.QueryOK, out
+	})
+	switch {
+	case st == queryNotLeader && ran:
+		// it ran, and the leadership ended before its commit: the
+		// outcome is unknown, so the asker must not run it again
+		return queryRefused, []byte(errLeadershipLost)
+	case st == cluster.QueryOK && changed:
+		s.pushGlobal()
+	}
+	return st, out
+}
+
+// runGlobalUnit runs a cluster-wide change as the given ACL user (an
+// unknown one: the default, unauthenticated) and protocol (lock held)
+// and returns its reply.
+func (s *Server) runGlobalUnit(user string, proto, db int, argv [][]byte) (out []byte) {
+	cl := s.newFwdClient()
+	cl.globalUnit = true
+	cl.db, cl.w.Proto = db, proto
+	if u := s.auth.acl.User(user); u != nil {
+		cl.user, cl.authed = u, true
+	} else {
+		cl.user, cl.authed = s.auth.defaultUser.Load(), false
+	}
+	cl.ctx.Now, _ = s.door.Now()
+	defer func() {
+		// contained as a connection's command would be: this runs in
+		// the query's goroutine
+		if r := recover(); r != nil {
+			if cl.cur == nil {
+				cl.cur = &engine.Command{Name: "global"}
+			}
+			s.containPanic(cl, r, 0)
+			out = cl.w.B
+		}
+	}()
+	s.dispatch(cl, argv)
+	s.settleAsync()
+	return cl.w.B
+}
+
+// kickGlobal asks the catch-up loop for a push now (lock held or not).
+func (s *Server) kickGlobal() {
+	select {
+	case s.global.kick <- struct{}{}:
+	default:
+	}
+}
+
+// globalLoop is the directory leader's catch-up: every globalCatchUp, or
+// when kicked, pushGlobal (which does nothing on any other node).
+func (s *Server) globalLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(globalCatchUp)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		case <-s.global.kick:
+		}
+		if s.node.Serving() {
+			s.pushGlobal()
+		}
+	}
+}
+
+// pushGlobal brings every other group to this directory's cluster-wide
+// state (the lock is not held): it stamps a new version when the content
+// is not the stamped one, waits for that commit, then pushes the version
+// and content to the leader of every group not known to hold it, in
+// parallel, each for at most leader-wait-ms. It does nothing unless this
+// node leads the directory group of a cluster of several groups.
+func (s *Server) pushGlobal() {
+	s.global.mu.Lock()
+	defer s.global.mu.Unlock()
+	s.door.Lock()
+	if !s.node.Serving() || !s.eng.Shard().Directory || !s.eng.SeveralGroups() {
+		s.door.Unlock()
+		return
+	}
+	content, digest := s.eng.GlobalContent()
+	if g := s.eng.GlobalOf(); g.Digest != digest || g.Ver == 0 {
+		if msg := replyError(s.execEffect(effectArgv("LIMITDB.GLOBAL", "STAMP", strconv.FormatUint(digest, 10)))); msg != "" {
+			s.door.Unlock()
+			s.log.Error("stamping the cluster-wide state failed", "err", msg)
+			return
+		}
+		ticket := s.node.Ticket()
+		s.door.Unlock()
+		if s.node.Wait(ticket) != nil {
+			return
+		}
+		s.door.Lock()
+	}
+	ver := s.eng.GlobalOf().Ver
+	own := s.eng.Shard().Index
+	groups := s.eng.DirGroups()
+	s.door.Unlock()
+	if s.global.acked == nil {
+		s.global.acked = map[int]int64{}
+	}
+	req := binary.AppendVarint([]byte{queryGlobalPush}, ver)
+	req = append(req, content...)
+	wait := s.leaderWait()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, g := range groups {
+		if g.Index == own || s.global.acked[g.Index] >= ver {
+			continue
+		}
+		wg.Add(1)
+		go func(g engine.DirGroup) {
+			defer wg.Done()
+			st, body := s.askLeader(g.Seeds, req, wait)
+			if st != cluster.QueryOK {
+				return
+			}
+			have, k := binary.Varint(body)
+			if k <= 0 {
+				return
+			}
+			mu.Lock()
+			s.global.acked[g.Index] = max(s.global.acked[g.Index], have)
+			mu.Unlock()
+		}(g)
+	}
+	wg.Wait()
+}
+
+// answerGlobalPush answers the directory leader's push (query 'g': the
+// version, then the content) on a group's leader: LIMITDB.GLOBAL LOAD
+// when the version is newer than the group's, committed before the
+// answer, which is the version the group holds (varint).
+func (s *Server) answerGlobalPush(b []byte) (byte, []byte) {
+	ver, k := binary.Varint(b)
+	if k <= 0 || ver <= 0 {
+		return queryMalformedReq, nil
+	}
+	content := b[k:]
+	return s.onLeader(dirAskWait, func() (byte, []byte) {
+		if s.eng.Shard().Directory {
+			return queryRefused, []byte(errMeetOtherGroup)
+		}
+		if ver > s.eng.GlobalOf().Ver {
+			argv := [][]byte{[]byte("LIMITDB.GLOBAL"), []byte("LOAD"), strconv.AppendInt(nil, ver, 10), content}
+			if msg := replyError(s.execEffect(argv)); msg != "" {
+				return queryRefused, []byte(msg)
+			}
+		}
+		return cluster.QueryOK, binary.AppendVarint(nil, s.eng.GlobalOf().Ver)
+	})
+}

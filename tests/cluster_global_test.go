@@ -1,0 +1,272 @@
+package tests
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The cluster-wide state over several groups (server/cluster_global.go):
+// the directory group holds the policies, users, scripts, functions and
+// cluster-wide parameters; a change through any node runs there and is
+// pushed to every group before its reply, so a command on another group
+// sent right after the reply sees it. Each test runs three groups of one
+// node (the first met holds the directory), met and given an even split
+// of the slots; it talks to each group's node directly (the map every
+// node serves is not needed here).
+
+// globalLeaderWait is the groups' leader-wait-ms: the bound of a change's
+// wait for a group that does not answer.
+const globalLeaderWait = 1000
+
+// mustGlobalShards starts groups×1 nodes, meets them and splits the slots
+// (without waiting for every node's map: the assignments are committed
+// in the directory when ADDSLOTSRANGE answers).
+func mustGlobalShards(t *testing.T, groups int) *testShards {
+	t.Helper()
+	s := mustShardGroups(t, groups, 1, "--leader-wait-ms", strconv.Itoa(globalLeaderWait))
+	s.meetAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for g := range s.groups {
+		lo, hi := s.slotRange(g)
+		if err := s.groups[g].cli(0).Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
+			t.Fatalf("group %d: CLUSTER ADDSLOTSRANGE %d %d: %v\n%s", g, lo, hi, err, s.logs())
+		}
+	}
+	return s
+}
+
+// keyOf is a key whose slot group g owns.
+func (s *testShards) keyOf(ctx context.Context, g int, prefix string) string {
+	s.t.Helper()
+	for n := 0; n < 10000; n++ {
+		k := prefix + strconv.Itoa(n)
+		slot, err := s.groups[g].cli(0).Do(ctx, "CLUSTER", "KEYSLOT", k).Int()
+		if err != nil {
+			s.t.Fatalf("CLUSTER KEYSLOT: %v", err)
+		}
+		if s.groupOf(slot) == g {
+			return k
+		}
+	}
+	s.t.Fatalf("no key of group %d", g)
+	return ""
+}
+
+func globalCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestClusterGlobalPolicy: RL.POLICY SET through group 2's node, then at
+// once RL.ALLOW … POLICY on a key of group 3 sees it; IFVERSION sent
+// through two groups at once: exactly one wins; RL.POLICY GET on every
+// group shows one version.
+func TestClusterGlobalPolicy(t *testing.T) {
+	s := mustGlobalShards(t, 3)
+	ctx := globalCtx(t)
+	key := s.keyOf(ctx, 2, "pk")
+	for round := 1; round <= 3; round++ {
+		limit := strconv.Itoa(round)
+		if err := s.groups[1].cli(0).Do(ctx, "RL.POLICY", "SET", "p", "LIMIT", limit, "PERIOD", "60000", "ALGO", "fixed-window").Err(); err != nil {
+			t.Fatalf("round %d: RL.POLICY SET through group 2: %v\n%s", round, err, s.logs())
+		}
+		r, err := s.groups[2].cli(0).Do(ctx, "RL.ALLOW", key+limit, "POLICY", "p").Slice()
+		if err != nil {
+			t.Fatalf("round %d: RL.ALLOW on group 3 right after: %v\n%s", round, err, s.logs())
+		}
+		if got := r[3]; got != int64(round) {
+			t.Fatalf("round %d: RL.ALLOW on group 3 saw limit %v, want %d (reply %v)", round, got, round, r)
+		}
+	}
+	// IFVERSION through two groups at once
+	v, err := s.groups[0].cli(0).Do(ctx, "RL.POLICY", "GET", "p").Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver := policyVersion(t, v)
+	for try := 0; try < 5; try++ {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, g := range []int{1, 2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.groups[g].cli(0).Do(ctx, "RL.POLICY", "SET", "p", "LIMIT", strconv.Itoa(10+i), "PERIOD", "60000", "ALGO", "fixed-window", "IFVERSION", ver).Err()
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for _, e := range errs {
+			if e == nil {
+				won++
+			} else if !strings.Contains(e.Error(), "version mismatch") {
+				t.Fatalf("IFVERSION: %v", e)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("try %d: IFVERSION %d through two groups: %d won (%v), want exactly one", try, ver, won, errs)
+		}
+		ver++
+	}
+	for g := range s.groups {
+		v, err := s.groups[g].cli(0).Do(ctx, "RL.POLICY", "GET", "p").Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := policyVersion(t, v); got != ver {
+			t.Errorf("group %d: policy p at version %d, want %d", g+1, got, ver)
+		}
+	}
+}
+
+// policyVersion reads RL.POLICY GET's version field.
+func policyVersion(t *testing.T, v []any) int64 {
+	t.Helper()
+	for i := 0; i+1 < len(v); i += 2 {
+		if v[i] == "version" {
+			return v[i+1].(int64)
+		}
+	}
+	t.Fatalf("no version in %v", v)
+	return 0
+}
+
+// TestClusterGlobalACLScriptsFunctions: ACL SETUSER through group 2, AUTH
+// as that user on group 3 at once; SCRIPT LOAD on group 1, EVALSHA on
+// group 3; FUNCTION LOAD on group 2, FCALL on group 1 and 3; a
+// cluster-wide CONFIG SET through group 3 shows on group 1.
+func TestClusterGlobalACLScriptsFunctions(t *testing.T) {
+	s := mustGlobalShards(t, 3)
+	ctx := globalCtx(t)
+	if err := s.groups[1].cli(0).Do(ctx, "ACL", "SETUSER", "gu", "on", ">gpw", "~*", "+@all").Err(); err != nil {
+		t.Fatalf("ACL SETUSER through group 2: %v", err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: s.groups[2].addr(0), Protocol: 2, Username: "gu", Password: "gpw", MaxRetries: -1})
+	defer c.Close()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("AUTH gu on group 3 right after: %v", err)
+	}
+	sha, err := s.groups[0].cli(0).Do(ctx, "SCRIPT", "LOAD", "return 'g' .. KEYS[1]").Text()
+	if err != nil {
+		t.Fatalf("SCRIPT LOAD on group 1: %v", err)
+	}
+	k3 := s.keyOf(ctx, 2, "sk")
+	if got, err := s.groups[2].cli(0).Do(ctx, "EVALSHA", sha, 1, k3).Text(); err != nil || got != "g"+k3 {
+		t.Fatalf("EVALSHA on group 3: %q, %v", got, err)
+	}
+	lib := "#!lua name=glib\nredis.register_function('gf', function(keys, args) return 'f' .. keys[1] end)"
+	if err := s.groups[1].cli(0).Do(ctx, "FUNCTION", "LOAD", lib).Err(); err != nil {
+		t.Fatalf("FUNCTION LOAD through group 2: %v", err)
+	}
+	for _, g := range []int{0, 2} {
+		k := s.keyOf(ctx, g, "fk")
+		if got, err := s.groups[g].cli(0).Do(ctx, "FCALL", "gf", 1, k).Text(); err != nil || got != "f"+k {
+			t.Fatalf("FCALL on group %d: %q, %v", g+1, got, err)
+		}
+	}
+	if err := s.groups[2].cli(0).Do(ctx, "CONFIG", "SET", "hash-max-listpack-entries", "77").Err(); err != nil {
+		t.Fatalf("CONFIG SET through group 3: %v", err)
+	}
+	if got, err := s.groups[0].cli(0).Do(ctx, "CONFIG", "GET", "hash-max-listpack-entries").StringSlice(); err != nil || len(got) != 2 || got[1] != "77" {
+		t.Fatalf("CONFIG GET on group 1: %v, %v", got, err)
+	}
+	// inside MULTI a group other than the directory refuses
+	p := s.groups[1].cli(0).TxPipeline()
+	p.Do(ctx, "RL.POLICY", "SET", "m", "LIMIT", "1", "PERIOD", "1000")
+	if _, err := p.Exec(ctx); err == nil || !strings.Contains(err.Error(), "inside MULTI") {
+		t.Fatalf("RL.POLICY SET inside MULTI on group 2: %v, want the refusal", err)
+	}
+}
+
+// TestClusterGlobalGroupDown: with group 3's only node killed, a change
+// through group 2 answers within leader-wait-ms and a margin; group 3 has
+// it within about two seconds of its restart.
+func TestClusterGlobalGroupDown(t *testing.T) {
+	s := mustGlobalShards(t, 3)
+	ctx := globalCtx(t)
+	if err := s.groups[1].cli(0).Do(ctx, "RL.POLICY", "SET", "d", "LIMIT", "1", "PERIOD", "60000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.kill(2, 0)
+	t0 := time.Now()
+	if err := s.groups[1].cli(0).Do(ctx, "RL.POLICY", "SET", "d", "LIMIT", "2", "PERIOD", "60000").Err(); err != nil {
+		t.Fatalf("RL.POLICY SET with group 3 down: %v", err)
+	}
+	if d := time.Since(t0); d > globalLeaderWait*time.Millisecond+1500*time.Millisecond {
+		t.Fatalf("RL.POLICY SET with group 3 down took %v, want at most leader-wait-ms %d ms + 1.5 s", d, globalLeaderWait)
+	}
+	s.restart(2, 0)
+	t1 := time.Now()
+	for {
+		v, err := s.groups[2].cli(0).Do(ctx, "RL.POLICY", "GET", "d").Slice()
+		if err == nil && policyLimit(v) == 2 {
+			break
+		}
+		if time.Since(t1) > 2500*time.Millisecond {
+			t.Fatalf("group 3 restarted %v ago still has %v, %v\n%s", time.Since(t1), v, err, s.logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("group 3 had the change %v after its restart answered", time.Since(t1))
+}
+
+// policyLimit reads RL.POLICY GET's limit field (-1 when absent).
+func policyLimit(v []any) int64 {
+	for i := 0; i+1 < len(v); i += 2 {
+		if v[i] == "limit" {
+			n, _ := v[i+1].(int64)
+			return n
+		}
+	}
+	return -1
+}
+
+// TestClusterGlobalRLStats: RL.STATS CLUSTER on any node sums the calls
+// made on every group.
+func TestClusterGlobalRLStats(t *testing.T) {
+	s := mustGlobalShards(t, 3)
+	ctx := globalCtx(t)
+	if err := s.groups[0].cli(0).Do(ctx, "RL.POLICY", "SET", "st", "LIMIT", "100", "PERIOD", "60000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for g := range s.groups {
+		for i := 0; i <= g; i++ {
+			k := s.keyOf(ctx, g, "stk"+strconv.Itoa(i)+"-")
+			if err := s.groups[g].cli(0).Do(ctx, "RL.ALLOW", k, "POLICY", "st").Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for g := range s.groups {
+		m, err := s.groups[g].cli(0).Do(ctx, "RL.STATS", "CLUSTER", "st").Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes, reqs := int64(-1), int64(-1)
+		for i := 0; i+1 < len(m); i += 2 {
+			switch m[i] {
+			case "nodes":
+				nodes = m[i+1].(int64)
+			case "policies":
+				pol := m[i+1].([]any)
+				st := pol[1].([]any)
+				for j := 0; j+1 < len(st); j += 2 {
+					if st[j] == "requests" {
+						reqs = st[j+1].(int64)
+					}
+				}
+			}
+		}
+		if nodes != 3 || reqs != 6 {
+			t.Fatalf("RL.STATS CLUSTER on group %d: nodes %d requests %d, want 3 and 6: %v", g+1, nodes, reqs, m)
+		}
+	}
+}

@@ -197,7 +197,7 @@ func TestClusterShardsGoRedis(t *testing.T) {
 // group's members equal after quiescence.
 func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 	s := mustShards(t, 3, 3)
-	r := s.workload(shardLoad{workers: 8, ops: 3000, d: 20 * time.Second, killGroup: 1})
+	r := s.workload(shardLoad{workers: 8, ops: 3000, d: 20 * time.Second, kill: true, killGroup: 1})
 	if r.afterKill == 0 {
 		t.Errorf("no operation on the killed group's slots succeeded after the kill")
 	}
@@ -207,11 +207,12 @@ func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 }
 
 // shardLoad is a bounded workload: workers goroutines, each ops
-// operations at most, for d at most; killGroup > 0 kills that group's
-// leader once a third of the operations (or of d) has passed.
+// operations at most, for d at most; with kill, killGroup's leader is
+// killed once a third of the operations (or of d) has passed.
 type shardLoad struct {
 	workers, ops int
 	d            time.Duration
+	kill         bool
 	killGroup    int
 }
 
@@ -286,7 +287,7 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	timer := time.AfterFunc(l.d, func() { close(stop) })
 	defer timer.Stop()
 	var killWG sync.WaitGroup
-	if l.killGroup > 0 {
+	if l.kill {
 		killWG.Add(1)
 		go func() {
 			defer killWG.Done()
@@ -294,8 +295,8 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 				time.Sleep(10 * time.Millisecond)
 			}
 			killedAt = s.leaderOf(l.killGroup)
+			killed.Store(true) // before: the first errors come while kill waits for the exit
 			s.kill(l.killGroup, killedAt)
-			killed.Store(true)
 			t.Logf("killed group %d's leader %s after %d operations (%v)", l.killGroup,
 				s.groups[l.killGroup].nodes[killedAt].id, ops.Load(), time.Since(start).Round(time.Millisecond))
 		}()
@@ -402,7 +403,7 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 				// node failing the way go-redis's retry does)
 				cc.ReloadState(ctx)
 				time.Sleep(20 * time.Millisecond)
-			} else if killed.Load() && s.groupOf(testKeySlot(key)) == l.killGroup {
+			} else if l.kill && killed.Load() && s.groupOf(testKeySlot(key)) == l.killGroup {
 				afterKill.Add(1)
 			}
 			return ctx.Err() == nil

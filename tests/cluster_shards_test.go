@@ -204,6 +204,11 @@ func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 	for _, c := range s.groups {
 		c.mustConverge(30 * time.Second)
 	}
+	// the map after the failover: the new leader everywhere, MOVED to it,
+	// redis-cli's check clean
+	s.checkSlots()
+	s.checkMoved()
+	s.checkRedisCli()
 }
 
 // shardLoad is a bounded workload: workers goroutines, each ops
@@ -465,6 +470,7 @@ func TestClusterShardsRedisCliCreate(t *testing.T) {
 	if err != nil || strings.Contains(out, "[ERR]") || !strings.Contains(out, "[OK] All 16384 slots covered.") {
 		t.Fatalf("redis-cli --cluster create: %v\n%s\n%s", err, out, s.logs())
 	}
+	t.Logf("redis-cli --cluster create:\n%s", out)
 	s.waitOK(30 * time.Second)
 	// redis-cli's split (lround of 16384/3: 0-5460, 5461-10922,
 	// 10923-16383) on the nodes in the order given

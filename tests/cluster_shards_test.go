@@ -192,31 +192,43 @@ func TestClusterShardsGoRedis(t *testing.T) {
 }
 
 // TestClusterShardsGoRedisLeaderKill: the same over three groups of
-// three, group 1's leader killed a third of the way in (and started again
-// after the load): no acknowledged INCR lost, none applied twice, every
-// group's members equal after quiescence.
+// three, group 1's leader killed a third of the way in, then the leader of
+// group 0 (which holds the directory) two thirds of the way (both started
+// again after the load): no acknowledged INCR lost, none applied twice,
+// every group's members equal after quiescence.
 func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 	s := mustShards(t, 3, 3)
-	r := s.workload(shardLoad{workers: 8, ops: 3000, d: 20 * time.Second, killGroup: 1})
-	if r.afterKill == 0 {
-		t.Errorf("no operation on the killed group's slots succeeded after the kill")
+	r := s.workload(shardLoad{workers: 8, ops: 3000, d: 20 * time.Second, kill: []int{1, 0}})
+	for i, n := range r.afterKill {
+		if n == 0 {
+			t.Errorf("no operation on group %d's slots succeeded after its leader was killed", i)
+		}
 	}
 	for _, c := range s.groups {
 		c.mustConverge(30 * time.Second)
 	}
+	// the map after the failover: the new leader everywhere, MOVED to it,
+	// redis-cli's check clean
+	s.checkSlots()
+	s.checkMoved()
+	s.checkRedisCli()
 }
 
 // shardLoad is a bounded workload: workers goroutines, each ops
-// operations at most, for d at most; killGroup > 0 kills that group's
-// leader once a third of the operations (or of d) has passed.
+// operations at most, for d at most; the leaders of the groups in kill
+// are killed one after the other, the k-th (of n) once k/(n+1) of the
+// operations (or of d) has passed.
 type shardLoad struct {
 	workers, ops int
 	d            time.Duration
-	killGroup    int
+	kill         []int
 }
 
+// shardLoadResult: operations, errors, and per kill the operations on
+// that group's slots that succeeded after it.
 type shardLoadResult struct {
-	ops, errs, afterKill int64
+	ops, errs int64
+	afterKill []int64
 }
 
 // noRetry makes go-redis send a command once: a write whose reply was
@@ -268,9 +280,12 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	sum := sha1.Sum([]byte(shardScript))
 	sha := hex.EncodeToString(sum[:])
 	const keysPerWorker = 64
-	var ops, errs, afterKill atomic.Int64
-	var killed atomic.Bool
-	killedAt := -1
+	var ops, errs, errsBefore atomic.Int64
+	// kills done (written by the killer before each kill: the first errors
+	// come while kill waits for the exit), the node killed in each
+	var killed atomic.Int32
+	killedAt := make([]int, len(l.kill))
+	afterKill := make([]atomic.Int64, len(l.kill))
 	var failures []string
 	var mu sync.Mutex
 	fail := func(f string, a ...any) {
@@ -286,20 +301,21 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	timer := time.AfterFunc(l.d, func() { close(stop) })
 	defer timer.Stop()
 	var killWG sync.WaitGroup
-	if l.killGroup > 0 {
-		killWG.Add(1)
-		go func() {
-			defer killWG.Done()
-			for ops.Load() < int64(l.workers*l.ops/3) && time.Since(start) < l.d/3 {
+	killWG.Add(1)
+	go func() {
+		defer killWG.Done()
+		for k, g := range l.kill {
+			frac := func(n int64) int64 { return n * int64(k+1) / int64(len(l.kill)+1) }
+			for ops.Load() < frac(int64(l.workers*l.ops)) && time.Since(start) < time.Duration(frac(int64(l.d))) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			killedAt = s.leaderOf(l.killGroup)
-			s.kill(l.killGroup, killedAt)
-			killed.Store(true)
-			t.Logf("killed group %d's leader %s after %d operations (%v)", l.killGroup,
-				s.groups[l.killGroup].nodes[killedAt].id, ops.Load(), time.Since(start).Round(time.Millisecond))
-		}()
-	}
+			killedAt[k] = s.leaderOf(g)
+			killed.Add(1)
+			s.kill(g, killedAt[k])
+			t.Logf("killed group %d's leader %s after %d operations (%v)", g,
+				s.groups[g].nodes[killedAt[k]].id, ops.Load(), time.Since(start).Round(time.Millisecond))
+		}
+	}()
 	var wg sync.WaitGroup
 	for w := 0; w < l.workers; w++ {
 		counters[w] = make([]ctrModel, keysPerWorker)
@@ -393,17 +409,29 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 			}
 			ops.Add(1)
 			if err != nil {
+				// an error before any kill is allowed too (a loaded machine's
+				// election answers UNCERTAIN: a group of three keeps no
+				// leader for sure), counted: the test of groups of one
+				// requires none
 				errs.Add(1)
-				if !killed.Load() {
-					fail("%s before any kill: %v", key, err)
+				if killed.Load() == 0 {
+					errsBefore.Add(1)
+					if errsBefore.Load() <= 3 {
+						t.Logf("%s before any kill: %v", key, err)
+					}
 				}
 				// a node gone: the client's map is refreshed now rather than
 				// on its own timer (a command sent once does not mark the
 				// node failing the way go-redis's retry does)
 				cc.ReloadState(ctx)
 				time.Sleep(20 * time.Millisecond)
-			} else if killed.Load() && s.groupOf(testKeySlot(key)) == l.killGroup {
-				afterKill.Add(1)
+			} else {
+				g := s.groupOf(testKeySlot(key))
+				for k := range int(killed.Load()) {
+					if l.kill[k] == g {
+						afterKill[k].Add(1)
+					}
+				}
 			}
 			return ctx.Err() == nil
 		})
@@ -414,8 +442,10 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	for _, f := range failures {
 		t.Error(f)
 	}
-	if killedAt >= 0 {
-		s.restart(l.killGroup, killedAt)
+	for k, g := range l.kill {
+		s.restart(g, killedAt[k])
+	}
+	if len(l.kill) > 0 {
 		s.waitOK(30 * time.Second)
 	}
 	// quiescence: every counter read back (a read may be retried)
@@ -442,9 +472,13 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 			acked, unsure, total = acked+c.acked, unsure+c.unsure, total+v
 		}
 	}
-	t.Logf("%d operations in %v (%d errors, %d on the killed group's slots after the kill); counters: %d acknowledged, %d unsure, %d read back",
-		ops.Load(), elapsed.Round(time.Millisecond), errs.Load(), afterKill.Load(), acked, unsure, total)
-	return shardLoadResult{ops: ops.Load(), errs: errs.Load(), afterKill: afterKill.Load()}
+	res := shardLoadResult{ops: ops.Load(), errs: errs.Load()}
+	for k := range afterKill {
+		res.afterKill = append(res.afterKill, afterKill[k].Load())
+	}
+	t.Logf("%d operations in %v (%d errors, %d before any kill; on each killed group's slots after its kill: %v); counters: %d acknowledged, %d unsure, %d read back",
+		res.ops, elapsed.Round(time.Millisecond), res.errs, errsBefore.Load(), res.afterKill, acked, unsure, total)
+	return res
 }
 
 // TestClusterShardsRedisCliCreate: redis-cli --cluster create over three
@@ -464,6 +498,7 @@ func TestClusterShardsRedisCliCreate(t *testing.T) {
 	if err != nil || strings.Contains(out, "[ERR]") || !strings.Contains(out, "[OK] All 16384 slots covered.") {
 		t.Fatalf("redis-cli --cluster create: %v\n%s\n%s", err, out, s.logs())
 	}
+	t.Logf("redis-cli --cluster create:\n%s", out)
 	s.waitOK(30 * time.Second)
 	// redis-cli's split (lround of 16384/3: 0-5460, 5461-10922,
 	// 10923-16383) on the nodes in the order given

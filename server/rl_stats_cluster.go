@@ -2,6 +2,9 @@ package server
 
 import (
 	"encoding/binary"
+	"net"
+	"strconv"
+	"sync"
 	"time"
 
 	"limitdb/cluster"
@@ -11,7 +14,9 @@ import (
 // RL.STATS CLUSTER in a cluster: the decision counters are node-local
 // (engine/rl_stats.go), so the node the client asks sums its own and every
 // other member's, asked over the nodes' query stream (cluster/query.go)
-// with the engine lock released. A member that does not answer within
+// with the engine lock released; in a cluster of several groups, also
+// every member of every other group, as the map knows them (its inter-node
+// address: the host CLUSTER NODES shows with its bus port), all at once. A member that does not answer within
 // rlStatsClusterWait is named in the reply's nodes_missing and left out
 // of the sums. RL.STATS and RL.TOP take no read barrier on a follower:
 // what they read is the node's own. Inside MULTI (whose block runs under one hold of the lock)
@@ -62,8 +67,11 @@ func (s *Server) rlStatsCluster(cl *client, argv [][]byte) {
 	for _, n := range names {
 		req = appendQueryBytes(req, n)
 	}
+	others := s.otherGroupsNodes()
 	s.door.Unlock()
 	answers, missing := s.node.QueryPeers(req, rlStatsClusterWait)
+	more, gone := s.queryNodes(others, req, rlStatsClusterWait)
+	answers, missing = append(answers, more...), append(missing, gone...)
 	s.door.Lock()
 	nodes := 1
 	for _, a := range answers {
@@ -148,4 +156,43 @@ func decodeRLStats(b []byte) ([]engine.RLStat, bool) {
 		}
 	}
 	return rows, len(b) == 0
+}
+
+// peerNode is a member of another group to ask: its CLUSTER NODES id and
+// inter-node address.
+type peerNode struct{ id, addr string }
+
+// otherGroupsNodes is every member of every other group of the map (lock
+// held; none in no cluster).
+func (s *Server) otherGroupsNodes() []peerNode {
+	var out []peerNode
+	for _, g := range s.cmap.groups {
+		for _, n := range g.nodes {
+			out = append(out, peerNode{id: n.id, addr: net.JoinHostPort(n.host, strconv.Itoa(n.busPort))})
+		}
+	}
+	return out
+}
+
+// queryNodes asks each node req concurrently, within timeout (the lock
+// is not held); those that do not answer are missing, by id.
+func (s *Server) queryNodes(nodes []peerNode, req []byte, timeout time.Duration) (answers []cluster.PeerAnswer, missing []string) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, body, err := s.node.QueryAddr(n.addr, req, timeout)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				missing = append(missing, n.id)
+				return
+			}
+			answers = append(answers, cluster.PeerAnswer{Node: n.id, Status: st, Body: body})
+		}()
+	}
+	wg.Wait()
+	return answers, missing
 }

@@ -186,7 +186,8 @@ func TestClusterGlobalACLScriptsFunctions(t *testing.T) {
 	}
 }
 
-// TestClusterGlobalGroupDown: with group 3's only node killed, a change
+// TestClusterGlobalGroupDown: with group 3's only node killed, RL.STATS
+// CLUSTER names it missing, and a change
 // through group 2 answers within leader-wait-ms and a margin; group 3 has
 // it within about two seconds of its restart.
 func TestClusterGlobalGroupDown(t *testing.T) {
@@ -196,6 +197,10 @@ func TestClusterGlobalGroupDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.kill(2, 0)
+	m, err := s.groups[1].cli(0).Do(ctx, "RL.STATS", "CLUSTER").Slice()
+	if err != nil || m[1] != int64(2) || len(m[3].([]any)) != 1 {
+		t.Fatalf("RL.STATS CLUSTER with group 3 down: %v, %v; want 2 nodes and 1 missing", m, err)
+	}
 	t0 := time.Now()
 	if err := s.groups[1].cli(0).Do(ctx, "RL.POLICY", "SET", "d", "LIMIT", "2", "PERIOD", "60000").Err(); err != nil {
 		t.Fatalf("RL.POLICY SET with group 3 down: %v", err)
@@ -231,8 +236,8 @@ func policyLimit(v []any) int64 {
 	return -1
 }
 
-// TestClusterGlobalRLStats: RL.STATS CLUSTER on any node sums the calls
-// made on every group.
+// TestClusterGlobalRLStats: RL.STATS CLUSTER and RL.TOP … CLUSTER on any
+// node sum the calls made on every group.
 func TestClusterGlobalRLStats(t *testing.T) {
 	s := mustGlobalShards(t, 3)
 	ctx := globalCtx(t)
@@ -269,6 +274,14 @@ func TestClusterGlobalRLStats(t *testing.T) {
 		}
 		if nodes != 3 || reqs != 6 {
 			t.Fatalf("RL.STATS CLUSTER on group %d: nodes %d requests %d, want 3 and 6: %v", g+1, nodes, reqs, m)
+		}
+		// RL.TOP … CLUSTER: every group's keys, summed
+		top, err := s.groups[g].cli(0).Do(ctx, "RL.TOP", "st", "REQUESTED", "CLUSTER").Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if top[0] != "nodes" || top[1] != int64(3) || top[4] != "top" || len(top[5].([]any)) != 6 {
+			t.Fatalf("RL.TOP st REQUESTED CLUSTER on group %d: %v, want 3 nodes and 6 keys", g+1, top)
 		}
 	}
 }

@@ -44,10 +44,11 @@ func mustGlobalShards(t *testing.T, groups int) *testShards {
 
 // keyOf is a key whose slot group g owns.
 func (s *testShards) keyOf(ctx context.Context, g int, prefix string) string {
+	l := s.leaderOf(g)
 	s.t.Helper()
 	for n := 0; n < 10000; n++ {
 		k := prefix + strconv.Itoa(n)
-		slot, err := s.groups[g].cli(0).Do(ctx, "CLUSTER", "KEYSLOT", k).Int()
+		slot, err := s.groups[g].cli(l).Do(ctx, "CLUSTER", "KEYSLOT", k).Int()
 		if err != nil {
 			s.t.Fatalf("CLUSTER KEYSLOT: %v", err)
 		}
@@ -283,5 +284,38 @@ func TestClusterGlobalRLStats(t *testing.T) {
 		if top[0] != "nodes" || top[1] != int64(3) || top[4] != "top" || len(top[5].([]any)) != 6 {
 			t.Fatalf("RL.TOP st REQUESTED CLUSTER on group %d: %v, want 3 nodes and 6 keys", g+1, top)
 		}
+	}
+}
+
+// TestClusterGlobalFollowers: two groups of three. RL.POLICY SET and
+// FUNCTION LOAD through a follower of the member group; then a
+// follower of each group reads them (a read barrier), and the member
+// group's leader runs RL.ALLOW … POLICY and FCALL with them.
+func TestClusterGlobalFollowers(t *testing.T) {
+	s := mustShards(t, 2, 3, "--leader-wait-ms", strconv.Itoa(globalLeaderWait))
+	ctx := globalCtx(t)
+	follower := func(g int) int { return (s.leaderOf(g) + 1) % 3 }
+	f1 := follower(1)
+	if err := s.groups[1].cli(f1).Do(ctx, "RL.POLICY", "SET", "fp", "LIMIT", "3", "PERIOD", "60000", "ALGO", "fixed-window").Err(); err != nil {
+		t.Fatalf("RL.POLICY SET through a follower of group 2: %v", err)
+	}
+	lib := "#!lua name=flib\nredis.register_function('ff', function(keys, args) return 'ff' .. keys[1] end)"
+	if err := s.groups[1].cli(f1).Do(ctx, "FUNCTION", "LOAD", lib).Err(); err != nil {
+		t.Fatalf("FUNCTION LOAD through a follower of group 2: %v", err)
+	}
+	for g := range s.groups {
+		v, err := s.groups[g].cli(follower(g)).Do(ctx, "RL.POLICY", "GET", "fp").Slice()
+		if err != nil || policyLimit(v) != 3 {
+			t.Fatalf("RL.POLICY GET on a follower of group %d: %v, %v", g+1, v, err)
+		}
+	}
+	l1 := s.leaderOf(1)
+	k := s.keyOf(ctx, 1, "fk")
+	r, err := s.groups[1].cli(l1).Do(ctx, "RL.ALLOW", k, "POLICY", "fp").Slice()
+	if err != nil || r[3] != int64(3) {
+		t.Fatalf("RL.ALLOW on group 2's leader: %v, %v", r, err)
+	}
+	if got, err := s.groups[1].cli(l1).Do(ctx, "FCALL", "ff", 1, k).Text(); err != nil || got != "ff"+k {
+		t.Fatalf("FCALL on group 2's leader: %q, %v", got, err)
 	}
 }

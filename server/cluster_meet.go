@@ -110,13 +110,20 @@ func cmdClusterMeet(s *Server, cl *client, argv [][]byte) {
 	}
 	s.door.Unlock()
 	msg := s.meet(net.JoinHostPort(ip, strconv.FormatInt(bus, 10)), false)
+	if msg == "" {
+		t := time.NewTimer(meetMapWait)
+		select {
+		case <-s.refreshMap():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	s.door.Lock()
 	cl.ctx.Now, _ = s.door.Now()
 	if msg != "" {
 		cl.w.Error(msg)
 		return
 	}
-	s.shardChanged()
 	cl.w.OK()
 }
 
@@ -138,10 +145,10 @@ func cmdClusterSetConfigEpoch(s *Server, cl *client, argv [][]byte) {
 	}
 }
 
-// shardChanged follows a MEET or an assignment that succeeded here: the
-// map of the cluster (cluster_map.go's refreshMap, the shardmap work) is
-// refreshed at once rather than at its next period. The lock is held.
-func (s *Server) shardChanged() {}
+// meetMapWait bounds MEET's wait for this node's map of the cluster to
+// include what the MEET changed, so that CLUSTER NODES right after it
+// lists the other group (redis-cli --cluster create reads it next).
+const meetMapWait = time.Second
 
 // seeds are the inter-node addresses of the members of the view's group.
 func (v *groupView) seeds() []string {
@@ -509,9 +516,7 @@ func (s *Server) answerMeetMe(addr string) (byte, []byte) {
 	if msg := s.meet(addr, true); msg != "" {
 		return queryRefused, []byte(msg)
 	}
-	s.door.Lock()
-	s.shardChanged()
-	s.door.Unlock()
+	s.refreshMap()
 	return cluster.QueryOK, nil
 }
 
@@ -579,7 +584,7 @@ func (s *Server) changeSlotsInCluster(cl *client, del bool, ranges [][2]int) {
 		return
 	}
 	if del {
-		s.shardChanged()
+		s.refreshMap()
 		cl.w.OK()
 		return
 	}
@@ -598,6 +603,6 @@ func (s *Server) finishSlots(cl *client, b []byte) {
 		cl.w.Error(msg)
 		return
 	}
-	s.shardChanged()
+	s.refreshMap()
 	cl.w.OK()
 }

@@ -96,6 +96,31 @@ func ownsSlot(t *testing.T, g *testCluster, i, slot int) bool {
 	return false
 }
 
+// waitNodes waits until CLUSTER NODES on every node of groups lists n
+// nodes, each id once.
+func waitNodes(t *testing.T, groups []*testCluster, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, g := range groups {
+		for i := range g.nodes {
+			for {
+				text := meetDo(g, i, "CLUSTER", "NODES")
+				ids := map[string]bool{}
+				for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+					ids[strings.Fields(l + " x")[0]] = true
+				}
+				if len(ids) == n {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("CLUSTER NODES on %s: %q, want %d nodes", g.nodes[i].id, text, n)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+}
+
 func busy(slot int) string { return "ERR Slot " + strconv.Itoa(slot) + " is already busy" }
 
 // TestClusterMeetGroups: three groups of one node. g0 meets g1 (both in
@@ -113,6 +138,8 @@ func TestClusterMeetGroups(t *testing.T) {
 	mustReply(t, "OK", g[0], 0, meetArgs(g[1], 0)...)
 	mustReply(t, "OK", g[2], 0, meetArgs(g[1], 0)...)
 	mustReply(t, "OK", g[1], 0, meetArgs(g[1], 0)...)
+	// every node's map lists the three groups
+	waitNodes(t, g, 3)
 	for i := range g {
 		mustReply(t, "ERR The user can assign a config epoch only when the node does not know any other node.", g[i], 0, "CLUSTER", "SET-CONFIG-EPOCH", "1")
 	}
@@ -177,18 +204,20 @@ func TestClusterMeetGroups(t *testing.T) {
 	t.Logf("20 races: first asker won %d, second %d", wins[0], wins[1])
 }
 
-// TestClusterMeetThreeNodeGroup: a group of three nodes meets a group of
-// one through a follower (forwarded to the leader, as ADDSLOTS is), then
-// assigns slots through another follower.
+// TestClusterMeetThreeNodeGroup: a group of one meets a follower of a
+// group of three (which founds the directory: the target of the first
+// MEET does), a MEET through a follower is forwarded to the leader, as
+// ADDSLOTS is; with the directory group's leader killed, the other
+// group's ADDSLOTS reaches the new leader.
 func TestClusterMeetThreeNodeGroup(t *testing.T) {
 	a := newMeetGroup(t, 3, "a")
 	b := newMeetGroup(t, 1, "b")
 	l := a.waitLeader(10 * time.Second)
 	f1, f2 := (l+1)%3, (l+2)%3
-	mustReply(t, "OK", a, f1, meetArgs(b, 0)...)
-	// b meets a follower of a's: one cluster already
-	mustReply(t, "OK", b, 0, meetArgs(a, f2)...)
-	mustReply(t, "OK", a, f2, "CLUSTER", "ADDSLOTSRANGE", "0", "8191")
+	mustReply(t, "OK", b, 0, meetArgs(a, f1)...)
+	mustReply(t, "OK", a, f2, meetArgs(b, 0)...)
+	waitNodes(t, []*testCluster{a, b}, 4)
+	mustReply(t, "OK", a, f2, "CLUSTER", "ADDSLOTSRANGE", "0", "8000")
 	mustReply(t, "OK", b, 0, "CLUSTER", "ADDSLOTSRANGE", "8192", "16383")
 	mustReply(t, busy(8192), a, f1, "CLUSTER", "ADDSLOTS", "8192")
 	mustReply(t, busy(0), b, 0, "CLUSTER", "ADDSLOTS", "0")
@@ -196,13 +225,20 @@ func TestClusterMeetThreeNodeGroup(t *testing.T) {
 	// every member of a has the slots (the leader answered after the commit)
 	deadline := time.Now().Add(5 * time.Second)
 	for i := range a.nodes {
-		for !ownsSlot(t, a, i, 8191) {
+		for !ownsSlot(t, a, i, 8000) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s does not own slot 8191", a.nodes[i].id)
+				t.Fatalf("%s does not own slot 8000", a.nodes[i].id)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	a.kill(l)
+	nl := a.waitLeader(15 * time.Second)
+	mustReply(t, "OK", b, 0, "CLUSTER", "ADDSLOTS", "8001")
+	mustReply(t, busy(8001), a, nl, "CLUSTER", "ADDSLOTS", "8001")
+	mustReply(t, "OK", a, 3-l-nl, "CLUSTER", "ADDSLOTSRANGE", "8002", "8191")
+	mustReply(t, busy(8100), b, 0, "CLUSTER", "ADDSLOTS", "8100")
+	mustReply(t, "OK", b, 0, meetArgs(a, nl)...)
 }
 
 // TestClusterMeetRefused: a group in one cluster cannot meet a group of

@@ -29,6 +29,7 @@ func TestClusterShardsMap(t *testing.T) {
 		t.Run(fmt.Sprintf("3x%d", m), func(t *testing.T) {
 			s := mustShards(t, 3, m)
 			s.checkSlots()
+			s.checkInfoNodes()
 			s.checkMoved()
 			s.checkBusy()
 			s.checkRedisCli()
@@ -95,6 +96,78 @@ func (s *testShards) slotsView(ctx context.Context, cl *redis.Client) (string, e
 		return "", fmt.Errorf("CLUSTER SLOTS ends at %d: %+v", next, slots)
 	}
 	return b.String(), nil
+}
+
+// checkInfoNodes: every node's CLUSTER INFO counts every group (size,
+// slots, known nodes, the largest epoch), and its CLUSTER NODES lists
+// every node once: each group's leader a master with the group's share
+// and config epoch index+1 (group g is index g: group 0 founded the
+// directory, the others met it in order), the other members its replicas.
+func (s *testShards) checkInfoNodes() {
+	t := s.t
+	t.Helper()
+	ctx := context.Background()
+	n, g := strconv.Itoa(s.nodes()), strconv.Itoa(len(s.groups))
+	want := map[string]string{"cluster_state": "ok", "cluster_slots_assigned": "16384", "cluster_slots_ok": "16384",
+		"cluster_slots_pfail": "0", "cluster_slots_fail": "0", "cluster_known_nodes": n, "cluster_size": g,
+		"cluster_current_epoch": g}
+	for gi, c := range s.groups {
+		for i, nd := range c.nodes {
+			m := s.clusterInfo(gi, i)
+			for k, v := range want {
+				if m[k] != v {
+					t.Errorf("%s: CLUSTER INFO %s:%s, want %s", nd.id, k, m[k], v)
+				}
+			}
+			txt, err := c.cli(i).ClusterNodes(ctx).Result()
+			if err != nil {
+				t.Fatalf("%s: CLUSTER NODES: %v", nd.id, err)
+			}
+			if err := s.nodesView(txt, c.addr(i)); err != nil {
+				t.Errorf("%s: CLUSTER NODES: %v\n%s", nd.id, err, txt)
+			}
+		}
+	}
+}
+
+// nodesView checks one node's CLUSTER NODES (self: its own address).
+func (s *testShards) nodesView(txt, self string) error {
+	lines := strings.Split(strings.TrimSpace(txt), "\n")
+	if len(lines) != s.nodes() {
+		return fmt.Errorf("%d lines, %d nodes", len(lines), s.nodes())
+	}
+	type line struct{ id, addr, flags, master, epoch, state, slots string }
+	byAddr := map[string]line{}
+	for _, ln := range lines {
+		f := strings.Fields(ln)
+		if len(f) < 8 {
+			return fmt.Errorf("line %q", ln)
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		byAddr[addr] = line{id: f[0], addr: addr, flags: f[2], master: f[3], epoch: f[6], state: f[7], slots: strings.Join(f[8:], " ")}
+	}
+	if l, ok := byAddr[self]; !ok || !strings.Contains(l.flags, "myself") || strings.Count(txt, "myself") != 1 {
+		return fmt.Errorf("myself is not %s", self)
+	}
+	for g, c := range s.groups {
+		la := s.leaderAddr(g)
+		m, ok := byAddr[la]
+		lo, hi := s.slotRange(g)
+		if !ok || !strings.Contains(m.flags, "master") || m.master != "-" || m.epoch != strconv.Itoa(g+1) ||
+			m.state != "connected" || m.slots != fmt.Sprintf("%d-%d", lo, hi) {
+			return fmt.Errorf("group %d's leader %s: %+v", g, la, m)
+		}
+		for i := range c.nodes {
+			if a := c.addr(i); a != la {
+				r, ok := byAddr[a]
+				// a replica shows its master's epoch, as Redis's nodeEpoch does
+				if !ok || !strings.Contains(r.flags, "slave") || r.master != m.id || r.epoch != m.epoch || r.state != "connected" || r.slots != "" {
+					return fmt.Errorf("group %d's member %s: %+v, master %s", g, a, r, m.id)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // keyIn returns a key whose slot group g owns.
@@ -210,6 +283,7 @@ func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 	// the map after the failover: the new leader everywhere, MOVED to it,
 	// redis-cli's check clean
 	s.checkSlots()
+	s.checkInfoNodes()
 	s.checkMoved()
 	s.checkRedisCli()
 }

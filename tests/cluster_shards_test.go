@@ -126,6 +126,13 @@ func (s *testShards) checkInfoNodes() {
 			if err := s.nodesView(txt, c.addr(i)); err != nil {
 				t.Errorf("%s: CLUSTER NODES: %v\n%s", nd.id, err, txt)
 			}
+			shards, err := c.cli(i).ClusterShards(ctx).Result()
+			if err != nil {
+				t.Fatalf("%s: CLUSTER SHARDS: %v", nd.id, err)
+			}
+			if err := s.shardsView(shards); err != nil {
+				t.Errorf("%s: CLUSTER SHARDS: %v\n%+v", nd.id, err, shards)
+			}
 		}
 	}
 }
@@ -165,6 +172,45 @@ func (s *testShards) nodesView(txt, self string) error {
 					return fmt.Errorf("group %d's member %s: %+v, master %s", g, a, r, m.id)
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// shardsView checks one node's CLUSTER SHARDS: a shard per group with
+// its share, its members, its leader the one master, every node online.
+func (s *testShards) shardsView(shards []redis.ClusterShard) error {
+	if len(shards) != len(s.groups) {
+		return fmt.Errorf("%d shards, %d groups", len(shards), len(s.groups))
+	}
+	seen := map[int]bool{}
+	for _, sh := range shards {
+		if len(sh.Slots) != 1 {
+			return fmt.Errorf("shard with slots %+v", sh.Slots)
+		}
+		g := s.groupOf(int(sh.Slots[0].Start))
+		lo, hi := s.slotRange(g)
+		if seen[g] || int(sh.Slots[0].Start) != lo || int(sh.Slots[0].End) != hi || len(sh.Nodes) != len(s.groups[g].nodes) {
+			return fmt.Errorf("group %d's shard: %+v", g, sh)
+		}
+		seen[g] = true
+		masters := 0
+		for _, n := range sh.Nodes {
+			addr := fmt.Sprintf("%s:%d", n.IP, n.Port)
+			if n.Role == "master" {
+				masters++
+				if addr != s.leaderAddr(g) {
+					return fmt.Errorf("group %d's master %s, its leader %s", g, addr, s.leaderAddr(g))
+				}
+			} else if n.Role != "replica" {
+				return fmt.Errorf("group %d: role %q", g, n.Role)
+			}
+			if n.Health != "online" {
+				return fmt.Errorf("group %d: %s health %q", g, addr, n.Health)
+			}
+		}
+		if masters != 1 {
+			return fmt.Errorf("group %d: %d masters", g, masters)
 		}
 	}
 	return nil

@@ -20,6 +20,14 @@ import (
 // client port + 10000, Redis's bus port, so that MEET needs no bus port.
 func newMeetGroup(t *testing.T, n int, prefix string) *testCluster {
 	t.Helper()
+	c := layoutMeetGroup(t, n, prefix)
+	c.startAll()
+	return c
+}
+
+// layoutMeetGroup is newMeetGroup's layout, nothing started.
+func layoutMeetGroup(t *testing.T, n int, prefix string) *testCluster {
+	t.Helper()
 	c := newTestCluster(t, n, prefix, func(int) []string { return []string{"--cluster-enabled", "yes"} })
 	for _, nd := range c.nodes {
 		for range 20 {
@@ -35,7 +43,6 @@ func newMeetGroup(t *testing.T, n int, prefix string) *testCluster {
 			}
 		}
 	}
-	c.startAll()
 	if c.nodes[0].proxyAddr != net.JoinHostPort("127.0.0.1", strconv.Itoa(c.nodes[0].port+10000)) {
 		t.Logf("%s: no free port at its client port + 10000: MEET names its bus port", c.nodes[0].id)
 	}
@@ -79,17 +86,19 @@ func mustReply(t *testing.T, want string, g *testCluster, i int, args ...any) {
 	}
 }
 
-// ownsSlot: node i's CLUSTER SLOTS lists slot (its group owns it).
+// ownsSlot: node i's group owns slot, as its CLUSTER SHARDS says (its
+// own group first, from its engine; the others' come from its map, which
+// may be a period behind).
 func ownsSlot(t *testing.T, g *testCluster, i, slot int) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	slots, err := g.cli(i).ClusterSlots(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
+	shards, err := g.cli(i).ClusterShards(ctx).Result()
+	if err != nil || len(shards) == 0 {
+		t.Fatalf("CLUSTER SHARDS on %s: %v %v", g.nodes[i].id, shards, err)
 	}
-	for _, s := range slots {
-		if s.Start <= slot && slot <= s.End {
+	for _, r := range shards[0].Slots {
+		if int(r.Start) <= slot && slot <= int(r.End) {
 			return true
 		}
 	}
@@ -97,7 +106,7 @@ func ownsSlot(t *testing.T, g *testCluster, i, slot int) bool {
 }
 
 // waitNodes waits until CLUSTER NODES on every node of groups lists n
-// nodes, each id once.
+// nodes at least (by id).
 func waitNodes(t *testing.T, groups []*testCluster, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -109,7 +118,7 @@ func waitNodes(t *testing.T, groups []*testCluster, n int) {
 				for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
 					ids[strings.Fields(l + " x")[0]] = true
 				}
-				if len(ids) == n {
+				if len(ids) >= n {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -257,6 +266,20 @@ func TestClusterMeetRefused(t *testing.T) {
 	for _, p := range [][2]int{{0, 2}, {3, 1}, {1, 3}} {
 		mustReply(t, "ERR CLUSTER MEET: the node belongs to another cluster", g[p[0]], 0, meetArgs(g[p[1]], 0)...)
 	}
+	// a node without cluster mode is no group of a cluster
+	plain := newTestCluster(t, 1, "p", func(int) []string { return nil })
+	plain.startAll()
+	mustReply(t, "ERR CLUSTER MEET: the node runs with cluster-enabled no", g[0], 0, meetArgs(plain, 0)...)
+	mustReply(t, "ERR CLUSTER MEET: the node runs with cluster-enabled no", newMeetGroup(t, 1, "e"), 0, meetArgs(plain, 0)...)
+	// MEET waits for other groups: not inside MULTI
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tx := g[1].cli(0).TxPipeline()
+	meet := tx.Do(ctx, meetArgs(g[0], 0)...)
+	tx.Exec(ctx)
+	if err := meet.Err(); err == nil || err.Error() != "ERR CLUSTER MEET and the slot assignments of a group in a cluster cannot run inside MULTI (they wait for other groups)" {
+		t.Fatalf("MEET inside MULTI: %v", err)
+	}
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
@@ -290,4 +313,27 @@ func TestClusterMeetErrorsDiff(t *testing.T) {
 	if got := strings.TrimSpace(string(mustDo(t, lc, "CLUSTER", "MEET", "127.0.0.1", "7000"))); got != "-"+"ERR this server runs without a cluster (no Raft node)" {
 		t.Errorf("MEET without a node: %q", got)
 	}
+}
+
+// TestClusterMeetRefreshesSeeds: a group grows from one member to three
+// after it joined; a MEET within the cluster records its members as its
+// seeds in the directory, so that once its first member is gone, a
+// directory node that restarted (its map empty) still finds the group.
+func TestClusterMeetRefreshesSeeds(t *testing.T) {
+	a := newMeetGroup(t, 1, "a")
+	b := layoutMeetGroup(t, 3, "b")
+	b.start(0)
+	b.waitLeader(10 * time.Second)
+	mustReply(t, "OK", b, 0, meetArgs(a, 0)...) // a founds the directory
+	b.start(1)
+	b.start(2)
+	b.waitVoters(3, 20*time.Second)
+	mustReply(t, "OK", b, 0, meetArgs(a, 0)...)
+	b.kill(0)
+	b.waitLeader(15 * time.Second)
+	a.kill(0)
+	a.start(0)
+	a.waitLeader(10 * time.Second)
+	// a's node and b's two live members at least
+	waitNodes(t, []*testCluster{a}, 3)
 }

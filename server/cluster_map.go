@@ -21,7 +21,7 @@ import (
 // member of each for its view (cluster_view.go) every mapPeriod, with the
 // engine lock released; it installs what it learnt under the lock
 // (installMap), where the replies and the routing read it: rendering asks
-// nobody and copies nothing.
+// nobody.
 
 const (
 	// mapPeriod is the refresh's period: a change committed in a group

@@ -111,27 +111,45 @@ func (s *testShards) checkInfoNodes() {
 	want := map[string]string{"cluster_state": "ok", "cluster_slots_assigned": "16384", "cluster_slots_ok": "16384",
 		"cluster_slots_pfail": "0", "cluster_slots_fail": "0", "cluster_known_nodes": n, "cluster_size": g,
 		"cluster_current_epoch": g}
+	// one node's three views, or what is wrong with them
+	check := func(gi, i int) error {
+		c := s.groups[gi]
+		m := s.clusterInfo(gi, i)
+		for k, v := range want {
+			if m[k] != v {
+				return fmt.Errorf("CLUSTER INFO %s:%s, want %s", k, m[k], v)
+			}
+		}
+		txt, err := c.cli(i).ClusterNodes(ctx).Result()
+		if err == nil {
+			err = s.nodesView(txt, c.addr(i))
+		}
+		if err != nil {
+			return fmt.Errorf("CLUSTER NODES: %v\n%s", err, txt)
+		}
+		shards, err := c.cli(i).ClusterShards(ctx).Result()
+		if err == nil {
+			err = s.shardsView(shards)
+		}
+		if err != nil {
+			return fmt.Errorf("CLUSTER SHARDS: %v\n%+v", err, shards)
+		}
+		return nil
+	}
+	// retried a while: a follower learns another's client address from its
+	// leader's pong, a node the other groups' new leader within a refresh
+	deadline := time.Now().Add(10 * time.Second)
 	for gi, c := range s.groups {
 		for i, nd := range c.nodes {
-			m := s.clusterInfo(gi, i)
-			for k, v := range want {
-				if m[k] != v {
-					t.Errorf("%s: CLUSTER INFO %s:%s, want %s", nd.id, k, m[k], v)
+			for {
+				err := check(gi, i)
+				if err == nil {
+					break
 				}
-			}
-			txt, err := c.cli(i).ClusterNodes(ctx).Result()
-			if err != nil {
-				t.Fatalf("%s: CLUSTER NODES: %v", nd.id, err)
-			}
-			if err := s.nodesView(txt, c.addr(i)); err != nil {
-				t.Errorf("%s: CLUSTER NODES: %v\n%s", nd.id, err, txt)
-			}
-			shards, err := c.cli(i).ClusterShards(ctx).Result()
-			if err != nil {
-				t.Fatalf("%s: CLUSTER SHARDS: %v", nd.id, err)
-			}
-			if err := s.shardsView(shards); err != nil {
-				t.Errorf("%s: CLUSTER SHARDS: %v\n%+v", nd.id, err, shards)
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %v", nd.id, err)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 		}
 	}

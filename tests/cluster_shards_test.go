@@ -29,6 +29,7 @@ func TestClusterShardsMap(t *testing.T) {
 		t.Run(fmt.Sprintf("3x%d", m), func(t *testing.T) {
 			s := mustShards(t, 3, m)
 			s.checkSlots()
+			s.checkInfoNodes()
 			s.checkMoved()
 			s.checkBusy()
 			s.checkRedisCli()
@@ -95,6 +96,142 @@ func (s *testShards) slotsView(ctx context.Context, cl *redis.Client) (string, e
 		return "", fmt.Errorf("CLUSTER SLOTS ends at %d: %+v", next, slots)
 	}
 	return b.String(), nil
+}
+
+// checkInfoNodes: every node's CLUSTER INFO counts every group (size,
+// slots, known nodes, the largest epoch), and its CLUSTER NODES lists
+// every node once: each group's leader a master with the group's share
+// and config epoch index+1 (group g is index g: group 0 founded the
+// directory, the others met it in order), the other members its replicas.
+func (s *testShards) checkInfoNodes() {
+	t := s.t
+	t.Helper()
+	ctx := context.Background()
+	n, g := strconv.Itoa(s.nodes()), strconv.Itoa(len(s.groups))
+	want := map[string]string{"cluster_state": "ok", "cluster_slots_assigned": "16384", "cluster_slots_ok": "16384",
+		"cluster_slots_pfail": "0", "cluster_slots_fail": "0", "cluster_known_nodes": n, "cluster_size": g,
+		"cluster_current_epoch": g}
+	// one node's three views, or what is wrong with them
+	check := func(gi, i int) error {
+		c := s.groups[gi]
+		m := s.clusterInfo(gi, i)
+		for k, v := range want {
+			if m[k] != v {
+				return fmt.Errorf("CLUSTER INFO %s:%s, want %s", k, m[k], v)
+			}
+		}
+		txt, err := c.cli(i).ClusterNodes(ctx).Result()
+		if err == nil {
+			err = s.nodesView(txt, c.addr(i))
+		}
+		if err != nil {
+			return fmt.Errorf("CLUSTER NODES: %v\n%s", err, txt)
+		}
+		shards, err := c.cli(i).ClusterShards(ctx).Result()
+		if err == nil {
+			err = s.shardsView(shards)
+		}
+		if err != nil {
+			return fmt.Errorf("CLUSTER SHARDS: %v\n%+v", err, shards)
+		}
+		return nil
+	}
+	// retried a while: a follower learns another's client address from its
+	// leader's pong, a node the other groups' new leader within a refresh
+	deadline := time.Now().Add(10 * time.Second)
+	for gi, c := range s.groups {
+		for i, nd := range c.nodes {
+			for {
+				err := check(gi, i)
+				if err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %v", nd.id, err)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+}
+
+// nodesView checks one node's CLUSTER NODES (self: its own address).
+func (s *testShards) nodesView(txt, self string) error {
+	lines := strings.Split(strings.TrimSpace(txt), "\n")
+	if len(lines) != s.nodes() {
+		return fmt.Errorf("%d lines, %d nodes", len(lines), s.nodes())
+	}
+	type line struct{ id, addr, flags, master, epoch, state, slots string }
+	byAddr := map[string]line{}
+	for _, ln := range lines {
+		f := strings.Fields(ln)
+		if len(f) < 8 {
+			return fmt.Errorf("line %q", ln)
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		byAddr[addr] = line{id: f[0], addr: addr, flags: f[2], master: f[3], epoch: f[6], state: f[7], slots: strings.Join(f[8:], " ")}
+	}
+	if l, ok := byAddr[self]; !ok || !strings.Contains(l.flags, "myself") || strings.Count(txt, "myself") != 1 {
+		return fmt.Errorf("myself is not %s", self)
+	}
+	for g, c := range s.groups {
+		la := s.leaderAddr(g)
+		m, ok := byAddr[la]
+		lo, hi := s.slotRange(g)
+		if !ok || !strings.Contains(m.flags, "master") || m.master != "-" || m.epoch != strconv.Itoa(g+1) ||
+			m.state != "connected" || m.slots != fmt.Sprintf("%d-%d", lo, hi) {
+			return fmt.Errorf("group %d's leader %s: %+v", g, la, m)
+		}
+		for i := range c.nodes {
+			if a := c.addr(i); a != la {
+				r, ok := byAddr[a]
+				// a replica shows its master's epoch, as Redis's nodeEpoch does
+				if !ok || !strings.Contains(r.flags, "slave") || r.master != m.id || r.epoch != m.epoch || r.state != "connected" || r.slots != "" {
+					return fmt.Errorf("group %d's member %s: %+v, master %s", g, a, r, m.id)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// shardsView checks one node's CLUSTER SHARDS: a shard per group with
+// its share, its members, its leader the one master, every node online.
+func (s *testShards) shardsView(shards []redis.ClusterShard) error {
+	if len(shards) != len(s.groups) {
+		return fmt.Errorf("%d shards, %d groups", len(shards), len(s.groups))
+	}
+	seen := map[int]bool{}
+	for _, sh := range shards {
+		if len(sh.Slots) != 1 {
+			return fmt.Errorf("shard with slots %+v", sh.Slots)
+		}
+		g := s.groupOf(int(sh.Slots[0].Start))
+		lo, hi := s.slotRange(g)
+		if seen[g] || int(sh.Slots[0].Start) != lo || int(sh.Slots[0].End) != hi || len(sh.Nodes) != len(s.groups[g].nodes) {
+			return fmt.Errorf("group %d's shard: %+v", g, sh)
+		}
+		seen[g] = true
+		masters := 0
+		for _, n := range sh.Nodes {
+			addr := fmt.Sprintf("%s:%d", n.IP, n.Port)
+			if n.Role == "master" {
+				masters++
+				if addr != s.leaderAddr(g) {
+					return fmt.Errorf("group %d's master %s, its leader %s", g, addr, s.leaderAddr(g))
+				}
+			} else if n.Role != "replica" {
+				return fmt.Errorf("group %d: role %q", g, n.Role)
+			}
+			if n.Health != "online" {
+				return fmt.Errorf("group %d: %s health %q", g, addr, n.Health)
+			}
+		}
+		if masters != 1 {
+			return fmt.Errorf("group %d: %d masters", g, masters)
+		}
+	}
+	return nil
 }
 
 // keyIn returns a key whose slot group g owns.
@@ -210,6 +347,7 @@ func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 	// the map after the failover: the new leader everywhere, MOVED to it,
 	// redis-cli's check clean
 	s.checkSlots()
+	s.checkInfoNodes()
 	s.checkMoved()
 	s.checkRedisCli()
 }
@@ -525,4 +663,38 @@ func TestClusterShardsRedisCliCreate(t *testing.T) {
 	}
 	cc := s.clusterClient()
 	clusterWorkload(t, cc, 300)
+}
+
+// TestClusterShardsRestart: every process of a 3×1 cluster killed and
+// started again on its dir (the directory group's first): the groups find
+// each other again from their persisted records, every node's map and
+// redis-cli's check are as before, and every acknowledged write is there.
+func TestClusterShardsRestart(t *testing.T) {
+	s := mustShards(t, 3, 1)
+	cc := s.clusterClient()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const n = 300
+	for i := 0; i < n; i++ {
+		if err := cc.Set(ctx, fmt.Sprintf("r:%d", i), i, 0).Err(); err != nil {
+			t.Fatalf("SET r:%d: %v", i, err)
+		}
+	}
+	for g := range s.groups {
+		s.kill(g, 0)
+	}
+	for g := range s.groups {
+		s.restart(g, 0)
+	}
+	s.waitOK(30 * time.Second)
+	s.checkSlots()
+	s.checkInfoNodes()
+	s.checkMoved()
+	s.checkRedisCli()
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("r:%d", i)
+		if v, err := cc.Get(ctx, k).Int(); err != nil || v != i {
+			t.Fatalf("GET %s after the restart: %d %v", k, v, err)
+		}
+	}
 }

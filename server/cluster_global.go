@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -130,7 +131,7 @@ func (s *Server) routeGlobal(cl *client, cmd *engine.Command, argv [][]byte) boo
 		st, body = s.answerGlobalUnit(req[1:])
 	}
 	if !local || st == queryNotLeader {
-		st, body = s.askLeader(addrs, req, bound)
+		st, body = s.askDirectory(addrs, req, bound)
 	}
 	s.door.Lock()
 	s.resumeNow(cl)
@@ -145,6 +146,38 @@ func (s *Server) routeGlobal(cl *client, cmd *engine.Command, argv [][]byte) boo
 		cl.w.Error(errGlobalUnreachable)
 	}
 	return true
+}
+
+// askDirectory sends a global unit to the directory group's leader,
+// starting at addrs (the lock is not held): a member that names the
+// leader sends it there, busy or an election waits a pause, an
+// unreachable member passes to the next. Unlike askLeader's, each try
+// may take all the time left (the answer waits for the unit's commit and
+// its pushes: a cut-off try would send the unit again).
+func (s *Server) askDirectory(addrs []string, req []byte, bound time.Duration) (byte, []byte) {
+	deadline := time.Now().Add(bound)
+	queue := slices.Clone(addrs)
+	for len(addrs) > 0 && time.Now().Before(deadline) {
+		if len(queue) == 0 {
+			queue = slices.Clone(addrs)
+			time.Sleep(min(dirRetryPause, time.Until(deadline)))
+		}
+		a := queue[0]
+		queue = queue[1:]
+		st, body, err := s.node.QueryAddr(a, req, time.Until(deadline))
+		if err != nil {
+			continue
+		}
+		if st != queryNotLeader && st != queryBusy {
+			return st, body
+		}
+		if leader := string(body); st == queryNotLeader && leader != "" && leader != a {
+			queue = append([]string{leader}, queue...)
+		} else {
+			time.Sleep(min(dirRetryPause, time.Until(deadline)))
+		}
+	}
+	return queryBusy, nil
 }
 
 // leaderWait is leader-wait-ms.

@@ -68,13 +68,40 @@ var clusterWideCmds = map[string]bool{
 	"function|load": true, "function|delete": true, "function|flush": true, "function|restore": true,
 }
 
+// clusterWideID is clusterWideCmds by command ID, config|set included
+// (what exec and runsOffLoop test for every command of a cluster of
+// several groups: an index, not a map lookup), built on first use, once
+// every package's init registered its commands (ACL's and CONFIG's are
+// this package's).
+var clusterWideID = sync.OnceValue(func() []bool {
+	ids := make([]bool, engine.NumCommandIDs())
+	for _, c := range engine.Commands() {
+		for _, sub := range c.Subs {
+			if clusterWideCmds[sub.Name] || sub.Name == "config|set" {
+				ids[sub.ID] = true
+			}
+		}
+	}
+	return ids
+})
+
+// mayBeClusterWide: cmd is one of the cluster-wide commands (CONFIG SET
+// whatever it sets).
+func mayBeClusterWide(cmd *engine.Command) bool {
+	ids := clusterWideID()
+	return cmd.ID < len(ids) && ids[cmd.ID]
+}
+
 // clusterWide reports whether cmd changes the cluster-wide state.
 func clusterWide(cmd *engine.Command, argv [][]byte) bool {
+	if !mayBeClusterWide(cmd) {
+		return false
+	}
 	if cmd.Name == "config|set" {
 		shared, _ := sharedConfig(argv)
 		return shared
 	}
-	return clusterWideCmds[cmd.Name]
+	return true
 }
 
 // globalState is the server's part of the push (its own lock, never

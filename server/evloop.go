@@ -939,7 +939,7 @@ func (s *Server) continueOff(cl *client) {
 func runsOffLoop(cl *client, cmd *engine.Command) bool {
 	// (queued: not run yet) a cluster-wide change of several groups waits
 	// for the directory and its pushes (cluster_global.go)
-	return !cl.tx.Active && (waitsForCluster[cmd.Name] || cl.s.eng.SeveralGroups() && clusterWideCmds[cmd.Name] || cmd.Name == "config|set" && cl.s.eng.SeveralGroups())
+	return !cl.tx.Active && (waitsForCluster[cmd.Name] || cl.s.eng.SeveralGroups() && mayBeClusterWide(cmd))
 }
 
 // waitsForCluster are the commands that wait for the cluster with the

@@ -107,8 +107,9 @@ func clusterWide(cmd *engine.Command, argv [][]byte) bool {
 // globalState is the server's part of the push (its own lock, never
 // held with the engine lock's wait).
 type globalState struct {
-	mu sync.Mutex // one push at a time (pushGlobal)
-	// acked: per group index, the newest version it answered holding
+	stampMu sync.Mutex // one stamp at a time (stampGlobal)
+	// acked (mu): per group index, the newest version it answered holding
+	mu    sync.Mutex
 	acked map[int]int64
 	kick  chan struct{} // a push is due (a change that did not push itself)
 }
@@ -313,63 +314,77 @@ func (s *Server) globalLoop() {
 // state (the lock is not held): it stamps a new version when the content
 // is not the stamped one, waits for that commit, then pushes the version
 // and content to the leader of every group not known to hold it, in
-// parallel, each for at most leader-wait-ms. It does nothing unless this
-// node leads the directory group of a cluster of several groups.
+// parallel, each for at most leader-wait-ms. Only the stamp is one at a
+// time (a push waits for no other: a group's leader ignores an older
+// version). It does nothing unless this node leads the directory group
+// of a cluster of several groups.
 func (s *Server) pushGlobal() {
-	s.global.mu.Lock()
-	defer s.global.mu.Unlock()
-	s.door.Lock()
-	if !s.node.Serving() || !s.eng.Shard().Directory || !s.eng.SeveralGroups() {
-		s.door.Unlock()
+	ver, content, groups, own, ok := s.stampGlobal()
+	if !ok {
 		return
-	}
-	content, digest := s.eng.GlobalContent()
-	if g := s.eng.GlobalOf(); g.Digest != digest || g.Ver == 0 {
-		if msg := replyError(s.execEffect(effectArgv("LIMITDB.GLOBAL", "STAMP", strconv.FormatUint(digest, 10)))); msg != "" {
-			s.door.Unlock()
-			s.log.Error("stamping the cluster-wide state failed", "err", msg)
-			return
-		}
-		ticket := s.node.Ticket()
-		s.door.Unlock()
-		if s.node.Wait(ticket) != nil {
-			return
-		}
-		s.door.Lock()
-	}
-	ver := s.eng.GlobalOf().Ver
-	own := s.eng.Shard().Index
-	groups := s.eng.DirGroups()
-	s.door.Unlock()
-	if s.global.acked == nil {
-		s.global.acked = map[int]int64{}
 	}
 	req := binary.AppendVarint([]byte{queryGlobalPush}, ver)
 	req = append(req, content...)
 	wait := s.leaderWait()
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for _, g := range groups {
-		if g.Index == own || s.global.acked[g.Index] >= ver {
+		if g.Index == own || s.ackedGlobal(g.Index) >= ver {
 			continue
 		}
 		wg.Add(1)
 		go func(g engine.DirGroup) {
 			defer wg.Done()
 			st, body := s.askLeader(g.Seeds, req, wait)
-			if st != cluster.QueryOK {
-				return
+			if have, k := binary.Varint(body); st == cluster.QueryOK && k > 0 {
+				s.global.mu.Lock()
+				s.global.acked[g.Index] = max(s.global.acked[g.Index], have)
+				s.global.mu.Unlock()
 			}
-			have, k := binary.Varint(body)
-			if k <= 0 {
-				return
-			}
-			mu.Lock()
-			s.global.acked[g.Index] = max(s.global.acked[g.Index], have)
-			mu.Unlock()
 		}(g)
 	}
 	wg.Wait()
+}
+
+// stampGlobal is pushGlobal's first step, one at a time (stampMu): the
+// version to push (stamped first if the content changed), the content,
+// the directory's groups and this group's index; ok false on any node
+// but the directory group's serving leader of several groups, or when
+// the stamp did not commit.
+func (s *Server) stampGlobal() (ver int64, content string, groups []engine.DirGroup, own int, ok bool) {
+	s.global.stampMu.Lock()
+	defer s.global.stampMu.Unlock()
+	s.door.Lock()
+	if !s.node.Serving() || !s.eng.Shard().Directory || !s.eng.SeveralGroups() {
+		s.door.Unlock()
+		return 0, "", nil, 0, false
+	}
+	content, digest := s.eng.GlobalContent()
+	if g := s.eng.GlobalOf(); g.Digest != digest || g.Ver == 0 {
+		if msg := replyError(s.execEffect(effectArgv("LIMITDB.GLOBAL", "STAMP", strconv.FormatUint(digest, 10)))); msg != "" {
+			s.door.Unlock()
+			s.log.Error("stamping the cluster-wide state failed", "err", msg)
+			return 0, "", nil, 0, false
+		}
+		ticket := s.node.Ticket()
+		s.door.Unlock()
+		if s.node.Wait(ticket) != nil {
+			return 0, "", nil, 0, false
+		}
+		s.door.Lock()
+	}
+	ver, own, groups = s.eng.GlobalOf().Ver, s.eng.Shard().Index, s.eng.DirGroups()
+	s.door.Unlock()
+	return ver, content, groups, own, true
+}
+
+// ackedGlobal is the newest version group index answered holding.
+func (s *Server) ackedGlobal(index int) int64 {
+	s.global.mu.Lock()
+	defer s.global.mu.Unlock()
+	if s.global.acked == nil {
+		s.global.acked = map[int]int64{}
+	}
+	return s.global.acked[index]
 }
 
 // answerGlobalPush answers the directory leader's push (query 'g': the

@@ -353,7 +353,9 @@ func (s *Server) pushGlobal() {
 func (s *Server) stampGlobal() (ver int64, content string, groups []engine.DirGroup, own int, ok bool) {
 	s.global.stampMu.Lock()
 	defer s.global.stampMu.Unlock()
-	s.door.Lock()
+	if !s.door.LockOr(s.stop) {
+		return 0, "", nil, 0, false // (closing)
+	}
 	if !s.node.Serving() || !s.eng.Shard().Directory || !s.eng.SeveralGroups() {
 		s.door.Unlock()
 		return 0, "", nil, 0, false

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"limitdb/engine"
 )
 
 // The cluster-wide state over several groups (server/cluster_global.go):
@@ -322,5 +325,49 @@ func TestClusterGlobalFollowers(t *testing.T) {
 	}
 	if got, err := s.groups[1].cli(l1).Do(ctx, "FCALL", "ff", 1, k).Text(); err != nil || got != "ff"+k {
 		t.Fatalf("FCALL on group 2's leader: %q, %v", got, err)
+	}
+}
+
+// TestRDBGlobalToRedis: a directory group's and a member group's
+// snapshots with the cluster-wide state's version (limitdb-global, beside
+// the policies, a cached script and a library) load in redis-server 7.0
+// with cluster-enabled yes, which skips the field, and back into limitdb
+// unchanged; the member then holds the directory's content.
+func TestRDBGlobalToRedis(t *testing.T) {
+	dir, member := newEngineCtx(), newEngineCtx()
+	for _, c := range []*engine.Ctx{dir, member} {
+		c.E.EnableSlots()
+		for i := range 50 {
+			engineRun(c, "SET", "k"+strconv.Itoa(i), "v")
+		}
+	}
+	engineRun(dir, "RL.POLICY", "SET", "gp", "LIMIT", "5", "PERIOD", "1000")
+	engineRun(dir, "SCRIPT", "LOAD", "return 1")
+	engineRun(dir, "FUNCTION", "LOAD", "#!lua name=rlib\nredis.register_function('rf', function() return 1 end)")
+	content, digest := dir.E.GlobalContent()
+	if r := string(engineRun(dir, "LIMITDB.GLOBAL", "STAMP", strconv.FormatUint(digest, 10))); r != ":1\r\n" {
+		t.Fatalf("STAMP: %q", r)
+	}
+	if r := string(engineRun(member, "LIMITDB.GLOBAL", "LOAD", "1", content)); r != ":1\r\n" {
+		t.Fatalf("LOAD: %q", r)
+	}
+	if _, d := member.E.GlobalContent(); d != digest {
+		t.Fatal("the member's content is not the directory's")
+	}
+	for _, c := range []*engine.Ctx{dir, member} {
+		buf, rc := snapshotToRedisCluster(t, c.E)
+		if !bytes.Contains(buf, []byte("limitdb-global")) {
+			t.Fatal("the snapshot has no limitdb-global field")
+		}
+		if r := string(redisDo(t, rc, "DBSIZE")); r != ":50\r\n" {
+			t.Fatalf("Redis DBSIZE %q", r)
+		}
+		back := newEngineCtx()
+		if err := back.E.LoadSnapshot(bytes.NewReader(buf)); err != nil {
+			t.Fatal(err)
+		}
+		if back.E.StrictDigest() != c.E.StrictDigest() || back.E.GlobalOf() != c.E.GlobalOf() {
+			t.Fatalf("after loading: %+v, want %+v (or the digests differ)", back.E.GlobalOf(), c.E.GlobalOf())
+		}
 	}
 }

@@ -367,15 +367,17 @@ func (s *Server) stampGlobal() (ver int64, content string, groups []engine.DirGr
 			s.log.Error("stamping the cluster-wide state failed", "err", msg)
 			return 0, "", nil, 0, false
 		}
-		ticket := s.node.Ticket()
-		s.door.Unlock()
-		if s.node.Wait(ticket) != nil {
-			return 0, "", nil, 0, false
-		}
-		s.door.Lock()
 	}
 	ver, own, groups = s.eng.GlobalOf().Ver, s.eng.Shard().Index, s.eng.DirGroups()
+	// what is pushed must be committed, the stamp included (this one, or
+	// another change's still waiting for its commit): a version a new
+	// leader could lose would be stamped again over other content, which
+	// a group holding it would ignore
+	ticket := s.node.Ticket()
 	s.door.Unlock()
+	if s.node.Wait(ticket) != nil {
+		return 0, "", nil, 0, false
+	}
 	return ver, content, groups, own, true
 }
 

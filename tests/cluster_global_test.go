@@ -371,3 +371,30 @@ func TestRDBGlobalToRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterGlobalJoin: a group that joins a cluster takes the
+// directory's cluster-wide state within about a second (the catch-up):
+// its own policy goes, the directory's comes.
+func TestClusterGlobalJoin(t *testing.T) {
+	s := mustShardGroups(t, 2, 1, "--leader-wait-ms", strconv.Itoa(globalLeaderWait))
+	ctx := globalCtx(t)
+	if err := s.groups[0].cli(0).Do(ctx, "RL.POLICY", "SET", "dirp", "LIMIT", "1", "PERIOD", "1000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.groups[1].cli(0).Do(ctx, "RL.POLICY", "SET", "own", "LIMIT", "1", "PERIOD", "1000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.meetAll()
+	t0 := time.Now()
+	for {
+		names, err := s.groups[1].cli(0).Do(ctx, "RL.POLICY", "LIST").StringSlice()
+		if err == nil && len(names) == 1 && names[0] == "dirp" {
+			break
+		}
+		if time.Since(t0) > 3*time.Second {
+			t.Fatalf("group 2 %v after joining lists %v, %v; want the directory's [dirp]", time.Since(t0), names, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("group 2 held the directory's policies %v after MEET answered", time.Since(t0))
+}

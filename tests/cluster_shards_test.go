@@ -316,6 +316,22 @@ func (s *testShards) checkRedisCli() {
 			t.Errorf("redis-cli --cluster check %s: %v\n%s", c.addr(0), err, out)
 		}
 	}
+	// redis-cli -c follows MOVED: a key of the last group set through the
+	// first group's node, read back through the second group's
+	k, _ := s.keyIn(len(s.groups) - 1)
+	cli := func(c *testCluster, args ...string) string {
+		out, err := runBounded(exec.Command("redis-cli", append([]string{"-c", "-p", strconv.Itoa(c.nodes[0].port)}, args...)...), 10*time.Second)
+		if err != nil {
+			t.Errorf("redis-cli -c %q: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(out)
+	}
+	if out := cli(s.groups[0], "SET", k, "via-redis-cli"); out != "OK" {
+		t.Errorf("redis-cli -c SET %s: %q", k, out)
+	}
+	if out := cli(s.groups[1], "GET", k); out != "via-redis-cli" {
+		t.Errorf("redis-cli -c GET %s: %q", k, out)
+	}
 }
 
 // TestClusterShardsGoRedis: go-redis's ClusterClient over three groups of

@@ -53,6 +53,12 @@ const (
 	// meetMeWait bounds a MEET-ME request: the target group's leader
 	// asks the asker's view and its directory in turn
 	meetMeWait = 2*dirAskWait + viewWait
+	// dirTryWait bounds one try of a directory request, so that a member
+	// that accepts and never answers (a paused process) leaves time to
+	// try the others; dirLockWait is how long the answerer waits for its
+	// engine lock before it answers busy (the asker tries again)
+	dirTryWait  = dirAskWait / 2
+	dirLockWait = dirAskWait / 4
 	// dirRetryPause is the pause before asking again when no member
 	// named a leader (an election) or one was busy
 	dirRetryPause = 50 * time.Millisecond
@@ -409,6 +415,10 @@ func (s *Server) askLeader(addrs []string, req []byte, bound time.Duration) (byt
 		}
 		a := queue[0]
 		queue = queue[1:]
+		if len(req) > 1 && req[1] != dirMeetMe {
+			// (a MEET-ME's answer waits for the nested MEET)
+			left = min(left, dirTryWait)
+		}
 		st, body, err := s.node.QueryAddr(a, req, left)
 		switch {
 		case err != nil:
@@ -534,7 +544,7 @@ func (s *Server) answerDirectory(b []byte) (byte, []byte) {
 		if !r.ok || len(r.b) != 0 {
 			return queryMalformedReq, nil
 		}
-		return s.onLeader(dirAskWait, s.foundHere)
+		return s.onLeader(dirLockWait, s.foundHere)
 	case dirMeetMe:
 		addr := r.str()
 		if !r.ok || len(r.b) != 0 || addr == "" {
@@ -560,7 +570,7 @@ func (s *Server) answerDirectory(b []byte) (byte, []byte) {
 	if !r.ok || len(r.b) != 0 {
 		return queryMalformedReq, nil
 	}
-	return s.onLeader(dirAskWait, func() (byte, []byte) { return effectAnswer(s.execEffect(argv)) })
+	return s.onLeader(dirLockWait, func() (byte, []byte) { return effectAnswer(s.execEffect(argv)) })
 }
 
 // foundHere makes this group the directory unless it is already (a
@@ -581,7 +591,7 @@ func (s *Server) foundHere() (byte, []byte) {
 // answerMeetMe: a group in a cluster asks this one (in none) to meet it
 // (its CLUSTER MEET named a node of this group). Only the leader meets.
 func (s *Server) answerMeetMe(addr string) (byte, []byte) {
-	t := time.NewTimer(dirAskWait)
+	t := time.NewTimer(dirLockWait)
 	ok := s.door.LockOrTimer(t.C)
 	t.Stop()
 	if !ok {

@@ -175,6 +175,20 @@ func TestClusterMeetGroups(t *testing.T) {
 		t.Fatal("slot 100 did not move from a to b")
 	}
 	mustReply(t, "ERR Slot 16383 is already unassigned", g[0], 0, "CLUSTER", "DELSLOTS", "16383")
+	// claimed in the directory (g[1] holds it) but not recorded by its
+	// group (a crash between the two steps, made here by the effect
+	// itself): the other groups find it busy, its group's ADDSLOTS
+	// completes it
+	mustReply(t, "OK", g[1], 0, "LIMITDB.DIRECTORY", "CLAIM", "2", "16383", "16383")
+	mustReply(t, busy(16383), g[0], 0, "CLUSTER", "ADDSLOTS", "16383")
+	if ownsSlot(t, g[2], 0, 16383) {
+		t.Fatal("c owns a slot it did not record")
+	}
+	mustReply(t, "OK", g[2], 0, "CLUSTER", "ADDSLOTS", "16383")
+	if !ownsSlot(t, g[2], 0, 16383) {
+		t.Fatal("c's ADDSLOTS of its claimed slot did not complete")
+	}
+	mustReply(t, "OK", g[2], 0, "CLUSTER", "DELSLOTS", "16383")
 
 	// two groups claim the same free slot at once: one wins
 	wins := [2]int{}
@@ -336,4 +350,51 @@ func TestClusterMeetRefreshesSeeds(t *testing.T) {
 	a.waitLeader(10 * time.Second)
 	// a's node and b's two live members at least
 	waitNodes(t, []*testCluster{a}, 3)
+}
+
+// TestClusterMeetDirectoryPaused: the directory group's leader is paused
+// (SIGSTOP: it accepts connections and answers nothing). Another group's
+// ADDSLOTS answers the directory's error within its bound until the
+// directory group has a new leader, then succeeds there; the paused
+// leader, continued, follows: one owner.
+func TestClusterMeetDirectoryPaused(t *testing.T) {
+	a := newMeetGroup(t, 3, "a")
+	b := newMeetGroup(t, 1, "b")
+	l := a.waitLeader(10 * time.Second)
+	mustReply(t, "OK", b, 0, meetArgs(a, (l+1)%3)...) // a founds the directory
+	mustReply(t, "OK", a, l, "CLUSTER", "ADDSLOTSRANGE", "0", "8000")
+	l = a.waitLeader(10 * time.Second) // (a loaded machine may have moved it)
+	resume := a.pause(l)
+	start := time.Now()
+	tries := 0
+	for {
+		t0 := time.Now()
+		got := meetDo(b, 0, "CLUSTER", "ADDSLOTS", "8001")
+		tries++
+		if got == "OK" {
+			break
+		}
+		if got != "ERR the cluster's directory did not answer in time (no leader of its group reachable)" || time.Since(t0) > 4*time.Second {
+			t.Fatalf("ADDSLOTS with the directory's leader paused: %q after %v", got, time.Since(t0))
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("no new directory leader answered in 20 s")
+		}
+	}
+	t.Logf("ADDSLOTS succeeded %v after the pause, at try %d", time.Since(start).Round(time.Millisecond), tries)
+	nl := a.serving(l)
+	for nl < 0 && time.Since(start) < 30*time.Second {
+		time.Sleep(20 * time.Millisecond)
+		nl = a.serving(l)
+	}
+	if nl < 0 {
+		t.Fatal("a has no serving leader")
+	}
+	mustReply(t, busy(8001), a, nl, "CLUSTER", "ADDSLOTS", "8001")
+	resume()
+	mustReply(t, "OK", a, l, "CLUSTER", "ADDSLOTSRANGE", "8002", "8191")
+	mustReply(t, busy(8100), b, 0, "CLUSTER", "ADDSLOTS", "8100")
+	if !ownsSlot(t, b, 0, 8001) || ownsSlot(t, a, nl, 8001) {
+		t.Fatal("slot 8001 is not b's alone")
+	}
 }

@@ -345,16 +345,18 @@ func TestClusterShardsGoRedis(t *testing.T) {
 }
 
 // TestClusterShardsGoRedisLeaderKill: the same over three groups of
-// three, group 1's leader killed a third of the way in, then the leader of
-// group 0 (which holds the directory) two thirds of the way (both started
-// again after the load): no acknowledged INCR lost, none applied twice,
+// three, group 1's leader killed a quarter of the way in, then the leader
+// of group 0 (which holds the directory) half way (both started again
+// after the load), then group 2's leader paused for 3 s (SIGSTOP: an
+// election happens without it; continued, it finds itself deposed) three
+// quarters of the way: no acknowledged INCR lost, none applied twice,
 // every group's members equal after quiescence.
 func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 	s := mustShards(t, 3, 3)
-	r := s.workload(shardLoad{workers: 8, ops: 3000, d: 20 * time.Second, kill: []int{1, 0}})
-	for i, n := range r.afterKill {
+	r := s.workload(shardLoad{workers: 8, ops: 3000, d: 20 * time.Second, faults: []shardFault{{group: 1}, {group: 0}, {group: 2, pause: 3 * time.Second}}})
+	for i, n := range r.afterFault {
 		if n == 0 {
-			t.Errorf("no operation on group %d's slots succeeded after its leader was killed", i)
+			t.Errorf("no operation on the slots of fault %d's group succeeded after it", i)
 		}
 	}
 	for _, c := range s.groups {
@@ -369,20 +371,26 @@ func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 }
 
 // shardLoad is a bounded workload: workers goroutines, each ops
-// operations at most, for d at most; the leaders of the groups in kill
-// are killed one after the other, the k-th (of n) once k/(n+1) of the
-// operations (or of d) has passed.
+// operations at most, for d at most; faults happen one after the other,
+// the k-th (of n) once k/(n+1) of the operations (or of d) has passed.
 type shardLoad struct {
 	workers, ops int
 	d            time.Duration
-	kill         []int
+	faults       []shardFault
 }
 
-// shardLoadResult: operations, errors, and per kill the operations on
+// shardFault is group's leader killed (started again after the load), or
+// with pause, stopped (SIGSTOP) for that long and continued.
+type shardFault struct {
+	group int
+	pause time.Duration
+}
+
+// shardLoadResult: operations, errors, and per fault the operations on
 // that group's slots that succeeded after it.
 type shardLoadResult struct {
-	ops, errs int64
-	afterKill []int64
+	ops, errs  int64
+	afterFault []int64
 }
 
 // noRetry makes go-redis send a command once: a write whose reply was
@@ -435,11 +443,11 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	sha := hex.EncodeToString(sum[:])
 	const keysPerWorker = 64
 	var ops, errs, errsBefore atomic.Int64
-	// kills done (written by the killer before each kill: the first errors
-	// come while kill waits for the exit), the node killed in each
-	var killed atomic.Int32
-	killedAt := make([]int, len(l.kill))
-	afterKill := make([]atomic.Int64, len(l.kill))
+	// faults begun (counted before each: the first errors come while kill
+	// waits for the exit), the leader each one hit
+	var faulted atomic.Int32
+	hit := make([]int, len(l.faults))
+	afterFault := make([]atomic.Int64, len(l.faults))
 	var failures []string
 	var mu sync.Mutex
 	fail := func(f string, a ...any) {
@@ -454,20 +462,27 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	stop := make(chan struct{})
 	timer := time.AfterFunc(l.d, func() { close(stop) })
 	defer timer.Stop()
-	var killWG sync.WaitGroup
-	killWG.Add(1)
+	var faultWG sync.WaitGroup
+	faultWG.Add(1)
 	go func() {
-		defer killWG.Done()
-		for k, g := range l.kill {
-			frac := func(n int64) int64 { return n * int64(k+1) / int64(len(l.kill)+1) }
+		defer faultWG.Done()
+		for k, f := range l.faults {
+			g := f.group
+			frac := func(n int64) int64 { return n * int64(k+1) / int64(len(l.faults)+1) }
 			for ops.Load() < frac(int64(l.workers*l.ops)) && time.Since(start) < time.Duration(frac(int64(l.d))) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			killedAt[k] = s.leaderOf(g)
-			killed.Add(1)
-			s.kill(g, killedAt[k])
-			t.Logf("killed group %d's leader %s after %d operations (%v)", g,
-				s.groups[g].nodes[killedAt[k]].id, ops.Load(), time.Since(start).Round(time.Millisecond))
+			hit[k] = s.leaderOf(g)
+			faulted.Add(1)
+			what := "killed"
+			if f.pause > 0 {
+				what = "paused for " + f.pause.String()
+				time.AfterFunc(f.pause, pauseNodes(t, s.groups[g], hit[k]))
+			} else {
+				s.kill(g, hit[k])
+			}
+			t.Logf("%s group %d's leader %s after %d operations (%v)", what, g,
+				s.groups[g].nodes[hit[k]].id, ops.Load(), time.Since(start).Round(time.Millisecond))
 		}
 	}()
 	var wg sync.WaitGroup
@@ -563,15 +578,15 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 			}
 			ops.Add(1)
 			if err != nil {
-				// an error before any kill is allowed too (a loaded machine's
+				// an error before any fault is allowed too (a loaded machine's
 				// election answers UNCERTAIN: a group of three keeps no
 				// leader for sure), counted: the test of groups of one
 				// requires none
 				errs.Add(1)
-				if killed.Load() == 0 {
+				if faulted.Load() == 0 {
 					errsBefore.Add(1)
 					if errsBefore.Load() <= 3 {
-						t.Logf("%s before any kill: %v", key, err)
+						t.Logf("%s before any fault: %v", key, err)
 					}
 				}
 				// a node gone: the client's map is refreshed now rather than
@@ -581,9 +596,9 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 				time.Sleep(20 * time.Millisecond)
 			} else {
 				g := s.groupOf(testKeySlot(key))
-				for k := range int(killed.Load()) {
-					if l.kill[k] == g {
-						afterKill[k].Add(1)
+				for k := range int(faulted.Load()) {
+					if l.faults[k].group == g {
+						afterFault[k].Add(1)
 					}
 				}
 			}
@@ -591,15 +606,17 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 		})
 	}
 	wg.Wait()
-	killWG.Wait()
+	faultWG.Wait()
 	elapsed := time.Since(start)
 	for _, f := range failures {
 		t.Error(f)
 	}
-	for k, g := range l.kill {
-		s.restart(g, killedAt[k])
+	for k, f := range l.faults {
+		if f.pause == 0 {
+			s.restart(f.group, hit[k])
+		}
 	}
-	if len(l.kill) > 0 {
+	if len(l.faults) > 0 {
 		s.waitOK(30 * time.Second)
 	}
 	// quiescence: every counter read back (a read may be retried)
@@ -627,11 +644,11 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 		}
 	}
 	res := shardLoadResult{ops: ops.Load(), errs: errs.Load()}
-	for k := range afterKill {
-		res.afterKill = append(res.afterKill, afterKill[k].Load())
+	for k := range afterFault {
+		res.afterFault = append(res.afterFault, afterFault[k].Load())
 	}
-	t.Logf("%d operations in %v (%d errors, %d before any kill; on each killed group's slots after its kill: %v); counters: %d acknowledged, %d unsure, %d read back",
-		res.ops, elapsed.Round(time.Millisecond), res.errs, errsBefore.Load(), res.afterKill, acked, unsure, total)
+	t.Logf("%d operations in %v (%d errors, %d before any fault; on each fault's group's slots after it: %v); counters: %d acknowledged, %d unsure, %d read back",
+		res.ops, elapsed.Round(time.Millisecond), res.errs, errsBefore.Load(), res.afterFault, acked, unsure, total)
 	return res
 }
 

@@ -265,6 +265,22 @@ func (s *testShards) checkMoved() {
 					}
 				}
 			}
+			// after READONLY a follower serves its own group's reads and
+			// still redirects another group's (as a Redis replica does for
+			// slots its master does not serve) and every write
+			if i != s.leaderOf(g) {
+				mustDo(t, conn, "READONLY")
+				k, _ := s.keyIn(g)
+				if r := string(mustDo(t, conn, "GET", k)); strings.HasPrefix(r, "-") {
+					t.Errorf("%s: GET %s of its group after READONLY: %q", c.nodes[i].id, k, r)
+				}
+				o := (g + 1) % len(s.groups)
+				k, slot := s.keyIn(o)
+				want := "-MOVED " + strconv.Itoa(slot) + " " + s.leaderAddr(o) + "\r\n"
+				if r := string(mustDo(t, conn, "GET", k)); r != want {
+					t.Errorf("%s: GET %s of group %d after READONLY: %q, want %q", c.nodes[i].id, k, o, r, want)
+				}
+			}
 			conn.Close()
 		}
 	}

@@ -747,3 +747,59 @@ func TestClusterShardsRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterShardsAddGroup: a group started later joins a running
+// cluster of two with CLUSTER MEET and owns nothing (the map shows it, its
+// master has no slots); slots that group 1 gives up (DELSLOTSRANGE: the
+// directory frees them, every node's map has a hole, CLUSTERDOWN for them)
+// it then claims (ADDSLOTSRANGE), and the cluster of three is whole again:
+// every view, MOVED, busy, redis-cli's check, a ClusterClient workload.
+// (Their keys stay behind in group 1, as Redis leaves them on the node that
+// DELSLOTS ran on: moving them is a migration, not this.)
+func TestClusterShardsAddGroup(t *testing.T) {
+	s := mustShards(t, 2, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s.addGroup(1)
+	s.waitOK(30 * time.Second)
+	txt, err := s.groups[0].cli(0).ClusterNodes(ctx).Result()
+	if err != nil || !strings.Contains(txt, "127.0.0.1:"+strconv.Itoa(s.groups[2].nodes[0].port)+"@") {
+		t.Fatalf("the new group is not in the first's CLUSTER NODES: %v\n%s", err, txt)
+	}
+	// group 1 gives up its upper half
+	lo, hi := s.slotRange(1)
+	mid := (lo + hi + 1) / 2
+	if err := s.groups[1].cli(s.leaderOf(1)).Do(ctx, "CLUSTER", "DELSLOTSRANGE", mid, hi).Err(); err != nil {
+		t.Fatalf("DELSLOTSRANGE %d %d: %v", mid, hi, err)
+	}
+	s.ranges[1][1] = mid - 1
+	k, slot := "", 0
+	for i := 0; slot < mid; i++ {
+		k = "free" + strconv.Itoa(i)
+		slot = testKeySlot(k)
+	}
+	conn := mustDial(t, s.groups[0].addr(0))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := string(mustDo(t, conn, "GET", k))
+		if r == "-CLUSTERDOWN Hash slot not served\r\n" && s.clusterInfo(0, 0)["cluster_state"] == "fail" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s (slot %d, freed): %q, CLUSTER INFO %v", k, slot, r, s.clusterInfo(0, 0))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// the new group claims them
+	if err := s.groups[2].cli(0).Do(ctx, "CLUSTER", "ADDSLOTSRANGE", mid, hi).Err(); err != nil {
+		t.Fatalf("new group: ADDSLOTSRANGE %d %d: %v", mid, hi, err)
+	}
+	s.ranges[2] = [2]int{mid, hi}
+	s.waitOK(30 * time.Second)
+	s.checkSlots()
+	s.checkInfoNodes()
+	s.checkMoved()
+	s.checkBusy()
+	s.checkRedisCli()
+	clusterWorkload(t, s.clusterClient(), 300)
+}

@@ -478,6 +478,33 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	stop := make(chan struct{})
 	timer := time.AfterFunc(l.d, func() { close(stop) })
 	defer timer.Stop()
+	// while the load runs, every node that answers must answer a whole
+	// map: CLUSTER SLOTS covering every slot, cluster_state:ok (Jedis
+	// refuses a map with holes, ioredis reconnects on fail); a node that
+	// does not answer (killed, paused) is skipped
+	watchDone := make(chan struct{})
+	var watchWG sync.WaitGroup
+	var views atomic.Int64
+	watchWG.Add(1)
+	go func() {
+		defer watchWG.Done()
+		for {
+			for g, c := range s.groups {
+				for i := range c.nodes {
+					select {
+					case <-watchDone:
+						return
+					default:
+					}
+					if err := s.wholeMap(g, i); err != nil {
+						fail("during the load, %v", err)
+					}
+					views.Add(1)
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 	var faultWG sync.WaitGroup
 	faultWG.Add(1)
 	go func() {
@@ -623,6 +650,8 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	}
 	wg.Wait()
 	faultWG.Wait()
+	close(watchDone)
+	watchWG.Wait()
 	elapsed := time.Since(start)
 	for _, f := range failures {
 		t.Error(f)
@@ -663,9 +692,46 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	for k := range afterFault {
 		res.afterFault = append(res.afterFault, afterFault[k].Load())
 	}
-	t.Logf("%d operations in %v (%d errors, %d before any fault; on each fault's group's slots after it: %v); counters: %d acknowledged, %d unsure, %d read back",
-		res.ops, elapsed.Round(time.Millisecond), res.errs, errsBefore.Load(), res.afterFault, acked, unsure, total)
+	t.Logf("%d operations in %v (%d errors, %d before any fault; on each fault's group's slots after it: %v); counters: %d acknowledged, %d unsure, %d read back; %d nodes' maps read during the load",
+		res.ops, elapsed.Round(time.Millisecond), res.errs, errsBefore.Load(), res.afterFault, acked, unsure, total, views.Load())
 	return res
+}
+
+// wholeMap reads node i of group g's CLUSTER SLOTS and CLUSTER INFO (1 s
+// each) and says what is not whole in them; a node that does not answer
+// in time (killed, paused, restarting) is no error.
+func (s *testShards) wholeMap(g, i int) error {
+	nd := s.groups[g].nodes[i]
+	if nd.cmd == nil {
+		return nil
+	}
+	cl := redis.NewClient(&redis.Options{Addr: s.groups[g].addr(i), MaxRetries: -1, DialTimeout: time.Second,
+		ReadTimeout: time.Second, Protocol: 2, PoolSize: 1})
+	defer cl.Close()
+	ctx := context.Background()
+	slots, err := cl.ClusterSlots(ctx).Result()
+	var rerr redis.Error
+	if err != nil && !errors.As(err, &rerr) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: CLUSTER SLOTS: %v", nd.id, err)
+	}
+	n := 0
+	for _, r := range slots {
+		n += int(r.End - r.Start + 1)
+	}
+	if n != 16384 {
+		return fmt.Errorf("%s: CLUSTER SLOTS covers %d slots: %+v", nd.id, n, slots)
+	}
+	info, err := cl.ClusterInfo(ctx).Result()
+	if err != nil {
+		return nil
+	}
+	if !strings.Contains(info, "cluster_state:ok\r\n") {
+		return fmt.Errorf("%s: CLUSTER INFO:\n%s", nd.id, info)
+	}
+	return nil
 }
 
 // TestClusterShardsRedisCliCreate: redis-cli --cluster create over three

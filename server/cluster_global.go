@@ -56,6 +56,7 @@ const (
 	errGlobalInMulti     = "ERR cluster-wide changes (RL.POLICY, ACL, SCRIPT LOAD/FLUSH, FUNCTION, cluster-wide CONFIG SET) cannot run inside MULTI in a cluster of several groups"
 	errGlobalUnreachable = "ERR the cluster's directory did not answer in time (no leader of its group reachable): the change may or may not have been made"
 	errGlobalMalformed   = "ERR malformed reply from the directory"
+	errGlobalPushedToDir = "ERR this group holds a directory: it takes no other group's cluster-wide state"
 )
 
 // clusterWideCmds are the commands that change the cluster-wide state
@@ -403,7 +404,7 @@ func (s *Server) answerGlobalPush(b []byte) (byte, []byte) {
 	content := b[k:]
 	return s.onLeader(dirAskWait, func() (byte, []byte) {
 		if s.eng.Shard().Directory {
-			return queryRefused, []byte(errMeetOtherGroup)
+			return queryRefused, []byte(errGlobalPushedToDir)
 		}
 		if ver > s.eng.GlobalOf().Ver {
 			argv := [][]byte{[]byte("LIMITDB.GLOBAL"), []byte("LOAD"), strconv.AppendInt(nil, ver, 10), content}

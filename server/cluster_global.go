@@ -250,7 +250,7 @@ func (s *Server) answerGlobalUnit(b []byte) (byte, []byte) {
 		// outcome is unknown, so the asker must not run it again
 		return queryRefused, []byte(errLeadershipLost)
 	case st == cluster.QueryOK && changed:
-		s.pushGlobal()
+		s.pushGlobal(false)
 	}
 	return st, out
 }
@@ -306,7 +306,7 @@ func (s *Server) globalLoop() {
 		case <-s.global.kick:
 		}
 		if s.node.Serving() {
-			s.pushGlobal()
+			s.pushGlobal(true)
 		}
 	}
 }
@@ -315,35 +315,52 @@ func (s *Server) globalLoop() {
 // state (the lock is not held): it stamps a new version when the content
 // is not the stamped one, waits for that commit, then pushes the version
 // and content to the leader of every group not known to hold it, in
-// parallel, each for at most leader-wait-ms. Only the stamp is one at a
-// time (a push waits for no other: a group's leader ignores an older
-// version). It does nothing unless this node leads the directory group
-// of a cluster of several groups.
-func (s *Server) pushGlobal() {
+// parallel, each for at most leader-wait-ms; with probe (the catch-up),
+// it first asks a group known to hold it for its version (a push
+// without content), and pushes when the group has less (its state
+// lost). Only the stamp is one at a time (a push waits for no other: a
+// group's leader ignores an older version). It does nothing unless this
+// node leads the directory group of a cluster of several groups.
+func (s *Server) pushGlobal(probe bool) {
 	ver, content, groups, own, ok := s.stampGlobal()
 	if !ok {
 		return
 	}
-	req := binary.AppendVarint([]byte{queryGlobalPush}, ver)
-	req = append(req, content...)
+	ask := binary.AppendVarint([]byte{queryGlobalPush}, ver)
+	push := append(ask[:len(ask):len(ask)], content...)
 	wait := s.leaderWait()
 	var wg sync.WaitGroup
 	for _, g := range groups {
-		if g.Index == own || s.ackedGlobal(g.Index) >= ver {
+		known := s.ackedGlobal(g.Index) >= ver
+		if g.Index == own || known && !probe {
 			continue
 		}
 		wg.Add(1)
-		go func(g engine.DirGroup) {
+		go func() {
 			defer wg.Done()
-			st, body := s.askLeader(g.Seeds, req, wait)
-			if have, k := binary.Varint(body); st == cluster.QueryOK && k > 0 {
-				s.global.mu.Lock()
-				s.global.acked[g.Index] = max(s.global.acked[g.Index], have)
-				s.global.mu.Unlock()
+			if known {
+				if have, ok := s.askGlobal(g, ask, wait); !ok || have >= ver {
+					return
+				}
 			}
-		}(g)
+			s.askGlobal(g, push, wait)
+		}()
 	}
 	wg.Wait()
+}
+
+// askGlobal sends a push (or, without content, a probe) to group g's
+// leader and records the version it answered holding.
+func (s *Server) askGlobal(g engine.DirGroup, req []byte, wait time.Duration) (int64, bool) {
+	st, body := s.askLeader(g.Seeds, req, wait)
+	have, k := binary.Varint(body)
+	if st != cluster.QueryOK || k <= 0 {
+		return 0, false
+	}
+	s.global.mu.Lock()
+	s.global.acked[g.Index] = have
+	s.global.mu.Unlock()
+	return have, true
 }
 
 // stampGlobal is pushGlobal's first step, one at a time (stampMu): the
@@ -395,7 +412,8 @@ func (s *Server) ackedGlobal(index int) int64 {
 // answerGlobalPush answers the directory leader's push (query 'g': the
 // version, then the content) on a group's leader: LIMITDB.GLOBAL LOAD
 // when the version is newer than the group's, committed before the
-// answer, which is the version the group holds (varint).
+// answer, which is the version the group holds (varint). Without content
+// (a probe) it only answers the version.
 func (s *Server) answerGlobalPush(b []byte) (byte, []byte) {
 	ver, k := binary.Varint(b)
 	if k <= 0 || ver <= 0 {
@@ -406,7 +424,7 @@ func (s *Server) answerGlobalPush(b []byte) (byte, []byte) {
 		if s.eng.Shard().Directory {
 			return queryRefused, []byte(errGlobalPushedToDir)
 		}
-		if ver > s.eng.GlobalOf().Ver {
+		if ver > s.eng.GlobalOf().Ver && len(content) > 0 {
 			argv := [][]byte{[]byte("LIMITDB.GLOBAL"), []byte("LOAD"), strconv.AppendInt(nil, ver, 10), content}
 			if msg := replyError(s.execEffect(argv)); msg != "" {
 				return queryRefused, []byte(msg)

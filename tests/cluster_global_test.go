@@ -31,18 +31,7 @@ const globalLeaderWait = 1000
 // and waits for every node's map (mustShards with leader-wait-ms set).
 func mustGlobalShards(t *testing.T, groups int) *testShards {
 	t.Helper()
-	s := mustShardGroups(t, groups, 1, "--leader-wait-ms", strconv.Itoa(globalLeaderWait))
-	s.meetAll()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for g := range s.groups {
-		lo, hi := s.slotRange(g)
-		if err := s.groups[g].cli(0).Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
-			t.Fatalf("group %d: CLUSTER ADDSLOTSRANGE %d %d: %v\n%s", g, lo, hi, err, s.logs())
-		}
-	}
-	s.waitOK(30 * time.Second) // keyed commands wait for cluster_state:ok
-	return s
+	return mustShards(t, groups, 1, "--leader-wait-ms", strconv.Itoa(globalLeaderWait))
 }
 
 // keyOf is a key whose slot group g owns.

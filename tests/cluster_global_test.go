@@ -118,6 +118,17 @@ func TestClusterGlobalPolicy(t *testing.T) {
 			t.Errorf("group %d: policy p at version %d, want %d", g+1, got, ver)
 		}
 	}
+	// RESETKEYS through group 2 resets group 3's key at its next call
+	k := s.keyOf(ctx, 2, "rk")
+	if err := s.groups[2].cli(0).Do(ctx, "RL.ALLOW", k, "POLICY", "p").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.groups[1].cli(0).Do(ctx, "RL.POLICY", "SET", "p", "LIMIT", "7", "PERIOD", "60000", "ALGO", "token-bucket", "RESETKEYS").Err(); err != nil {
+		t.Fatalf("RL.POLICY SET … RESETKEYS through group 2: %v", err)
+	}
+	if r, err := s.groups[2].cli(0).Do(ctx, "RL.ALLOW", k, "POLICY", "p").Slice(); err != nil || r[1] != int64(1) || r[5] != int64(6) {
+		t.Fatalf("RL.ALLOW on group 3's key after RESETKEYS: %v, %v; want allowed, 6 remaining", r, err)
+	}
 }
 
 // policyVersion reads RL.POLICY GET's version field.

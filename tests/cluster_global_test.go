@@ -398,3 +398,27 @@ func TestClusterGlobalJoin(t *testing.T) {
 	}
 	t.Logf("group 2 held the directory's policies %v after MEET answered", time.Since(t0))
 }
+
+// TestClusterGlobalDirectoryLeaderKilled: two groups of three; the
+// directory group's leader killed, a change through the member group
+// reaches the new leader (the directory's members are asked in turn) and
+// the member group has it when the reply comes.
+func TestClusterGlobalDirectoryLeaderKilled(t *testing.T) {
+	s := mustShards(t, 2, 3, "--leader-wait-ms", strconv.Itoa(globalLeaderWait))
+	ctx := globalCtx(t)
+	if err := s.groups[1].cli(s.leaderOf(1)).Do(ctx, "RL.POLICY", "SET", "kp", "LIMIT", "1", "PERIOD", "60000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.kill(0, s.leaderOf(0))
+	t0 := time.Now()
+	if err := s.groups[1].cli(s.leaderOf(1)).Do(ctx, "RL.POLICY", "SET", "kp", "LIMIT", "2", "PERIOD", "60000").Err(); err != nil {
+		t.Fatalf("RL.POLICY SET with the directory's leader killed: %v\n%s", err, s.logs())
+	}
+	t.Logf("answered in %v", time.Since(t0))
+	for g := range s.groups {
+		v, err := s.groups[g].cli(s.leaderOf(g)).Do(ctx, "RL.POLICY", "GET", "kp").Slice()
+		if err != nil || policyLimit(v) != 2 || policyVersion(t, v) != 2 {
+			t.Fatalf("group %d after the reply: %v, %v; want limit 2 at version 2", g+1, v, err)
+		}
+	}
+}

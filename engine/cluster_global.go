@@ -55,6 +55,7 @@ func init() {
 	Register(&Command{Name: "limitdb.global", Arity: -2, Group: "server", Since: "1.0.0", Summary: "The effect form of the cluster-wide state of several groups (cluster mode).", Subs: []*Command{
 		{Name: "stamp", Arity: 3, Flags: flags, Group: "server", Since: "1.0.0", Summary: "Gives the cluster-wide state of the directory group a new version (an effect).", Run: cmdGlobalStamp},
 		{Name: "load", Arity: 4, Flags: flags, Group: "server", Since: "1.0.0", Summary: "Replaces the group's cluster-wide state by a newer version pushed by the directory group (an effect).", Run: cmdGlobalLoad},
+		{Name: "live", Arity: -4, Flags: flags, Group: "server", Since: "1.0.0", Summary: "Raises policies' live deadlines to those other groups' keys have (an effect).", Run: cmdGlobalLive},
 	}})
 }
 
@@ -282,4 +283,63 @@ func decodeGlobalAux(v string) (Global, bool) {
 		return Global{}, false
 	}
 	return Global{Ver: ver, Digest: dg, Scripts: sc}, true
+}
+
+// PolicyLive is a policy's live deadline (LiveUntil).
+type PolicyLive struct {
+	Name  string
+	Until int64
+}
+
+// LiveDeadlines are the policies' live deadlines that are set, in name
+// order (lock held): what a member group reports to the directory.
+func (e *Engine) LiveDeadlines() []PolicyLive {
+	var out []PolicyLive
+	for _, n := range e.Policies.Names() {
+		if p := e.Policies.m[n]; p.LiveUntil > 0 {
+			out = append(out, PolicyLive{n, p.LiveUntil})
+		}
+	}
+	return out
+}
+
+// LiveRaises is the part of reported deadlines that would raise this
+// registry's (lock held), as LIMITDB.GLOBAL LIVE's arguments.
+func (e *Engine) LiveRaises(reported []PolicyLive) [][]byte {
+	var args [][]byte
+	for _, l := range reported {
+		if p := e.Policies.m[l.Name]; p != nil && l.Until > p.LiveUntil {
+			args = append(args, []byte(l.Name), strconv.AppendInt(nil, l.Until, 10))
+		}
+	}
+	return args
+}
+
+// cmdGlobalLive: LIMITDB.GLOBAL LIVE name deadline [name deadline …] —
+// in the directory group, each named policy's live deadline becomes at
+// least the one given (the latest deadline of the policy's keys in other
+// groups, as they report it), so that the live-keys refusals of RL.POLICY
+// SET and DEL count every group's keys; unknown names are skipped. Reply
+// +OK.
+func cmdGlobalLive(c *Ctx, argv [][]byte) {
+	if len(argv)%2 != 0 {
+		c.W.Error(ErrSyntax)
+		return
+	}
+	until := make([]int64, 0, len(argv)/2)
+	for i := 2; i < len(argv); i += 2 {
+		v, ok := ParseIntB(argv[i+1])
+		if !ok {
+			c.W.Error(ErrSyntax)
+			return
+		}
+		until = append(until, v)
+	}
+	for i := 2; i < len(argv); i += 2 {
+		if p := c.E.Policies.m[string(argv[i])]; p != nil && until[i/2-1] > p.LiveUntil {
+			p.LiveUntil = until[i/2-1]
+			c.E.Stats.Dirty++
+		}
+	}
+	c.W.OK()
 }

@@ -83,3 +83,32 @@ func TestGlobalStampLoad(t *testing.T) {
 		t.Fatalf("Reset: %v, %+v", err, n.GlobalOf())
 	}
 }
+
+// TestGlobalLive: LIMITDB.GLOBAL LIVE raises the named policies' live
+// deadlines, never lowers them, skips unknown names; LiveRaises is the
+// part of a report that would raise them.
+func TestGlobalLive(t *testing.T) {
+	h := newEffHarness(t)
+	h.do(1000, "RL.POLICY", "SET", "a", "LIMIT", "5", "PERIOD", "60000")
+	h.do(1000, "RL.POLICY", "SET", "b", "LIMIT", "5", "PERIOD", "60000")
+	report := []PolicyLive{{"a", 9000}, {"b", 0}, {"gone", 9000}}
+	args := h.a.LiveRaises(report)
+	if len(args) != 2 || string(args[0]) != "a" || string(args[1]) != "9000" {
+		t.Fatalf("LiveRaises: %q", args)
+	}
+	if r, eff := h.doReply(2000, "LIMITDB.GLOBAL", "LIVE", "a", "9000", "gone", "5"); r != "OK" || eff == "" {
+		t.Fatalf("LIVE: %q, effects %q", r, eff)
+	}
+	if r, eff := h.doReply(2000, "LIMITDB.GLOBAL", "LIVE", "a", "8000"); r != "OK" || eff != "" {
+		t.Fatalf("LIVE lower: %q, effects %q (want none)", r, eff)
+	}
+	if got := h.a.Policies.Get([]byte("a")).LiveUntil; got != 9000 {
+		t.Fatalf("a's live deadline %d, want 9000", got)
+	}
+	if l := h.a.LiveDeadlines(); len(l) != 1 || l[0] != (PolicyLive{"a", 9000}) {
+		t.Fatalf("LiveDeadlines: %v", l)
+	}
+	if r, _ := h.doReply(2000, "LIMITDB.GLOBAL", "LIVE", "a", "x"); r != "!ERR syntax error" {
+		t.Fatalf("LIVE a x: %q", r)
+	}
+}

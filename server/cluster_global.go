@@ -330,6 +330,8 @@ func (s *Server) pushGlobal(probe bool) {
 	push := append(ask[:len(ask):len(ask)], content...)
 	wait := s.leaderWait()
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var live []engine.PolicyLive // the groups' reported deadlines
 	for _, g := range groups {
 		known := s.ackedGlobal(g.Index) >= ver
 		if g.Index == own || known && !probe {
@@ -338,29 +340,64 @@ func (s *Server) pushGlobal(probe bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var have int64
+			var l []engine.PolicyLive
+			ok := false
 			if known {
-				if have, ok := s.askGlobal(g, ask, wait); !ok || have >= ver {
-					return
-				}
+				have, l, ok = s.askGlobal(g, ask, wait) // the probe
 			}
-			s.askGlobal(g, push, wait)
+			if !known || ok && have < ver {
+				_, l, _ = s.askGlobal(g, push, wait)
+			}
+			mu.Lock()
+			live = append(live, l...)
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	s.raiseLive(live)
+}
+
+// raiseLive records the other groups' live deadlines that are later than
+// the directory's (LIMITDB.GLOBAL LIVE), so that its live-keys refusals
+// count their keys, as of their last answer.
+func (s *Server) raiseLive(live []engine.PolicyLive) {
+	if len(live) == 0 || !s.door.LockOr(s.stop) {
+		return
+	}
+	defer s.door.Unlock()
+	if !s.node.Serving() || !s.eng.Shard().Directory {
+		return
+	}
+	if args := s.eng.LiveRaises(live); len(args) > 0 {
+		if msg := replyError(s.execEffect(append([][]byte{[]byte("LIMITDB.GLOBAL"), []byte("LIVE")}, args...))); msg != "" {
+			s.log.Error("recording the groups' live deadlines failed", "err", msg)
+		}
+	}
 }
 
 // askGlobal sends a push (or, without content, a probe) to group g's
-// leader and records the version it answered holding.
-func (s *Server) askGlobal(g engine.DirGroup, req []byte, wait time.Duration) (int64, bool) {
+// leader and records the version it answered holding; it returns that and
+// the group's live deadlines.
+func (s *Server) askGlobal(g engine.DirGroup, req []byte, wait time.Duration) (int64, []engine.PolicyLive, bool) {
 	st, body := s.askLeader(g.Seeds, req, wait)
-	have, k := binary.Varint(body)
-	if st != cluster.QueryOK || k <= 0 {
-		return 0, false
+	if st != cluster.QueryOK {
+		return 0, nil, false
+	}
+	r := queryReader{b: body, ok: true}
+	have := r.varint()
+	n := r.count(2)
+	live := make([]engine.PolicyLive, 0, n)
+	for range n {
+		live = append(live, engine.PolicyLive{Name: r.str(), Until: r.varint()})
+	}
+	if !r.ok {
+		return 0, nil, false
 	}
 	s.global.mu.Lock()
 	s.global.acked[g.Index] = have
 	s.global.mu.Unlock()
-	return have, true
+	return have, live, true
 }
 
 // stampGlobal is pushGlobal's first step, one at a time (stampMu): the
@@ -412,8 +449,9 @@ func (s *Server) ackedGlobal(index int) int64 {
 // answerGlobalPush answers the directory leader's push (query 'g': the
 // version, then the content) on a group's leader: LIMITDB.GLOBAL LOAD
 // when the version is newer than the group's, committed before the
-// answer, which is the version the group holds (varint). Without content
-// (a probe) it only answers the version.
+// answer, which is the version the group holds (varint) and its
+// policies' live deadlines (a count, then name and deadline each).
+// Without content (a probe) it only answers.
 func (s *Server) answerGlobalPush(b []byte) (byte, []byte) {
 	ver, k := binary.Varint(b)
 	if k <= 0 || ver <= 0 {
@@ -430,6 +468,13 @@ func (s *Server) answerGlobalPush(b []byte) (byte, []byte) {
 				return queryRefused, []byte(msg)
 			}
 		}
-		return cluster.QueryOK, binary.AppendVarint(nil, s.eng.GlobalOf().Ver)
+		out := binary.AppendVarint(nil, s.eng.GlobalOf().Ver)
+		live := s.eng.LiveDeadlines()
+		out = binary.AppendUvarint(out, uint64(len(live)))
+		for _, l := range live {
+			out = appendQueryString(out, l.Name)
+			out = binary.AppendVarint(out, l.Until)
+		}
+		return cluster.QueryOK, out
 	})
 }

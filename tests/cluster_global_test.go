@@ -422,3 +422,33 @@ func TestClusterGlobalDirectoryLeaderKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterGlobalLiveKeys: a policy's keys in a member group refuse an
+// ALGO change without RESETKEYS, and DEL without FORCE, at the directory
+// once the group reported their deadline (the catch-up's second).
+func TestClusterGlobalLiveKeys(t *testing.T) {
+	s := mustGlobalShards(t, 2)
+	ctx := globalCtx(t)
+	if err := s.groups[0].cli(0).Do(ctx, "RL.POLICY", "SET", "lv", "LIMIT", "5", "PERIOD", "60000", "ALGO", "fixed-window").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.groups[1].cli(0).Do(ctx, "RL.ALLOW", s.keyOf(ctx, 1, "lk"), "POLICY", "lv").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// APPLY … DRYRUN answers as the change would, changing nothing
+	t0 := time.Now()
+	for {
+		err := s.groups[1].cli(0).Do(ctx, "RL.POLICY", "APPLY", "DRYRUN", "POLICY", "lv", "LIMIT", "5", "PERIOD", "60000", "ALGO", "gcra").Err()
+		if err != nil && strings.Contains(err.Error(), "may have live keys") {
+			break
+		}
+		if time.Since(t0) > 3*time.Second {
+			t.Fatalf("ALGO change %v after a member group's RL.ALLOW: %v, want the live-keys refusal", time.Since(t0), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the member's live deadline refused an ALGO change %v after its RL.ALLOW", time.Since(t0))
+	if err := s.groups[0].cli(0).Do(ctx, "RL.POLICY", "DEL", "lv").Err(); err == nil || !strings.Contains(err.Error(), "may have live keys") {
+		t.Fatalf("DEL without FORCE: %v, want the live-keys refusal", err)
+	}
+}

@@ -260,5 +260,10 @@ func (e *Engine) StrictDigest() Digest {
 		d.mixString(f.Key)
 		d.mixString(f.Value)
 	}
+	// the cluster-wide state's version, only once a group has one
+	if s := encodeGlobal(e.global); s != "" {
+		d.mixString(auxGlobal)
+		d.mixString(s)
+	}
 	return d
 }

@@ -143,6 +143,10 @@ type Engine struct {
 	migr          slotBits
 	migs          []*migration
 	handoverFloor int64
+	// global is the version of the cluster-wide state this group holds
+	// in a cluster of several groups (replicated: LIMITDB.GLOBAL;
+	// cluster_global.go)
+	global Global
 
 	cow   cowState    // active captures (cow.go)
 	dumpW *rdbWriter  // DUMP's encoder, kept for its LZF table (rdb.go)

@@ -215,6 +215,9 @@ func (c *Ctx) notifyPolicy(msg string) {
 	}
 }
 
+// ErrNoSuchPolicy is the error for a name that is no policy.
+func ErrNoSuchPolicy(name []byte) string { return errNoSuchPolicy(name) }
+
 func errNoSuchPolicy(name []byte) string {
 	return "ERR no such policy '" + string(name) + "'"
 }

@@ -225,14 +225,19 @@ func (e *Engine) RLTop(policy string, n int, windowMs int64, requested bool, now
 		return nil
 	}
 	out := p.stats.top.query(windowMs, requested, nowMs)
+	sortRLTop(out)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// sortRLTop orders entries most first, ties in byte order of the key.
+func sortRLTop(out []RLTopEntry) {
 	slices.SortFunc(out, func(a, b RLTopEntry) int {
 		if a.Count != b.Count {
 			return cmp.Compare(b.Count, a.Count)
 		}
 		return cmp.Compare(a.Key, b.Key)
 	})
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
 }

@@ -133,14 +133,7 @@ func WriteRLStats(w *resp.Writer, rows []RLStat) {
 // answered, this one included), nodes_missing (those that did not) and
 // policies (rows summed over them).
 func WriteRLStatsCluster(w *resp.Writer, rows []RLStat, nodes int, missing []string) {
-	w.Map(3)
-	w.BulkString("nodes")
-	w.Int(int64(nodes))
-	w.BulkString("nodes_missing")
-	w.Array(len(missing))
-	for _, m := range missing {
-		w.BulkString(m)
-	}
+	writeNodesAsked(w, nodes, missing)
 	w.BulkString("policies")
 	WriteRLStats(w, rows)
 }
@@ -169,43 +162,85 @@ func AddRLStats(a, b []RLStat) []RLStat {
 	return a
 }
 
+// RLTopArgs are RL.TOP's arguments.
+type RLTopArgs struct {
+	Policy    string
+	N         int
+	WindowMs  int64
+	Requested bool
+	// Cluster: the CLUSTER option (the server sums every node's)
+	Cluster bool
+}
+
+// ParseRLTop reads RL.TOP name [COUNT n] [WINDOW ms] [REQUESTED]
+// [CLUSTER]; msg is the error ("" when they parse). The policy is not
+// looked up.
+func ParseRLTop(argv [][]byte) (a RLTopArgs, msg string) {
+	n := int64(rlTopCountDefault)
+	a = RLTopArgs{Policy: string(argv[1]), WindowMs: RLTopWindowMax}
+	for i := 2; i < len(argv); i++ {
+		switch {
+		case EqualFold(argv[i], "requested"):
+			a.Requested = true
+		case EqualFold(argv[i], "cluster"):
+			a.Cluster = true
+		case EqualFold(argv[i], "count") && i+1 < len(argv):
+			i++
+			var ok bool
+			if n, ok = ParseIntB(argv[i]); !ok || n <= 0 {
+				return a, errRLTopCount
+			}
+		case EqualFold(argv[i], "window") && i+1 < len(argv):
+			i++
+			var ok bool
+			if a.WindowMs, ok = ParseIntB(argv[i]); !ok || a.WindowMs <= 0 || a.WindowMs > RLTopWindowMax {
+				return a, errRLTopWindow
+			}
+		default:
+			return a, ErrSyntax
+		}
+	}
+	a.N = int(min(n, 1<<20))
+	return a, ""
+}
+
+// IsRLTopCluster reports whether argv is RL.TOP with the CLUSTER option
+// (whatever its other arguments: the server parses them again).
+func IsRLTopCluster(argv [][]byte) bool {
+	if len(argv) < 3 || !EqualFold(argv[0], "rl.top") {
+		return false
+	}
+	a, msg := ParseRLTop(argv)
+	return msg == "" && a.Cluster
+}
+
 // cmdRLTop: RL.TOP name [COUNT n] [WINDOW ms] [REQUESTED] — the keys of
 // the policy refused most (shadow refusals included; REQUESTED: called
 // most) over the last WINDOW ms (default and most RLTopWindowMax, rounded
 // up to the sketch's 10 s buckets), at most COUNT (default 10), most
 // first: an array of maps key, count, err, where count overestimates the
 // key's number by at most err (rl_top.go). An unknown policy is an error.
+// CLUSTER (the server's form, which sums every node's) answers this
+// node's sketch in the cluster shape here.
 func cmdRLTop(c *Ctx, argv [][]byte) {
-	n, window, requested := int64(rlTopCountDefault), int64(RLTopWindowMax), false
-	for i := 2; i < len(argv); i++ {
-		switch {
-		case EqualFold(argv[i], "requested"):
-			requested = true
-		case EqualFold(argv[i], "count") && i+1 < len(argv):
-			i++
-			var ok bool
-			if n, ok = ParseIntB(argv[i]); !ok || n <= 0 {
-				c.W.Error(errRLTopCount)
-				return
-			}
-		case EqualFold(argv[i], "window") && i+1 < len(argv):
-			i++
-			var ok bool
-			if window, ok = ParseIntB(argv[i]); !ok || window <= 0 || window > RLTopWindowMax {
-				c.W.Error(errRLTopWindow)
-				return
-			}
-		default:
-			c.W.Error(ErrSyntax)
-			return
-		}
+	a, msg := ParseRLTop(argv)
+	if msg != "" {
+		c.W.Error(msg)
+		return
 	}
 	if c.E.Policies.Get(argv[1]) == nil {
 		c.W.Error(errNoSuchPolicy(argv[1]))
 		return
 	}
-	top := c.E.RLTop(string(argv[1]), int(min(n, 1<<20)), window, requested, c.Now)
-	w := c.W
+	top := c.E.RLTop(a.Policy, a.N, a.WindowMs, a.Requested, c.Now)
+	if a.Cluster {
+		WriteRLTopCluster(c.W, top, 1, nil)
+		return
+	}
+	writeRLTop(c.W, top)
+}
+
+func writeRLTop(w *resp.Writer, top []RLTopEntry) {
 	w.Array(len(top))
 	for _, t := range top {
 		w.Map(3)
@@ -215,5 +250,50 @@ func cmdRLTop(c *Ctx, argv [][]byte) {
 		w.Int(t.Count)
 		w.BulkString("err")
 		w.Int(t.Err)
+	}
+}
+
+// WriteRLTopCluster writes RL.TOP CLUSTER's reply: a map of nodes,
+// nodes_missing and top (RL.TOP's array).
+func WriteRLTopCluster(w *resp.Writer, top []RLTopEntry, nodes int, missing []string) {
+	writeNodesAsked(w, nodes, missing)
+	w.BulkString("top")
+	writeRLTop(w, top)
+}
+
+// AddRLTop sums lists of several nodes' entries by key (counts and
+// error bounds add: each node counted its own calls) and returns the n
+// largest, most first (ties in byte order of the key).
+func AddRLTop(n int, lists ...[]RLTopEntry) []RLTopEntry {
+	at := map[string]int{}
+	var out []RLTopEntry
+	for _, l := range lists {
+		for _, t := range l {
+			if i, ok := at[t.Key]; ok {
+				out[i].Count += t.Count
+				out[i].Err += t.Err
+				continue
+			}
+			at[t.Key] = len(out)
+			out = append(out, t)
+		}
+	}
+	sortRLTop(out)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// writeNodesAsked starts a CLUSTER form's reply: a map of three, its
+// nodes and nodes_missing (the third field is the caller's).
+func writeNodesAsked(w *resp.Writer, nodes int, missing []string) {
+	w.Map(3)
+	w.BulkString("nodes")
+	w.Int(int64(nodes))
+	w.BulkString("nodes_missing")
+	w.Array(len(missing))
+	for _, m := range missing {
+		w.BulkString(m)
 	}
 }

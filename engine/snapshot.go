@@ -75,6 +75,7 @@ type Snapshot struct {
 	slots    string     // the owned hash slots (slot_owner.go), "" for none
 	migs     []AuxField // the handovers in progress (slot_migration.go)
 	dir      string     // the directory and the group's record (cluster_directory.go), "" in no cluster
+	global   string     // the cluster-wide state's version (cluster_global.go), "" without one
 	notify   int
 	noLZF    bool  // Engine.RDBNoCompression when taken
 	noCRC    bool  // Engine.RDBNoChecksum when taken
@@ -107,7 +108,7 @@ const writeBatch = 256
 // snapshotVersion is the limitdb-ver a snapshot is written with: the
 // lowest version that holds what it carries.
 func (s *Snapshot) snapshotVersion() int64 {
-	if s.slots != "" || s.dir != "" || len(s.migs) > 0 {
+	if s.slots != "" || s.dir != "" || len(s.migs) > 0 || s.global != "" {
 		return 2
 	}
 	return 1
@@ -124,6 +125,7 @@ func (e *Engine) snapshotHeader() *Snapshot {
 	s.slots = encodeSlotRanges(&e.owned)
 	s.dir = encodeDirectory(e.dir)
 	s.migs = e.migrationsAux()
+	s.global = encodeGlobal(e.global)
 	if scriptsCodec.Functions != nil {
 		s.libs = scriptsCodec.Functions(e.Scripts)
 	}
@@ -261,6 +263,9 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	}
 	for _, f := range s.migs {
 		w.aux(f.Key, f.Value)
+	}
+	if s.global != "" {
+		w.aux(auxGlobal, s.global)
 	}
 	// the function libraries, where Redis 7.0 writes them (rdbSaveFunctions:
 	// after the aux fields, before the databases)
@@ -401,6 +406,7 @@ func (e *Engine) Reset(r io.Reader) error {
 	e.slotsGen++
 	e.dir = nil
 	e.dirGen++
+	e.global = Global{}
 	e.Rand.Seed(initialRandSeed)
 	return nil
 }
@@ -469,6 +475,7 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 	e.slotsGen++
 	e.dir = l.dir
 	e.dirGen++
+	e.global = l.global
 	e.ClockMs = max(e.ClockMs, l.clock)
 	e.Rand.Seed(l.rand)
 	e.Enc = l.lim
@@ -510,6 +517,7 @@ type rdbLoader struct {
 	acl      string       // Settings.ACL
 	notify   *int64       // Notify (absent from snapshots older than it, and from Redis's files)
 	migs     []*migration // the handovers in progress (limitdb-migration)
+	global   Global       // limitdb-global's version (zero without it)
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -733,6 +741,11 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 			return bad()
 		}
 		l.migs = append(l.migs, m)
+	case k == auxGlobal:
+		var ok bool
+		if l.global, ok = decodeGlobalAux(v); !ok {
+			return bad()
+		}
 	case k == auxPolicy || k == auxPolicyVer:
 		if _, err := l.policies.loadAux(k, v); err != nil {
 			return bad()

@@ -464,6 +464,11 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 	if cmd.Has(engine.FlagNoScript) {
 		return v.rejected(L, cmd, errNotAllowed, raise)
 	}
+	if c.E.ElsewhereClusterWide() && strings.HasPrefix(cmd.Name, "rl.policy|") && cmd.Has(engine.FlagWrite) {
+		// the policies of a cluster of several groups change in the
+		// directory group only (engine/cluster_global.go)
+		return v.rejected(L, cmd, engine.ErrClusterWideHere, raise)
+	}
 	if c.ACL != nil {
 		if msg := c.ACL.ScriptCheck(cmd, argv); msg != "" {
 			return v.rejected(L, cmd, msg, raise)

@@ -49,6 +49,7 @@ type client struct {
 	fwdWatching bool   // WATCHes were forwarded to the leader
 	fwdOOM      bool   // a forwarded unit's follower was over its maxmemory
 	fwdSeq      uint64 // units forwarded so far (their IDs: at most once)
+	globalUnit  bool   // runs a cluster-wide change on the directory's leader (cluster_global.go)
 	ticket      uint64 // the replies of this batch wait for this record
 	batchStart  int    // where this batch's replies start in w.B
 	batchN      int    // commands of this batch
@@ -643,6 +644,9 @@ func (s *Server) scriptOnLoop(cl *client, cmd *engine.Command, argv [][]byte) {
 // exec is call's execution of cmd: a connection command's handler, or
 // the door, where route (cluster_route.go) says it runs.
 func (s *Server) exec(cl *client, cmd *engine.Command, argv [][]byte) {
+	if s.node != nil && s.eng.SeveralGroups() && clusterWide(cmd, argv) && s.routeGlobal(cl, cmd, argv) {
+		return // it ran on the directory's leader (cluster_global.go)
+	}
 	if cmd.Has(engine.FlagConn) {
 		cl.ctx.Cmd = cmd
 		// (a connection command runs here unless it changes cluster-wide

@@ -10,8 +10,11 @@ import "encoding/binary"
 // Query kinds.
 const (
 	queryRLStats byte = 's' // a member's decision counters (rl_stats_cluster.go)
+	queryRLTop   byte = 't' // a node's RL.TOP sketch of a policy (rl_stats_cluster.go)
 	// queryView ('v'): a group's view (cluster_view.go)
 	// queryDirectory ('d'): a directory request (cluster_meet.go)
+	// queryGlobalUnit ('w'), queryGlobalPush ('g'): the cluster-wide
+	// state of several groups (cluster_global.go)
 )
 
 // Answer statuses beyond cluster.QueryOK.
@@ -34,10 +37,16 @@ func (s *Server) answerQuery(req []byte) (byte, []byte) {
 	switch req[0] {
 	case queryRLStats:
 		return s.answerRLStats(req[1:])
+	case queryRLTop:
+		return s.answerRLTop(req[1:])
 	case queryView:
 		return s.answerView(req[1:])
 	case queryDirectory:
 		return s.answerDirectory(req[1:])
+	case queryGlobalUnit:
+		return s.answerGlobalUnit(req[1:])
+	case queryGlobalPush:
+		return s.answerGlobalPush(req[1:])
 	}
 	return queryUnknownKind, nil
 }

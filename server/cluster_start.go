@@ -83,6 +83,9 @@ func (s *Server) StartCluster() error {
 	s.door.Unlock()
 	n.OnMessages(s.deliverRemote) // other nodes' Pub/Sub messages (pubsub.go)
 	n.OnQuery(s.answerQuery)      // other nodes' queries (rl_stats_cluster.go)
+	s.global.kick = make(chan struct{}, 1)
+	s.wg.Add(1)
+	go s.globalLoop() // the directory leader's pushes (cluster_global.go)
 	return nil
 }
 

@@ -937,7 +937,9 @@ func (s *Server) continueOff(cl *client) {
 // the connection's own goroutine, so that the loop keeps serving its
 // other clients. A script runs on the loop (script_loop.go).
 func runsOffLoop(cl *client, cmd *engine.Command) bool {
-	return !cl.tx.Active && waitsForCluster[cmd.Name] // queued: not run yet
+	// (queued: not run yet) a cluster-wide change of several groups waits
+	// for the directory and its pushes (cluster_global.go)
+	return !cl.tx.Active && (waitsForCluster[cmd.Name] || cl.s.eng.SeveralGroups() && mayBeClusterWide(cmd))
 }
 
 // waitsForCluster are the commands that wait for the cluster with the
@@ -948,10 +950,10 @@ func runsOffLoop(cl *client, cmd *engine.Command) bool {
 // loop every other connection of the loop would wait with them
 // (TestClusterMembershipOffLoop: a PING waited out a RAFT TRANSFER to a
 // stopped voter, ~2 s).
-// RL.STATS (its CLUSTER form) waits up to a second for the other nodes;
+// RL.STATS and RL.TOP (their CLUSTER forms) wait up to a second for the other nodes;
 // CLUSTER MEET and the slot assignments for other groups (the directory,
 // cluster_meet.go: a few seconds at most).
-var waitsForCluster = map[string]bool{"raft|join": true, "raft|remove": true, "raft|transfer": true, "rl.stats": true,
+var waitsForCluster = map[string]bool{"raft|join": true, "raft|remove": true, "raft|transfer": true, "rl.stats": true, "rl.top": true,
 	"cluster|meet": true, "cluster|addslots": true, "cluster|addslotsrange": true, "cluster|delslots": true, "cluster|delslotsrange": true}
 
 // calmBatches: batches in a row that did not need to leave the loop (no

@@ -76,10 +76,12 @@ type Server struct {
 	// fwdClients are followers' clients with state on this leader
 	// (WATCHes, a block being run); guarded by the engine lock
 	fwdClients map[fwdKey]*client
-	blocking   blockingState // clients blocked on keys (blocked.go)
-	log        *slog.Logger
-	net        netState
-	conf       *runtimeConfig
+	// global: the pushes of the cluster-wide state (cluster_global.go)
+	global   globalState
+	blocking blockingState // clients blocked on keys (blocked.go)
+	log      *slog.Logger
+	net      netState
+	conf     *runtimeConfig
 
 	configFile string // absolute path of the file LoadConfig read ("" when none)
 

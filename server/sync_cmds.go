@@ -81,7 +81,7 @@ func (t *syncTee) Flush() {
 // and settings limitdb replicates, its native limiters' RL.SET, its policy
 // registry's LIMITDB.POLICY, slot ownership's LIMITDB.SLOTS, the directory's LIMITDB.DIRECTORY): a replication
 // stream reader expects Redis's.
-var limitdbOnly = map[string]bool{"script": true, "config": true, "acl": true, "rl.set": true, "limitdb.policy": true, "limitdb.slots": true, "limitdb.directory": true}
+var limitdbOnly = map[string]bool{"script": true, "config": true, "acl": true, "rl.set": true, "limitdb.policy": true, "limitdb.slots": true, "limitdb.directory": true, "limitdb.global": true}
 
 // stream turns a record into the bytes a reader gets: SELECT when the
 // record's database is not the reader's, then its commands without the

@@ -186,7 +186,8 @@ var FunctionCodes func(e *Engine) []string
 // every key's absolute deadline, the script cache's SHA1s, the function
 // libraries' code, the
 // encoding thresholds (which decide encodings, and through them the order
-// of replies), the policy registry and the owned hash slots. Limiter state is in Redis's part already (limiterDigest).
+// of replies), the policy registry, the owned hash slots and the directory
+// (cluster_directory.go). Limiter state is in Redis's part already (limiterDigest).
 // Node-local state is left out: access times, the random generators,
 // statistics, and the time floor ClockMs, which on the executing node
 // also moves with units that change nothing (no record carries those).
@@ -246,6 +247,11 @@ func (e *Engine) StrictDigest() Digest {
 	// cluster mode keeps its digest
 	if s := encodeSlotRanges(&e.owned); s != "" {
 		d.mixString(auxSlots)
+		d.mixString(s)
+	}
+	// the directory and the group's record, only in a cluster of groups
+	if s := encodeDirectory(e.dir); s != "" {
+		d.mixString(auxDirectory)
 		d.mixString(s)
 	}
 	return d

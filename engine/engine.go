@@ -131,6 +131,12 @@ type Engine struct {
 	owned slotBits
 	// slotsGen counts changes of owned (SlotsGen)
 	slotsGen uint64
+	// dir is the group's place in a cluster of groups and, in the group
+	// that holds it, the directory (replicated state, changed by
+	// LIMITDB.DIRECTORY); nil while the group is in no cluster. dirGen
+	// counts its changes (DirGen). cluster_directory.go.
+	dir    *directory
+	dirGen uint64
 
 	cow   cowState    // active captures (cow.go)
 	dumpW *rdbWriter  // DUMP's encoder, kept for its LZF table (rdb.go)

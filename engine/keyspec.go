@@ -103,8 +103,13 @@ type KeyIter struct {
 func (cmd *Command) Keys(argv [][]byte) KeyIter {
 	it := KeyIter{cmd: cmd, argv: argv}
 	if cmd.GetKeys != nil {
+		// GetKeys (an indirect call) makes what it is passed escape: a
+		// variable of this branch's own, so that only the commands with
+		// a GetKeys pay the allocation, not every keyed command's iterator
+		var refs [2]KeyRef
 		it.useGetKeys = true
-		it.nrefs = cmd.GetKeys(argv, &it.refs)
+		it.nrefs = cmd.GetKeys(argv, &refs)
+		it.refs = refs
 		return it
 	}
 	if len(cmd.KeySpecs) == 1 {

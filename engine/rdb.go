@@ -19,7 +19,7 @@ import (
 //	AUX limitdb-ver, limitdb-clock-ms, limitdb-rand, limitdb-encoding-limits,
 //	    lua …, limitdb-acl, limitdb-notify,
 //	    limitdb-policy-ver, limitdb-policy …,
-//	    limitdb-slots                            (limitdb-only, skipped by Redis)
+//	    limitdb-slots, limitdb-directory         (limitdb-only, skipped by Redis)
 //	per non-empty database:
 //	  SELECTDB n, RESIZEDB keys expires, AUX limitdb-buckets
 //	  per key: [AUX limitdb-key-enc] [EXPIRETIME_MS] [IDLE|FREQ] type key value
@@ -88,10 +88,11 @@ const (
 const (
 	// SnapshotVersion is the version of limitdb's additions to RDB 10 (its
 	// aux fields and the limiter encoding). A binary that meets a newer
-	// version refuses the file. Version 2 adds limitdb-slots, which a
-	// version-1 binary would skip like any aux field it does not know
-	// (losing the group's slots without a word), so a snapshot that holds
-	// owned slots says 2 and one without says 1, which older binaries
+	// version refuses the file. Version 2 adds limitdb-slots and
+	// limitdb-directory, which a version-1 binary would skip like any aux
+	// field it does not know (losing the group's slots or its cluster
+	// without a word), so a snapshot that holds either says 2 and one
+	// without says 1, which older binaries
 	// still read (snapshotVersion).
 	SnapshotVersion = 2
 

@@ -77,25 +77,25 @@ func TestSlotsOwnership(t *testing.T) {
 	if len(e2.OwnedSlots()) != 0 || e2.StrictDigest() != New().StrictDigest() || e2.StrictDigest() == d {
 		t.Fatal("Reset kept owned slots")
 	}
-	var empty bytes.Buffer
-	if err := New().WriteSnapshot(&empty); err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(empty.Bytes(), []byte(auxSlots)) {
+	empty := emptySnapshot(t)
+	if bytes.Contains(empty, []byte(auxSlots)) {
 		t.Fatal("a group owning nothing writes limitdb-slots")
 	}
 	// a file with owned slots says format version 2, so that a binary
 	// that would skip limitdb-slots refuses it; one without still says 1
-	ver := func(b []byte) string {
-		i := bytes.Index(b, []byte(auxVersion))
-		return string(b[i+len(auxVersion) : i+len(auxVersion)+2]) // an 8-bit integer: 0xc0, then the value
-	}
-	if v1, v2 := ver(empty.Bytes()), ver(file); v1 != "\xc0\x01" || v2 != "\xc0\x02" {
+	if v1, v2 := snapshotVer(empty), snapshotVer(file); v1 != "\xc0\x01" || v2 != "\xc0\x02" {
 		t.Fatalf("limitdb-ver: %q without slots, %q with", v1, v2)
 	}
-	if err := h.a.LoadSnapshot(bytes.NewReader(empty.Bytes())); err != nil || len(h.a.OwnedSlots()) != 0 {
+	if err := h.a.LoadSnapshot(bytes.NewReader(empty)); err != nil || len(h.a.OwnedSlots()) != 0 {
 		t.Fatalf("loading a file without limitdb-slots: %v %v", err, h.a.OwnedSlots())
 	}
+}
+
+// snapshotVer is the limitdb-ver of a snapshot file, as written: an
+// 8-bit integer, 0xc0 then the value.
+func snapshotVer(b []byte) string {
+	i := bytes.Index(b, []byte(auxVersion))
+	return string(b[i+len(auxVersion) : i+len(auxVersion)+2])
 }
 
 // TestSlotRangesCodec: the aux value's form round-trips and refuses what

@@ -73,6 +73,7 @@ type Snapshot struct {
 	acl      string
 	policies []AuxField // the policy registry (policy_rdb.go)
 	slots    string     // the owned hash slots (slot_owner.go), "" for none
+	dir      string     // the directory and the group's record (cluster_directory.go), "" in no cluster
 	notify   int
 	noLZF    bool  // Engine.RDBNoCompression when taken
 	noCRC    bool  // Engine.RDBNoChecksum when taken
@@ -105,7 +106,7 @@ const writeBatch = 256
 // snapshotVersion is the limitdb-ver a snapshot is written with: the
 // lowest version that holds what it carries.
 func (s *Snapshot) snapshotVersion() int64 {
-	if s.slots != "" {
+	if s.slots != "" || s.dir != "" {
 		return 2
 	}
 	return 1
@@ -120,6 +121,7 @@ func (e *Engine) snapshotHeader() *Snapshot {
 	}
 	s.policies = e.Policies.aux()
 	s.slots = encodeSlotRanges(&e.owned)
+	s.dir = encodeDirectory(e.dir)
 	if scriptsCodec.Functions != nil {
 		s.libs = scriptsCodec.Functions(e.Scripts)
 	}
@@ -252,6 +254,9 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	if s.slots != "" {
 		w.aux(auxSlots, s.slots)
 	}
+	if s.dir != "" {
+		w.aux(auxDirectory, s.dir)
+	}
 	// the function libraries, where Redis 7.0 writes them (rdbSaveFunctions:
 	// after the aux fields, before the databases)
 	for _, code := range s.libs {
@@ -363,7 +368,7 @@ func (e *entry) keyEncHint() string {
 // snapshot r holds (LoadSnapshot), or, when r is nil, with a new engine's —
 // no keys (WATCHes on them are dirtied, as by FLUSHALL), Rand at its
 // initial seed, an empty script cache and policy registry, no owned
-// hash slots — so that replaying a log from its
+// hash slots, no directory or cluster record — so that replaying a log from its
 // start gives the state it gave the first time. ClockMs stays (the time
 // floor never goes back), and so do the encoding limits (configuration,
 // whose changes reach the log as CONFIG SET).
@@ -388,6 +393,8 @@ func (e *Engine) Reset(r io.Reader) error {
 	e.Policies = Policies{}
 	e.owned = slotBits{}
 	e.slotsGen++
+	e.dir = nil
+	e.dirGen++
 	e.Rand.Seed(initialRandSeed)
 	return nil
 }
@@ -453,6 +460,8 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 	e.Policies = l.policies
 	e.owned = l.owned
 	e.slotsGen++
+	e.dir = l.dir
+	e.dirGen++
 	e.ClockMs = max(e.ClockMs, l.clock)
 	e.Rand.Seed(l.rand)
 	e.Enc = l.lim
@@ -489,9 +498,10 @@ type rdbLoader struct {
 	libs    []string // function libraries (RDB_OPCODE_FUNCTION2), in file order
 	// policies is the policy registry a limitdb file held
 	policies Policies
-	owned    slotBits // the owned hash slots (none in a file without limitdb-slots)
-	acl      string   // Settings.ACL
-	notify   *int64   // Notify (absent from snapshots older than it, and from Redis's files)
+	owned    slotBits   // the owned hash slots (none in a file without limitdb-slots)
+	dir      *directory // the directory and the group's record (nil without limitdb-directory)
+	acl      string     // Settings.ACL
+	notify   *int64     // Notify (absent from snapshots older than it, and from Redis's files)
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -703,6 +713,10 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 		l.notify = &n
 	case k == auxSlots:
 		if l.owned, err = decodeSlotRanges(v); err != nil {
+			return bad()
+		}
+	case k == auxDirectory:
+		if l.dir, err = decodeDirectory(v); err != nil {
 			return bad()
 		}
 	case k == auxPolicy || k == auxPolicyVer:

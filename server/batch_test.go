@@ -84,3 +84,18 @@ func BenchmarkBatchGet(b *testing.B) {
 }
 
 var _ = time.Now
+
+// inClusterMode is a setup for benchBatchWith: cluster mode, every slot
+// owned (the keyed commands pay the slot routing's own-slot check).
+func inClusterMode(s *Server, cl *client) {
+	s.door.Lock()
+	s.clusterMode = true
+	s.eng.EnableSlots()
+	s.changeSlots(cl, false, [][2]int{{0, 16383}})
+	s.door.Unlock()
+	cl.w.B = cl.w.B[:0]
+}
+
+func BenchmarkBatchGetClusterMode(b *testing.B) {
+	benchBatchWith(b, inClusterMode, func(i int) []string { return []string{"GET", "key:" + strconv.Itoa(i*7919%10000)} })
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,13 +11,16 @@ import (
 )
 
 // CLUSTER's subcommands in cluster mode, with Redis 7.0.15's reply
-// shapes and texts (cluster.c's clusterCommand). The group is one shard
-// (cluster_mode.go's shardView): its master and replicas, and the slots
-// the engine says it owns. Slot assignment (ADDSLOTS, ADDSLOTSRANGE,
+// shapes and texts (cluster.c's clusterCommand). Each group is one shard:
+// this node's (cluster_mode.go's shardView: its master and replicas, and
+// the slots the engine says it owns) and the other groups of its cluster
+// as the map has them (cluster_map.go). Slot assignment (ADDSLOTS, ADDSLOTSRANGE,
 // DELSLOTS, DELSLOTSRANGE) is a replicated write: a follower forwards it
 // to the leader (changesShared), which records it as the engine's
-// LIMITDB.SLOTS effect. What needs several groups or Redis's cluster bus
-// (MEET, FAILOVER, SETSLOT, REPLICATE…) answers errClusterUnsupported.
+// LIMITDB.SLOTS effect, after claiming the slots in the directory when
+// the group belongs to a cluster of groups (cluster_meet.go, with MEET).
+// What needs Redis's cluster bus or slot migration (FAILOVER, SETSLOT,
+// REPLICATE…) answers errClusterUnsupported.
 
 const (
 	errInvalidSlot      = "ERR Invalid slot"
@@ -50,6 +54,8 @@ var clusterModeCmds = map[string]connHandler{
 	"count-failure-reports": cmdClusterFailureReports,
 	"replicas":              cmdClusterReplicas,
 	"slaves":                cmdClusterReplicas,
+	"meet":                  cmdClusterMeet,           // cluster_meet.go
+	"set-config-epoch":      cmdClusterSetConfigEpoch, // cluster_meet.go
 }
 
 func init() {
@@ -70,11 +76,14 @@ func cmdClusterUnsupported(s *Server, cl *client, argv [][]byte) {
 	cl.w.Error(errClusterUnsupported(string(argv[1])))
 }
 
-// clusterChangesSlots: the slot-assignment subcommands change the group's
-// replicated state, so a follower forwards them (changesShared).
+// clusterChangesSlots: the slot-assignment subcommands and MEET change
+// the group's replicated state, so a follower forwards them
+// (changesShared); SET-CONFIG-EPOCH goes with them, so that its check
+// reads the leader's record of the group.
 func clusterChangesSlots(name string) bool {
 	switch name {
-	case "cluster|addslots", "cluster|addslotsrange", "cluster|delslots", "cluster|delslotsrange":
+	case "cluster|addslots", "cluster|addslotsrange", "cluster|delslots", "cluster|delslotsrange",
+		"cluster|meet", "cluster|set-config-epoch":
 		return true
 	}
 	return false
@@ -123,26 +132,18 @@ func cmdClusterGetKeys(s *Server, cl *client, argv [][]byte) {
 	}
 }
 
-// slotsAssigned is how many slots the group owns.
-func (s *Server) slotsAssigned() int {
-	n := 0
-	for _, r := range s.eng.OwnedSlots() {
-		n += r[1] - r[0] + 1
-	}
-	return n
-}
-
 // updateClusterState computes Redis's cluster_state ok: every slot is
-// served (by this group: it is the only one). The slot routing reads it
-// for every keyed command, so it is kept, with the engine's SlotsGen it
-// was computed at: the routing recomputes it when the owned set changed
-// since (clusterState), which on a follower is the LIMITDB.SLOTS effect
-// it applied, so the first keyed command after the leader's ADDSLOTS
-// reached it sees the new state; CLUSTER INFO and the cron recompute it
-// too. A slot's own ownership is always checked exactly (OwnsSlot).
+// served, by this group or by one of the map's (unionSlots). The slot
+// routing reads it for every keyed command, so it is kept, with the
+// engine's SlotsGen it was computed at: the routing recomputes it when
+// the owned set changed since (clusterState), which on a follower is the
+// LIMITDB.SLOTS effect it applied, so the first keyed command after the
+// leader's ADDSLOTS reached it sees the new state; installing a map
+// (installMap), CLUSTER INFO and the cron recompute it too. A slot's own
+// ownership is always checked exactly (OwnsSlot).
 func (s *Server) updateClusterState() bool {
 	s.clusterStateAt = s.eng.SlotsGen()
-	s.clusterStateOK = s.eng.OwnedSlotCount() == engine.NumSlots
+	s.clusterStateOK = s.unionSlots() == engine.NumSlots
 	return s.clusterStateOK
 }
 
@@ -155,40 +156,54 @@ func (s *Server) clusterState() bool {
 	return s.clusterStateOK
 }
 
-// epoch is cluster_current_epoch and the master's config epoch: the Raft
-// term, which grows with every election as Redis's epochs grow with every
-// failover (0 without a node, as a fresh Redis node).
-func (s *Server) clusterEpoch() uint64 {
-	if s.node == nil {
-		return 0
-	}
-	return s.node.Status().Term
-}
+// configEpoch is this group's master's config epoch (cluster_my_epoch):
+// its index in the directory + 1, 0 while in no cluster, as a fresh Redis
+// node's (engine lock held). Epochs are derived, not bumped: the
+// directory arbitrates slots, not the highest epoch.
+func (s *Server) configEpoch() uint64 { return uint64(s.eng.Shard().Index + 1) }
 
 // cmdClusterInfo: CLUSTER INFO, Redis 7.0's fields in its order (the
 // per-type message counters appear in Redis only once non-zero: limitdb
-// has no cluster bus, so they never do).
+// has no cluster bus, so they never do), over every group of the map.
 func cmdClusterInfo(s *Server, cl *client, argv [][]byte) {
 	state := "fail"
 	if s.updateClusterState() {
 		state = "ok"
 	}
-	assigned := s.slotsAssigned()
+	groups := s.clusterGroups()
 	known := 1 // (a follower may not know every member's address: count the members)
 	if s.node != nil {
 		known = len(s.node.Status().Members)
 	}
-	epoch := s.clusterEpoch()
+	pfail, fail, size := 0, 0, 0
+	epoch := uint64(0)
+	for i, g := range groups {
+		n := g.slotCount()
+		if n > 0 {
+			size++
+		}
+		switch g.state {
+		case linkPFail:
+			pfail += n
+		case linkFailed:
+			fail += n
+		}
+		if i > 0 {
+			known += len(g.nodes)
+		}
+		epoch = max(epoch, g.epoch())
+	}
+	assigned := s.unionSlots()
 	var b []byte
 	b = kv(b, "cluster_state", state)
 	b = kv(b, "cluster_slots_assigned", assigned)
-	b = kv(b, "cluster_slots_ok", assigned)
-	b = kv(b, "cluster_slots_pfail", 0)
-	b = kv(b, "cluster_slots_fail", 0)
+	b = kv(b, "cluster_slots_ok", assigned-pfail-fail)
+	b = kv(b, "cluster_slots_pfail", pfail)
+	b = kv(b, "cluster_slots_fail", fail)
 	b = kv(b, "cluster_known_nodes", known)
-	b = kv(b, "cluster_size", 1)
+	b = kv(b, "cluster_size", max(size, 1)) // (a fresh Redis node's, before its first state update)
 	b = kv(b, "cluster_current_epoch", epoch)
-	b = kv(b, "cluster_my_epoch", epoch)
+	b = kv(b, "cluster_my_epoch", groups[0].epoch())
 	b = kv(b, "cluster_stats_messages_sent", 0)
 	b = kv(b, "cluster_stats_messages_received", 0)
 	b = kv(b, "total_cluster_links_buffer_limit_exceeded", 0)
@@ -205,75 +220,99 @@ func writeSlotNode(w *resp.Writer, n shardNode) {
 	w.Map(0)
 }
 
-// cmdClusterSlots: CLUSTER SLOTS — one entry per owned range: start, end,
-// the master, then the replicas.
+// cmdClusterSlots: CLUSTER SLOTS — one entry per owned range of every
+// group, by slot: start, end, the master, then the replicas.
 func cmdClusterSlots(s *Server, cl *client, argv [][]byte) {
-	ranges := s.eng.OwnedSlots()
-	nodes := s.shardView()
+	type slotRange struct {
+		r [2]int
+		g *mapGroup
+	}
+	groups := s.clusterGroups()
+	var ranges []slotRange
+	for i := range groups {
+		for _, r := range groups[i].owned {
+			ranges = append(ranges, slotRange{r, &groups[i]})
+		}
+	}
+	slices.SortFunc(ranges, func(a, b slotRange) int { return a.r[0] - b.r[0] })
 	cl.w.Array(len(ranges))
-	for _, r := range ranges {
-		cl.w.Array(2 + len(nodes))
-		cl.w.Int(int64(r[0]))
-		cl.w.Int(int64(r[1]))
-		for _, n := range nodes {
+	for _, sr := range ranges {
+		cl.w.Array(2 + len(sr.g.nodes))
+		cl.w.Int(int64(sr.r[0]))
+		cl.w.Int(int64(sr.r[1]))
+		for _, n := range sr.g.nodes {
 			writeSlotNode(&cl.w, n)
 		}
 	}
 }
 
-// cmdClusterShards: CLUSTER SHARDS — the one shard: its slots as flat
-// start, end pairs and its nodes (7.0.15's seven fields; no hostname).
-// Redis lists a master without slots too.
+// cmdClusterShards: CLUSTER SHARDS — a shard per group, this node's
+// first: its slots as flat start, end pairs and its nodes (7.0.15's
+// seven fields; no hostname). Redis lists a master without slots too.
 func cmdClusterShards(s *Server, cl *client, argv [][]byte) {
-	ranges := s.eng.OwnedSlots()
-	nodes := s.shardView()
-	cl.w.Array(1)
-	cl.w.Map(2)
-	cl.w.BulkString("slots")
-	cl.w.Array(2 * len(ranges))
-	for _, r := range ranges {
-		cl.w.Int(int64(r[0]))
-		cl.w.Int(int64(r[1]))
-	}
-	cl.w.BulkString("nodes")
-	cl.w.Array(len(nodes))
-	for _, n := range nodes {
-		cl.w.Map(7)
-		cl.w.BulkString("id")
-		cl.w.BulkString(n.id)
-		cl.w.BulkString("port")
-		cl.w.Int(int64(n.port))
-		cl.w.BulkString("ip")
-		cl.w.BulkString(n.host)
-		cl.w.BulkString("endpoint")
-		cl.w.BulkString(n.host)
-		cl.w.BulkString("role")
-		if n.master {
-			cl.w.BulkString("master")
-		} else {
-			cl.w.BulkString("replica")
+	groups := s.clusterGroups()
+	cl.w.Array(len(groups))
+	for _, g := range groups {
+		cl.w.Map(2)
+		cl.w.BulkString("slots")
+		cl.w.Array(2 * len(g.owned))
+		for _, r := range g.owned {
+			cl.w.Int(int64(r[0]))
+			cl.w.Int(int64(r[1]))
 		}
-		cl.w.BulkString("replication-offset")
-		cl.w.Int(n.offset)
-		cl.w.BulkString("health")
-		cl.w.BulkString("online")
+		cl.w.BulkString("nodes")
+		cl.w.Array(len(g.nodes))
+		health := "online"
+		if g.state == linkFailed {
+			health = "failed"
+		}
+		for _, n := range g.nodes {
+			cl.w.Map(7)
+			cl.w.BulkString("id")
+			cl.w.BulkString(n.id)
+			cl.w.BulkString("port")
+			cl.w.Int(int64(n.port))
+			cl.w.BulkString("ip")
+			cl.w.BulkString(n.host)
+			cl.w.BulkString("endpoint")
+			cl.w.BulkString(n.host)
+			cl.w.BulkString("role")
+			if n.master {
+				cl.w.BulkString("master")
+			} else {
+				cl.w.BulkString("replica")
+			}
+			cl.w.BulkString("replication-offset")
+			cl.w.Int(n.offset)
+			cl.w.BulkString("health")
+			cl.w.BulkString(health)
+		}
 	}
 }
 
 // nodesLine is a node's CLUSTER NODES line: id ip:port@cport flags master
-// ping-sent pong-recv config-epoch link-state slots…
-func (s *Server) nodesLine(b []byte, n shardNode, masterID string, ranges [][2]int, epoch uint64) []byte {
+// ping-sent pong-recv config-epoch link-state slots… A group of the map
+// that has not answered lately is disconnected and its nodes fail? or
+// fail (cluster_map.go's linkState).
+func nodesLine(b []byte, g *mapGroup, n shardNode) []byte {
 	flags := "master"
 	master := "-"
 	if !n.master {
-		flags, master = "slave", masterID
+		flags, master = "slave", g.nodes[0].id
 	}
 	if n.myself {
 		flags = "myself," + flags
 	}
-	b = fmt.Appendf(b, "%s %s:%d@%d %s %s 0 0 %d connected", n.id, n.host, n.port, n.busPort, flags, master, epoch)
+	link := "connected"
+	switch g.state {
+	case linkPFail:
+		flags, link = flags+",fail?", "disconnected"
+	case linkFailed:
+		flags, link = flags+",fail", "disconnected"
+	}
+	b = fmt.Appendf(b, "%s %s:%d@%d %s %s 0 0 %d %s", n.id, n.host, n.port, n.busPort, flags, master, g.epoch(), link)
 	if n.master {
-		for _, r := range ranges {
+		for _, r := range g.owned {
 			if r[0] == r[1] {
 				b = fmt.Appendf(b, " %d", r[0])
 			} else {
@@ -284,60 +323,60 @@ func (s *Server) nodesLine(b []byte, n shardNode, masterID string, ranges [][2]i
 	return append(b, '\n')
 }
 
-// cmdClusterNodes: CLUSTER NODES — this node first, as Redis's lists
-// itself where its dict puts it (clients find "myself" by flag).
+// cmdClusterNodes: CLUSTER NODES — this node's group first, then the
+// map's, each master first (Redis lists itself where its dict puts it:
+// clients find "myself" by flag).
 func cmdClusterNodes(s *Server, cl *client, argv [][]byte) {
-	nodes := s.shardView()
-	cl.w.Verbatim(string(s.appendNodes(nil, nodes, nodes)))
+	var b []byte
+	groups := s.clusterGroups()
+	for i := range groups {
+		for _, n := range groups[i].nodes {
+			b = nodesLine(b, &groups[i], n)
+		}
+	}
+	cl.w.Verbatim(string(b))
 }
 
-// appendNodes writes the NODES lines of which (of the group's nodes).
-func (s *Server) appendNodes(b []byte, nodes, which []shardNode) []byte {
-	ranges := s.eng.OwnedSlots()
-	epoch := s.clusterEpoch()
-	masterID := ""
-	if len(nodes) > 0 {
-		masterID = nodes[0].id
+// findNode is the group of the node with id, and its position in it.
+func findNode(groups []mapGroup, id string) (*mapGroup, int) {
+	for i := range groups {
+		for j, n := range groups[i].nodes {
+			if n.id == id {
+				return &groups[i], j
+			}
+		}
 	}
-	for _, n := range which {
-		b = s.nodesLine(b, n, masterID, ranges, epoch)
-	}
-	return b
+	return nil, -1
 }
 
 // cmdClusterReplicas: CLUSTER REPLICAS|SLAVES node-id — the master's
 // replicas as NODES lines.
 func cmdClusterReplicas(s *Server, cl *client, argv [][]byte) {
-	nodes := s.shardView()
 	id := string(argv[2])
-	for _, n := range nodes {
-		if n.id != id {
-			continue
-		}
-		if !n.master {
-			cl.w.Error("ERR The specified node is not a master")
-			return
-		}
-		reps := nodes[1:]
-		cl.w.Array(len(reps))
-		for _, r := range reps {
-			cl.w.BulkString(strings.TrimSuffix(string(s.appendNodes(nil, nodes, []shardNode{r})), "\n"))
-		}
+	g, i := findNode(s.clusterGroups(), id)
+	if g == nil {
+		cl.w.Error("ERR Unknown node " + id)
 		return
 	}
-	cl.w.Error("ERR Unknown node " + id)
+	if !g.nodes[i].master {
+		cl.w.Error("ERR The specified node is not a master")
+		return
+	}
+	reps := g.nodes[1:]
+	cl.w.Array(len(reps))
+	for _, r := range reps {
+		cl.w.BulkString(strings.TrimSuffix(string(nodesLine(nil, g, r)), "\n"))
+	}
 }
 
 // cmdClusterFailureReports: CLUSTER COUNT-FAILURE-REPORTS node-id — 0
 // for a known node: Raft decides failures, nodes file no reports.
 func cmdClusterFailureReports(s *Server, cl *client, argv [][]byte) {
-	for _, n := range s.shardView() {
-		if n.id == string(argv[2]) {
-			cl.w.Int(0)
-			return
-		}
+	if g, _ := findNode(s.clusterGroups(), string(argv[2])); g == nil {
+		cl.w.Error("ERR Unknown node " + string(argv[2]))
+		return
 	}
-	cl.w.Error("ERR Unknown node " + string(argv[2]))
+	cl.w.Int(0)
 }
 
 // parseSlot is Redis's getSlotOrReply.
@@ -428,34 +467,19 @@ func cmdClusterAddSlotsRange(s *Server, cl *client, argv [][]byte) {
 
 // changeSlots records the assignment through the door, as the engine's
 // LIMITDB.SLOTS ADD|DEL start end [start end …] effect (replicated: on a
-// Raft leader it is committed before the reply goes, exec's ticket).
+// Raft leader it is committed before the reply goes, exec's ticket). In
+// a group that belongs to a cluster of groups the directory takes part
+// (changeSlotsInCluster, cluster_meet.go).
 func (s *Server) changeSlots(cl *client, del bool, ranges [][2]int) {
+	if s.node != nil && s.eng.Shard().Index >= 0 {
+		s.changeSlotsInCluster(cl, del, ranges)
+		return
+	}
 	op := "ADD"
 	if del {
 		op = "DEL"
 	}
-	argv := [][]byte{[]byte("LIMITDB.SLOTS"), []byte(op)}
-	for _, r := range ranges {
-		argv = append(argv, strconv.AppendInt(nil, int64(r[0]), 10), strconv.AppendInt(nil, int64(r[1]), 10))
-	}
-	now, _ := s.door.Now()
-	c := engine.Ctx{E: s.eng, DB: s.eng.DBs[0], W: resp.NewWriter(), Now: now}
-	if engine.Lookup(argv[0]) == nil {
-		cl.w.Error(errNoSlotsEffect)
-		return
-	}
-	cmd := c.Resolve(argv)
-	if cmd == nil {
-		cl.w.Raw(c.W.B)
-		return
-	}
-	s.door.Exec(&c, cmd, argv)
-	s.updateClusterState()
-	if len(c.W.B) > 0 && c.W.B[0] == '-' {
-		cl.w.Raw(c.W.B)
-		return
-	}
-	cl.w.OK()
+	s.finishSlots(cl, s.execEffect(appendRangeArgs(effectArgv("LIMITDB.SLOTS", op), ranges)))
 }
 
 // cmdClusterHelp: CLUSTER HELP, Redis 7.0's text.

@@ -11,6 +11,7 @@ import "encoding/binary"
 const (
 	queryRLStats byte = 's' // a member's decision counters (rl_stats_cluster.go)
 	// queryView ('v'): a group's view (cluster_view.go)
+	// queryDirectory ('d'): a directory request (cluster_meet.go)
 )
 
 // Answer statuses beyond cluster.QueryOK.
@@ -19,6 +20,10 @@ const (
 	queryUnknownKind  byte = 3
 	queryMalformedReq byte = 4
 	queryBusy         byte = 5 // the engine lock was not free in time (a long script)
+	// queryNotLeader: a directory request (cluster_meet.go) reached a
+	// member that does not lead; the body is the leader's inter-node
+	// address ("": none known), where the asker tries again
+	queryNotLeader byte = 6
 )
 
 // answerQuery answers another node's query (cluster.Node.OnQuery).
@@ -31,6 +36,8 @@ func (s *Server) answerQuery(req []byte) (byte, []byte) {
 		return s.answerRLStats(req[1:])
 	case queryView:
 		return s.answerView()
+	case queryDirectory:
+		return s.answerDirectory(req[1:])
 	}
 	return queryUnknownKind, nil
 }

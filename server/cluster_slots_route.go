@@ -8,14 +8,19 @@ import (
 
 // Slot routing in cluster mode: Redis 7.0's getNodeByQuery, decided in
 // one place (slotRefusal) for every keyed command, after ACL and before
-// the memory check, as processCommand does. The group is the only one,
-// so a slot it does not own has no owner to send the client to. In
-// order, as Redis:
-//   - the first key's slot is not owned: CLUSTERDOWN Hash slot not served
+// the memory check, as processCommand does. The group checks its own
+// replicated ownership (one bit of the engine's bitmap: all an owned
+// slot costs); a slot it does not own is looked up in the map of the
+// other groups (cluster_map.go). In order, as Redis:
+//   - the first key's slot is owned by no group: CLUSTERDOWN Hash slot
+//     not served
 //   - another key in another slot: CROSSSLOT (EXEC: across its whole
 //     block; EVAL and FCALL: their declared keys)
-//   - not every slot assigned (cluster_state:fail): CLUSTERDOWN The
-//     cluster is down
+//   - not every slot assigned (cluster_state:fail, over every group):
+//     CLUSTERDOWN The cluster is down
+//   - the slot is another group's: MOVED to its leader's client address
+//     (a stale map costs an extra MOVED at most: a group executes only
+//     the slots its own bitmap has)
 //   - this node follows: MOVED to the leader, unless the connection said
 //     READONLY and the command (EXEC: every queued one) does not write;
 //     while no leader's client address is known (an election, a new
@@ -65,12 +70,13 @@ func (s *Server) slotRefusal(cl *client, cmd *engine.Command, argv [][]byte) str
 	return errClusterDownMode
 }
 
-// slotCheck is getNodeByQuery up to the redirection: the slot of cmd's
-// keys (-1: it has none), whether it (EXEC: its block) writes, and the
-// error for keys in a slot not served, in several slots, or a cluster
-// that is down.
+// slotCheck is getNodeByQuery up to this group's redirection: the slot
+// of cmd's keys (-1: it has none), whether it (EXEC: its block) writes,
+// and the error for keys in a slot not served, in several slots, or a
+// cluster that is down, or the MOVED to the group that owns the slot.
 func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int, bool, string) {
 	slot, first := -1, []byte(nil)
+	moved := "" // the slot is another group's: its leader's address
 	write := cmd.IsWrite()
 	check := func(c *engine.Command, a [][]byte) string {
 		it := c.Keys(a)
@@ -83,7 +89,9 @@ func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int,
 			if first == nil {
 				first, slot = key, engine.KeySlot(key)
 				if !s.eng.OwnsSlot(slot) {
-					return errSlotNotServed
+					if moved = s.movedTo(slot); moved == "" {
+						return errSlotNotServed
+					}
 				}
 				continue
 			}
@@ -118,6 +126,9 @@ func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int,
 	}
 	if !s.clusterState() {
 		return slot, write, errClusterDownMode
+	}
+	if moved != "" {
+		return slot, write, "MOVED " + strconv.Itoa(slot) + " " + moved
 	}
 	return slot, write, ""
 }

@@ -93,8 +93,12 @@ var errViewAnswer = errors.New("malformed view answer")
 
 // askView asks the node at the inter-node address addr for its group's
 // view (engine lock not held).
-func (s *Server) askView(addr string) (groupView, error) {
-	st, body, err := s.node.QueryAddr(addr, []byte{queryView}, viewWait)
+func (s *Server) askView(addr string) (groupView, error) { return s.askViewWait(addr, viewWait) }
+
+// askViewWait is askView waiting at most wait (the map's refresh asks
+// within its period).
+func (s *Server) askViewWait(addr string, wait time.Duration) (groupView, error) {
+	st, body, err := s.node.QueryAddr(addr, []byte{queryView}, wait)
 	if err != nil {
 		return groupView{}, err
 	}

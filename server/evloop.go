@@ -948,8 +948,11 @@ func runsOffLoop(cl *client, cmd *engine.Command) bool {
 // loop every other connection of the loop would wait with them
 // (TestClusterMembershipOffLoop: a PING waited out a RAFT TRANSFER to a
 // stopped voter, ~2 s).
-// RL.STATS (its CLUSTER form) waits up to a second for the other nodes.
-var waitsForCluster = map[string]bool{"raft|join": true, "raft|remove": true, "raft|transfer": true, "rl.stats": true}
+// RL.STATS (its CLUSTER form) waits up to a second for the other nodes;
+// CLUSTER MEET and the slot assignments for other groups (the directory,
+// cluster_meet.go: a few seconds at most).
+var waitsForCluster = map[string]bool{"raft|join": true, "raft|remove": true, "raft|transfer": true, "rl.stats": true,
+	"cluster|meet": true, "cluster|addslots": true, "cluster|addslotsrange": true, "cluster|delslots": true, "cluster|delslotsrange": true}
 
 // calmBatches: batches in a row that did not need to leave the loop (no
 // blocking command, no BUSY) before a connection served by a goroutine

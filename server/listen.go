@@ -236,6 +236,7 @@ func (s *Server) firstAddr(secure bool) net.Addr {
 func (s *Server) Serve() error {
 	s.wg.Add(1)
 	go s.cron()
+	s.startMap() // (cluster mode with a Raft node: cluster_map.go)
 	s.net.mu.Lock()
 	s.net.serving = true
 	for _, l := range s.net.listeners {

@@ -132,7 +132,8 @@ type Server struct {
 	// cluster_state ok as last computed (updateClusterState); engine lock
 	clusterMode    bool
 	clusterStateOK bool
-	clusterStateAt uint64 // the engine's SlotsGen clusterStateOK was computed at
+	clusterStateAt uint64     // the engine's SlotsGen clusterStateOK was computed at
+	cmap           clusterMap // the other groups (cluster_map.go)
 }
 
 type serverStats struct {

@@ -79,9 +79,9 @@ func (t *syncTee) Flush() {
 
 // limitdbOnly names the effects Redis does not propagate (the script cache
 // and settings limitdb replicates, its native limiters' RL.SET, its policy
-// registry's LIMITDB.POLICY, slot ownership's LIMITDB.SLOTS): a replication
+// registry's LIMITDB.POLICY, slot ownership's LIMITDB.SLOTS, the directory's LIMITDB.DIRECTORY): a replication
 // stream reader expects Redis's.
-var limitdbOnly = map[string]bool{"script": true, "config": true, "acl": true, "rl.set": true, "limitdb.policy": true, "limitdb.slots": true}
+var limitdbOnly = map[string]bool{"script": true, "config": true, "acl": true, "rl.set": true, "limitdb.policy": true, "limitdb.slots": true, "limitdb.directory": true}
 
 // stream turns a record into the bytes a reader gets: SELECT when the
 // record's database is not the reader's, then its commands without the

@@ -250,13 +250,17 @@ func (c *testCluster) cli(i int) *redis.Client {
 }
 
 // info returns node i's RAFT INFO fields (nil when it does not answer).
-func (c *testCluster) info(i int) map[string]string {
+func (c *testCluster) info(i int) map[string]string { return c.fields(i, "RAFT", "INFO") }
+
+// fields returns the name:value lines of node i's reply to an INFO-like
+// command (nil when it does not answer).
+func (c *testCluster) fields(i int, cmd ...any) map[string]string {
 	if c.nodes[i].cmd == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	s, err := c.cli(i).Do(ctx, "RAFT", "INFO").Text()
+	s, err := c.cli(i).Do(ctx, cmd...).Text()
 	if err != nil {
 		return nil
 	}

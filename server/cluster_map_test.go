@@ -1,0 +1,226 @@
+package server
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"limitdb/engine"
+)
+
+// startClusterMode starts a cluster-mode server without a Raft node (no
+// refresh loop runs: the test installs the map itself) owning 0-8191.
+func startClusterMode(t *testing.T) (*Server, *rconn) {
+	t.Helper()
+	s := New(Config{Addr: "127.0.0.1:0", Dir: scratchDir}, nil)
+	if err := s.LoadConfig("", ArgsToOptions([]string{"--cluster-enabled", "yes"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	c := dialT(t, s.Addr().String())
+	if r := c.do(t, "CLUSTER", "ADDSLOTSRANGE", "0", "8191"); r != "+OK\r\n" {
+		t.Fatalf("ADDSLOTSRANGE: %q", r)
+	}
+	return s, c
+}
+
+// otherGroup is group 1 of a fake map: a master and one replica, owning
+// owned.
+func otherGroup(owned ...[2]int) mapGroup {
+	return mapGroup{index: 1, owned: owned, moved: "127.0.0.1:7001", nodes: []shardNode{
+		{id: clusterNodeID("g1-a"), host: "127.0.0.1", port: 7001, busPort: 17001, offset: 40, master: true},
+		{id: clusterNodeID("g1-b"), host: "127.0.0.1", port: 7002, busPort: 17002, offset: 39},
+	}}
+}
+
+func install(s *Server, groups ...mapGroup) uint64 {
+	s.door.Lock()
+	defer s.door.Unlock()
+	s.installMap(groups)
+	return s.cmap.version
+}
+
+// slotKey is a key of a slot within [lo, hi].
+func slotKey(lo, hi int) string {
+	for i := 0; ; i++ {
+		k := "k" + strconv.Itoa(i)
+		if sl := engine.KeySlot([]byte(k)); sl >= lo && sl <= hi {
+			return k
+		}
+	}
+}
+
+// A map with another group owning the other half: the replies list both
+// groups as Redis would two shards, and a key of the other group's slot
+// is MOVED to its master, exactly as Redis words it.
+func TestClusterMapRendering(t *testing.T) {
+	s, c := startClusterMode(t)
+	if r := c.do(t, "GET", slotKey(8192, 16383)); r != "-CLUSTERDOWN Hash slot not served\r\n" {
+		t.Fatalf("no map: %q", r)
+	}
+	install(s, otherGroup([2]int{8192, 16383}))
+	myID := strings.Trim(strings.Split(c.do(t, "CLUSTER", "MYID"), "\r\n")[1], " ")
+	g1a, g1b := clusterNodeID("g1-a"), clusterNodeID("g1-b")
+
+	info := c.do(t, "CLUSTER", "INFO")
+	for _, f := range []string{"cluster_state:ok", "cluster_slots_assigned:16384", "cluster_slots_ok:16384", "cluster_slots_pfail:0",
+		"cluster_known_nodes:3", "cluster_size:2", "cluster_current_epoch:2", "cluster_my_epoch:0"} {
+		if !strings.Contains(info, f+"\r\n") {
+			t.Errorf("CLUSTER INFO lacks %s:\n%s", f, info)
+		}
+	}
+
+	port := s.Addr().(interface{ String() string }).String()
+	_, myPort, _ := strings.Cut(port, ":")
+	slots := c.do(t, "CLUSTER", "SLOTS")
+	want := "*2\r\n" +
+		"*3\r\n:0\r\n:8191\r\n*4\r\n$9\r\n127.0.0.1\r\n:" + myPort + "\r\n$40\r\n" + myID + "\r\n*0\r\n" +
+		"*4\r\n:8192\r\n:16383\r\n*4\r\n$9\r\n127.0.0.1\r\n:7001\r\n$40\r\n" + g1a + "\r\n*0\r\n*4\r\n$9\r\n127.0.0.1\r\n:7002\r\n$40\r\n" + g1b + "\r\n*0\r\n"
+	if slots != want {
+		t.Errorf("CLUSTER SLOTS\n got %q\nwant %q", slots, want)
+	}
+
+	nodes := strings.Split(strings.TrimSuffix(verbatimText(t, c.do(t, "CLUSTER", "NODES")), "\n"), "\n")
+	wantNodes := []string{
+		myID + " 127.0.0.1:" + myPort + "@" + fmt.Sprint(atoi(myPort)+10000) + " myself,master - 0 0 0 connected 0-8191",
+		g1a + " 127.0.0.1:7001@17001 master - 0 0 2 connected 8192-16383",
+		g1b + " 127.0.0.1:7002@17002 slave " + g1a + " 0 0 2 connected",
+	}
+	if strings.Join(nodes, "\n") != strings.Join(wantNodes, "\n") {
+		t.Errorf("CLUSTER NODES\n got %q\nwant %q", nodes, wantNodes)
+	}
+
+	shards := c.do(t, "CLUSTER", "SHARDS")
+	if !strings.HasPrefix(shards, "*2\r\n") || strings.Count(shards, "$2\r\nid\r\n") != 3 ||
+		!strings.Contains(shards, "$5\r\nslots\r\n*2\r\n:8192\r\n:16383\r\n") ||
+		!strings.Contains(shards, "$2\r\nid\r\n$40\r\n"+g1b+"\r\n$4\r\nport\r\n:7002\r\n$2\r\nip\r\n$9\r\n127.0.0.1\r\n$8\r\nendpoint\r\n$9\r\n127.0.0.1\r\n$4\r\nrole\r\n$7\r\nreplica\r\n$18\r\nreplication-offset\r\n:39\r\n$6\r\nhealth\r\n$6\r\nonline\r\n") {
+		t.Errorf("CLUSTER SHARDS: %q", shards)
+	}
+	if r := c.do(t, "CLUSTER", "REPLICAS", g1a); r != "*1\r\n$"+strconv.Itoa(len(wantNodes[2]))+"\r\n"+wantNodes[2]+"\r\n" {
+		t.Errorf("CLUSTER REPLICAS: %q", r)
+	}
+	if r := c.do(t, "CLUSTER", "REPLICAS", g1b); r != "-ERR The specified node is not a master\r\n" {
+		t.Errorf("CLUSTER REPLICAS of a replica: %q", r)
+	}
+	if r := c.do(t, "CLUSTER", "COUNT-FAILURE-REPORTS", g1b); r != ":0\r\n" {
+		t.Errorf("COUNT-FAILURE-REPORTS: %q", r)
+	}
+
+	// routing: the other group's slot is MOVED, this group's runs, a
+	// command across the two is CROSSSLOT first, a script cannot reach it
+	other, mine := slotKey(8192, 16383), slotKey(0, 8191)
+	slot := engine.KeySlot([]byte(other))
+	if r := c.do(t, "GET", other); r != fmt.Sprintf("-MOVED %d 127.0.0.1:7001\r\n", slot) {
+		t.Errorf("GET of the other group's key: %q", r)
+	}
+	if r := c.do(t, "SET", mine, "v"); r != "+OK\r\n" {
+		t.Errorf("SET of this group's key: %q", r)
+	}
+	if r := c.do(t, "MSET", other, "1", mine, "2"); r != "-CROSSSLOT Keys in request don't hash to the same slot\r\n" {
+		t.Errorf("MSET across groups: %q", r)
+	}
+	if r := c.do(t, "EVAL", "return redis.call('GET', KEYS[1])", "1", other); !strings.HasPrefix(r, "-MOVED ") {
+		t.Errorf("EVAL with the other group's key: %q", r)
+	}
+	if r := c.do(t, "EVAL", "return redis.call('GET', '"+other+"')", "1", mine); !strings.Contains(r, "non local key") {
+		t.Errorf("a script reaching the other group's key: %q", r)
+	}
+
+	// a hole: its slot is not served, the other group's slots are down
+	install(s, otherGroup([2]int{8192, 16000}))
+	if r := c.do(t, "GET", slotKey(16001, 16383)); r != "-CLUSTERDOWN Hash slot not served\r\n" {
+		t.Errorf("a slot no group owns: %q", r)
+	}
+	if r := c.do(t, "GET", slotKey(8192, 16000)); r != "-CLUSTERDOWN The cluster is down\r\n" {
+		t.Errorf("the other group's slot, cluster down: %q", r)
+	}
+	if r := c.do(t, "CLUSTER", "INFO"); !strings.Contains(r, "cluster_state:fail\r\n") || !strings.Contains(r, "cluster_slots_assigned:16001\r\n") {
+		t.Errorf("CLUSTER INFO with a hole: %q", r)
+	}
+}
+
+// A group that stops answering keeps its slots, first fail? and
+// disconnected, then fail; the version moves with the shape, not with
+// the offsets.
+func TestClusterMapStates(t *testing.T) {
+	s, c := startClusterMode(t)
+	g := otherGroup([2]int{8192, 16383})
+	v1 := install(s, g)
+	g.nodes = append([]shardNode(nil), g.nodes...)
+	g.nodes[1].offset = 99
+	if v := install(s, g); v != v1 {
+		t.Errorf("an offset moved the version: %d → %d", v1, v)
+	}
+	g.state = linkPFail
+	if v := install(s, g); v == v1 {
+		t.Error("a state change left the version")
+	}
+	nodes := verbatimText(t, c.do(t, "CLUSTER", "NODES"))
+	if !strings.Contains(nodes, " master,fail? - 0 0 2 disconnected 8192-16383\n") || !strings.Contains(nodes, " slave,fail? ") {
+		t.Errorf("pfail NODES: %q", nodes)
+	}
+	if r := c.do(t, "CLUSTER", "INFO"); !strings.Contains(r, "cluster_state:ok\r\n") || !strings.Contains(r, "cluster_slots_pfail:8192\r\n") || !strings.Contains(r, "cluster_slots_ok:8192\r\n") {
+		t.Errorf("pfail INFO: %q", r)
+	}
+	g.state = linkFailed
+	install(s, g)
+	if r := c.do(t, "CLUSTER", "SHARDS"); !strings.Contains(r, "$6\r\nhealth\r\n$6\r\nfailed\r\n") {
+		t.Errorf("failed SHARDS: %q", r)
+	}
+	if r := c.do(t, "GET", slotKey(8192, 16383)); !strings.HasPrefix(r, "-MOVED ") {
+		t.Errorf("a failed group's slot: %q", r)
+	}
+}
+
+// The refresh's pure parts: a view's members become nodes (leader as
+// master first, those without a client address left out; no leader: the
+// answering member), and an answer ages into fail? then fail.
+func TestClusterMapFromViews(t *testing.T) {
+	v := groupView{self: "b", shard: engine.ShardRecord{Index: 1}, owned: [][2]int{{0, 10}}, members: []viewMember{
+		{raftID: "a", clientAddr: "127.0.0.1:7000", raftAddr: "127.0.0.1:17000", applied: 5},
+		{raftID: "b", clientAddr: "127.0.0.1:7001", raftAddr: "127.0.0.1:17001", leader: true, applied: 6},
+		{raftID: "c", raftAddr: "127.0.0.1:17002"},
+	}}
+	n := viewNodes(&v)
+	if len(n) != 2 || n[0].id != clusterNodeID("b") || !n[0].master || n[0].busPort != 17001 || n[1].id != clusterNodeID("a") || n[1].master || n[1].port != 7000 {
+		t.Errorf("nodes %+v", n)
+	}
+	if !v.fromLeader() {
+		t.Error("fromLeader")
+	}
+	v.members[1].leader = false
+	if n := viewNodes(&v); n[0].id != clusterNodeID("b") || !n[0].master || n[1].master {
+		t.Errorf("no leader: %+v", n)
+	}
+	now := time.Now()
+	r := mapRefresher{list: []engine.DirGroup{{Index: 0}, {Index: 1}, {Index: 2}}, seen: map[int]*groupSeen{1: {view: v, at: now.Add(-mapLinkPeriods * mapPeriod)}}}
+	gs := r.groups(0, now)
+	if len(gs) != 1 || gs[0].index != 1 || gs[0].state != linkPFail || gs[0].moved != "127.0.0.1:7001" {
+		t.Errorf("groups %+v", gs)
+	}
+	r.seen[1].at = now.Add(-mapFailPeriods * mapPeriod)
+	if gs := r.groups(0, now); gs[0].state != linkFailed {
+		t.Errorf("failed %+v", gs)
+	}
+}
+
+var verbatimRe = regexp.MustCompile(`(?s)^[=$]\d+\r\n(?:txt:)?(.*)\r\n$`)
+
+// verbatimText is a verbatim (RESP3) or bulk (RESP2) reply's text.
+func verbatimText(t *testing.T, r string) string {
+	t.Helper()
+	m := verbatimRe.FindStringSubmatch(r)
+	if m == nil {
+		t.Fatalf("not a bulk reply: %q", r)
+	}
+	return m[1]
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -62,13 +62,20 @@ func (e *Engine) KeysInSlot(slot int, count int) [][]byte {
 	return e.slots.keys(&e.DBs[0].dict, slot, count)
 }
 
-// OwnsSlot reports whether this group owns slot (replicated state,
-// changed by the LIMITDB.SLOTS effects). Caller holds the engine lock.
+// OwnsSlot reports whether this group owns slot and executes it
+// (replicated state, changed by the LIMITDB.SLOTS effects): a slot
+// frozen or importing in a handover is not, and SlotState tells which.
+// Caller holds the engine lock.
 func (e *Engine) OwnsSlot(slot int) bool { return e.owned.has(slot) }
 
 // OwnedSlots returns the owned slots as sorted, disjoint [start, end]
-// ranges (CLUSTER SLOTS' shape). Caller holds the engine lock.
-func (e *Engine) OwnedSlots() [][2]int { return e.owned.ranges() }
+// ranges (CLUSTER SLOTS' shape), frozen ones of a handover included: the
+// group answers for them (parking their requests) until DONE, so the
+// map shows no hole meanwhile. Caller holds the engine lock.
+func (e *Engine) OwnedSlots() [][2]int {
+	b := e.claimedSlots()
+	return b.ranges()
+}
 
 // SlotsGen changes whenever the owned set may have changed (a
 // LIMITDB.SLOTS effect executed or applied, a snapshot loaded, a reset):
@@ -76,6 +83,10 @@ func (e *Engine) OwnedSlots() [][2]int { return e.owned.ranges() }
 // compares it instead of recounting. Caller holds the engine lock.
 func (e *Engine) SlotsGen() uint64 { return e.slotsGen }
 
-// OwnedSlotCount is the number of slots this group owns (CLUSTER INFO's
-// cluster_slots_assigned for one group). Caller holds the engine lock.
-func (e *Engine) OwnedSlotCount() int { return e.owned.count() }
+// OwnedSlotCount is the number of slots this group owns, frozen ones
+// included as in OwnedSlots (CLUSTER INFO's cluster_slots_assigned for
+// one group). Caller holds the engine lock.
+func (e *Engine) OwnedSlotCount() int {
+	b := e.claimedSlots()
+	return b.count()
+}

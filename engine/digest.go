@@ -186,8 +186,8 @@ var FunctionCodes func(e *Engine) []string
 // every key's absolute deadline, the script cache's SHA1s, the function
 // libraries' code, the
 // encoding thresholds (which decide encodings, and through them the order
-// of replies), the policy registry, the owned hash slots and the directory
-// (cluster_directory.go). Limiter state is in Redis's part already (limiterDigest).
+// of replies), the policy registry, the owned hash slots, the directory
+// (cluster_directory.go) and the handovers in progress. Limiter state is in Redis's part already (limiterDigest).
 // Node-local state is left out: access times, the random generators,
 // statistics, and the time floor ClockMs, which on the executing node
 // also moves with units that change nothing (no record carries those).
@@ -253,6 +253,12 @@ func (e *Engine) StrictDigest() Digest {
 	if s := encodeDirectory(e.dir); s != "" {
 		d.mixString(auxDirectory)
 		d.mixString(s)
+	}
+	// the handovers in progress, as their snapshot fields (none outside
+	// a handover, so the digest stays as before)
+	for _, f := range e.migrationsAux() {
+		d.mixString(f.Key)
+		d.mixString(f.Value)
 	}
 	return d
 }

@@ -129,7 +129,7 @@ type Engine struct {
 	// owns (replicated state, changed by LIMITDB.SLOTS). cluster_slots.go.
 	slots *slotIndex
 	owned slotBits
-	// slotsGen counts changes of owned (SlotsGen)
+	// slotsGen counts changes of owned and of the handovers (SlotsGen)
 	slotsGen uint64
 	// dir is the group's place in a cluster of groups and, in the group
 	// that holds it, the directory (replicated state, changed by
@@ -137,6 +137,12 @@ type Engine struct {
 	// counts its changes (DirGen). cluster_directory.go.
 	dir    *directory
 	dirGen uint64
+	// migr is the slots in a handover, migs the handovers in progress
+	// (replicated state, slot_migration.go); handoverFloor the largest
+	// time floor an OWN brought (node-local)
+	migr          slotBits
+	migs          []*migration
+	handoverFloor int64
 
 	cow   cowState    // active captures (cow.go)
 	dumpW *rdbWriter  // DUMP's encoder, kept for its LZF table (rdb.go)
@@ -443,7 +449,7 @@ func (c *Ctx) find(db *DB, key string) *entry {
 		return nil
 	}
 	if e.expired(c.Now) {
-		if !c.E.NoLazyDelete {
+		if !c.E.NoLazyDelete && !c.E.heldForMigration(db, e) {
 			c.expireKey(db, e)
 		}
 		return nil
@@ -648,7 +654,7 @@ func (c *Ctx) ActiveExpire(db *DB, maxBuckets int) int {
 			if e.exp != 0 {
 				c.E.Stats.ExpireChecked++
 			}
-			if e.expired(c.Now) {
+			if e.expired(c.Now) && !c.E.heldForMigration(db, e) {
 				c.expireKey(db, e)
 				n++
 			}

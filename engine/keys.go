@@ -227,7 +227,7 @@ func cmdRandomKey(c *Ctx, argv [][]byte) {
 			c.W.BulkString(e.keyStr())
 			return
 		}
-		if !c.E.NoLazyDelete {
+		if !c.E.NoLazyDelete && !c.E.heldForMigration(db, e) {
 			c.expireKey(db, e)
 			continue
 		}

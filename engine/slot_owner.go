@@ -48,6 +48,16 @@ func init() {
 	Register(&Command{Name: "limitdb.slots", Arity: -2, Group: "server", Since: "1.0.0", Summary: "The effect form of hash-slot ownership changes (cluster mode).", Subs: []*Command{
 		{Name: "add", Arity: -4, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Makes this group own slot ranges (an effect: how CLUSTER ADDSLOTS replicates).", Run: cmdLimitdbSlotsAdd},
 		{Name: "del", Arity: -4, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Gives up slot ranges (an effect: how CLUSTER DELSLOTS replicates).", Run: cmdLimitdbSlotsDel},
+		// a slot handover (slot_migration.go)
+		{Name: "migrate", Arity: -6, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Starts moving owned slot ranges to another group (an effect of a handover's source).", Run: cmdSlotsMigrate},
+		{Name: "freeze", Arity: -3, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Stops executing a migration's slots (an effect of a handover's source).", Run: cmdSlotsFreeze},
+		{Name: "done", Arity: 3, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Drops a frozen migration's slots and keys once the target owns them (an effect of a handover's source).", Run: cmdSlotsDone},
+		{Name: "cancel", Arity: -3, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Takes a migration's slots back (an effect of a handover's source).", Run: cmdSlotsCancel},
+		{Name: "import", Arity: -6, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Starts holding free slot ranges coming from another group (an effect of a handover's target).", Run: cmdSlotsImport},
+		{Name: "load", Arity: 4, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Installs a chunk of the source's capture of importing slots (an effect of a handover's target).", Run: cmdSlotsLoad},
+		{Name: "apply", Arity: 5, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Applies one committed record of the source to importing slots (an effect of a handover's target).", Run: cmdSlotsApply},
+		{Name: "own", Arity: 5, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Owns importing slots whose digest is the source's: a handover's commit point (an effect of its target).", Run: cmdSlotsOwn},
+		{Name: "abort", Arity: 3, Flags: "write admin noscript loading stale", Group: "server", Since: "1.0.0", Summary: "Gives an import up, dropping its keys (an effect of a handover's target).", Run: cmdSlotsAbort},
 	}})
 }
 
@@ -110,7 +120,11 @@ func cmdLimitdbSlotsDel(c *Ctx, argv [][]byte) {
 		return
 	}
 	if free, ok := c.DelSlots(ranges); !ok {
-		c.W.Error(ErrSlotUnassigned(free))
+		if c.E.migr.has(free) {
+			c.W.Error(ErrSlotMigrating(free))
+		} else {
+			c.W.Error(ErrSlotUnassigned(free))
+		}
 		return
 	}
 	c.W.OK()
@@ -138,7 +152,13 @@ func (c *Ctx) DelSlots(ranges [][2]int) (unassigned int, ok bool) {
 func (c *Ctx) changeSlots(ranges [][2]int, add bool) (int, bool) {
 	o := &c.E.owned
 	for _, r := range ranges {
-		if s := o.first(r[0], r[1], add); s >= 0 {
+		// a slot in a handover is neither added (importing: Redis's busy)
+		// nor given up (the handover decides it)
+		s := o.first(r[0], r[1], add)
+		if m := c.E.migr.first(r[0], r[1], true); m >= 0 && (s < 0 || m < s) {
+			s = m
+		}
+		if s >= 0 {
 			return s, false
 		}
 	}

@@ -74,6 +74,7 @@ type Snapshot struct {
 	policies []AuxField // the policy registry (policy_rdb.go)
 	slots    string     // the owned hash slots (slot_owner.go), "" for none
 	dir      string     // the directory and the group's record (cluster_directory.go), "" in no cluster
+	migs     []AuxField // the handovers in progress (slot_migration.go)
 	notify   int
 	noLZF    bool  // Engine.RDBNoCompression when taken
 	noCRC    bool  // Engine.RDBNoChecksum when taken
@@ -106,7 +107,7 @@ const writeBatch = 256
 // snapshotVersion is the limitdb-ver a snapshot is written with: the
 // lowest version that holds what it carries.
 func (s *Snapshot) snapshotVersion() int64 {
-	if s.slots != "" || s.dir != "" {
+	if s.slots != "" || s.dir != "" || len(s.migs) > 0 {
 		return 2
 	}
 	return 1
@@ -122,6 +123,7 @@ func (e *Engine) snapshotHeader() *Snapshot {
 	s.policies = e.Policies.aux()
 	s.slots = encodeSlotRanges(&e.owned)
 	s.dir = encodeDirectory(e.dir)
+	s.migs = e.migrationsAux()
 	if scriptsCodec.Functions != nil {
 		s.libs = scriptsCodec.Functions(e.Scripts)
 	}
@@ -257,6 +259,9 @@ func (s *Snapshot) WriteTo(out io.Writer) (int64, error) {
 	if s.dir != "" {
 		w.aux(auxDirectory, s.dir)
 	}
+	for _, f := range s.migs {
+		w.aux(f.Key, f.Value)
+	}
 	// the function libraries, where Redis 7.0 writes them (rdbSaveFunctions:
 	// after the aux fields, before the databases)
 	for _, code := range s.libs {
@@ -368,7 +373,7 @@ func (e *entry) keyEncHint() string {
 // snapshot r holds (LoadSnapshot), or, when r is nil, with a new engine's —
 // no keys (WATCHes on them are dirtied, as by FLUSHALL), Rand at its
 // initial seed, an empty script cache and policy registry, no owned
-// hash slots, no directory or cluster record — so that replaying a log from its
+// hash slots, no directory or cluster record and no handover — so that replaying a log from its
 // start gives the state it gave the first time. ClockMs stays (the time
 // floor never goes back), and so do the encoding limits (configuration,
 // whose changes reach the log as CONFIG SET).
@@ -392,6 +397,7 @@ func (e *Engine) Reset(r io.Reader) error {
 	e.Scripts = scripts
 	e.Policies = Policies{}
 	e.owned = slotBits{}
+	e.installMigrations(nil)
 	e.slotsGen++
 	e.dir = nil
 	e.dirGen++
@@ -459,6 +465,7 @@ func (e *Engine) loadSnapshot(src io.Reader, reencode bool) error {
 	l.policies.adoptStats(&e.Policies)
 	e.Policies = l.policies
 	e.owned = l.owned
+	e.installMigrations(l.migs)
 	e.slotsGen++
 	e.dir = l.dir
 	e.dirGen++
@@ -498,10 +505,11 @@ type rdbLoader struct {
 	libs    []string // function libraries (RDB_OPCODE_FUNCTION2), in file order
 	// policies is the policy registry a limitdb file held
 	policies Policies
-	owned    slotBits   // the owned hash slots (none in a file without limitdb-slots)
-	dir      *directory // the directory and the group's record (nil without limitdb-directory)
-	acl      string     // Settings.ACL
-	notify   *int64     // Notify (absent from snapshots older than it, and from Redis's files)
+	owned    slotBits     // the owned hash slots (none in a file without limitdb-slots)
+	dir      *directory   // the directory and the group's record (nil without limitdb-directory)
+	migs     []*migration // the handovers in progress (limitdb-migration)
+	acl      string       // Settings.ACL
+	notify   *int64       // Notify (absent from snapshots older than it, and from Redis's files)
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool
@@ -719,6 +727,12 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 		if l.dir, err = decodeDirectory(v); err != nil {
 			return bad()
 		}
+	case k == auxMigration:
+		m, ok := decodeMigration(v)
+		if !ok {
+			return bad()
+		}
+		l.migs = append(l.migs, m)
 	case k == auxPolicy || k == auxPolicyVer:
 		if _, err := l.policies.loadAux(k, v); err != nil {
 			return bad()
@@ -732,6 +746,9 @@ func (l *rdbLoader) aux(o *loadOpts, db int) error {
 // finish checks the checksum and gives each database of a limitdb
 // snapshot its bucket array and chain order back.
 func (l *rdbLoader) finish(ver int) error {
+	if !checkMigrations(l.migs, &l.owned) {
+		return fmt.Errorf("bad %s aux fields: the handovers overlap or disagree with %s", auxMigration, auxSlots)
+	}
 	if ver >= 5 {
 		want := l.r.sum()
 		b, err := l.r.view(8)

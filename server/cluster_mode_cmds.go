@@ -83,7 +83,7 @@ func cmdClusterUnsupported(s *Server, cl *client, argv [][]byte) {
 func clusterChangesSlots(name string) bool {
 	switch name {
 	case "cluster|addslots", "cluster|addslotsrange", "cluster|delslots", "cluster|delslotsrange",
-		"cluster|meet", "cluster|set-config-epoch":
+		"cluster|meet", "cluster|set-config-epoch", "cluster|migration":
 		return true
 	}
 	return false

@@ -12,6 +12,7 @@ const (
 	queryRLStats byte = 's' // a member's decision counters (rl_stats_cluster.go)
 	// queryView ('v'): a group's view (cluster_view.go)
 	// queryDirectory ('d'): a directory request (cluster_meet.go)
+	// queryHandover ('m'): a slot handover's request (cluster_handover.go)
 )
 
 // Answer statuses beyond cluster.QueryOK.
@@ -38,6 +39,8 @@ func (s *Server) answerQuery(req []byte) (byte, []byte) {
 		return s.answerView()
 	case queryDirectory:
 		return s.answerDirectory(req[1:])
+	case queryHandover:
+		return s.answerHandover(req[1:])
 	}
 	return queryUnknownKind, nil
 }

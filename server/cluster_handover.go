@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"limitdb/cluster"
@@ -80,7 +81,8 @@ type handoverState struct {
 		id     string
 		chunks [][]byte
 	}
-	tasks   []*migTask // the target's import tasks (cluster_migration.go)
+	tasks   []*migTask   // the target's import tasks (cluster_migration.go)
+	pause   atomic.Int64 // DEBUG HANDOVER-PAUSE: ms the driver waits after a FREEZE
 	driving map[string]bool
 	started bool
 }

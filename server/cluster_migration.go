@@ -86,10 +86,6 @@ func (t *migTask) active() bool {
 	return t.state != taskCompleted && t.state != taskCanceled && t.state != taskFailed
 }
 
-func init() {
-	clusterModeCmds["migration"] = cmdClusterMigration
-}
-
 // cmdClusterMigration: CLUSTER MIGRATION IMPORT start end [start end …]
 // | STATUS <ID id | ALL> | CANCEL <ID id | ALL>, run on the leader (a
 // follower forwards it: clusterChangesSlots) and off the event loop.
@@ -586,6 +582,12 @@ func (s *Server) importBatch(t *migTask, id string) error {
 		s.door.Lock()
 		t.state = taskLoading
 		s.door.Unlock()
+		if p := s.hand.pause.Load(); p > 0 {
+			select { // DEBUG HANDOVER-PAUSE (the tests' kills and cancels)
+			case <-time.After(time.Duration(p) * time.Millisecond):
+			case <-s.stop:
+			}
+		}
 		if err := s.loadCapture(t, id, addrs); err != nil {
 			if err == errTaskStopped {
 				return err
@@ -815,4 +817,15 @@ func (s *Server) resumeImports() {
 func batchNo(id string) int {
 	n, _ := strconv.Atoi(id[strings.LastIndexByte(id, '-')+1:])
 	return n
+}
+
+// debugHandoverPause is DEBUG HANDOVER-PAUSE ms.
+func (s *Server) debugHandoverPause(cl *client, arg []byte) {
+	ms, ok := engine.ParseIntB(arg)
+	if !ok || ms < 0 {
+		cl.w.Error(engine.ErrNotInt)
+		return
+	}
+	s.hand.pause.Store(ms)
+	cl.w.OK()
 }

@@ -56,6 +56,7 @@ var clusterModeCmds = map[string]connHandler{
 	"slaves":                cmdClusterReplicas,
 	"meet":                  cmdClusterMeet,           // cluster_meet.go
 	"set-config-epoch":      cmdClusterSetConfigEpoch, // cluster_meet.go
+	"migration":             cmdClusterMigration,      // cluster_migration.go
 }
 
 func init() {

@@ -1,0 +1,427 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Slot handovers between groups (server/DESIGN.md, "Slot handover"):
+// CLUSTER MIGRATION IMPORT moves a range with keys from group 0 to group
+// 1 while go-redis ClusterClients run INCR and RL.ALLOW on it; a move
+// whose source leader is killed after FREEZE, one whose target leader is
+// killed before OWN, and a CANCEL before OWN. Two groups of three.
+
+func TestClusterMigration(t *testing.T) {
+	s := mustShards(t, 2, 3)
+	h := &handoverTest{s: s, t: t, cc: s.clusterClient()}
+
+	t.Run("move", func(t *testing.T) {
+		h.t = t
+		h.move(0, 99, func(id string) {}, true)
+	})
+	t.Run("source-leader-killed-after-freeze", func(t *testing.T) {
+		h.t = t
+		h.move(100, 199, func(id string) {
+			h.waitState(id, "loading", 20*time.Second)
+			l := s.leaderOf(0)
+			s.kill(0, l)
+			h.killed = append(h.killed, [2]int{0, l})
+		}, false)
+	})
+	t.Run("target-leader-killed-before-own", func(t *testing.T) {
+		h.t = t
+		h.move(200, 299, func(id string) {
+			h.waitState(id, "loading", 20*time.Second)
+			l := s.leaderOf(1)
+			s.kill(1, l)
+			h.killed = append(h.killed, [2]int{1, l})
+		}, false)
+	})
+	t.Run("cancel-before-own", func(t *testing.T) {
+		h.t = t
+		h.cancel(300, 399)
+	})
+}
+
+type handoverTest struct {
+	s      *testShards
+	t      *testing.T
+	cc     *redis.ClusterClient
+	killed [][2]int // nodes killed by the current step, started again after it
+}
+
+// fill writes n keys of each kind in slots lo..hi (strings, hashes,
+// strings with a TTL) and returns their expected values.
+func (h *handoverTest) fill(lo, hi, n int) map[string]string {
+	ctx := context.Background()
+	want := map[string]string{}
+	for i, made := 0, 0; made < n; i++ {
+		tag := "{h" + strconv.Itoa(i) + "}"
+		if sl := testKeySlot(tag); sl < lo || sl > hi {
+			continue
+		}
+		made++
+		v := "v" + strconv.Itoa(i)
+		if err := h.cc.Set(ctx, "s"+tag, v, 0).Err(); err != nil {
+			h.t.Fatal(err)
+		}
+		if err := h.cc.HSet(ctx, "h"+tag, "f", v).Err(); err != nil {
+			h.t.Fatal(err)
+		}
+		if err := h.cc.Set(ctx, "t"+tag, v, 10*time.Minute).Err(); err != nil {
+			h.t.Fatal(err)
+		}
+		want["s"+tag], want["h"+tag], want["t"+tag] = v, v, v
+	}
+	return want
+}
+
+// check reads back fill's keys through the cluster.
+func (h *handoverTest) check(want map[string]string) {
+	ctx := context.Background()
+	for k, v := range want {
+		var got string
+		var err error
+		if k[0] == 'h' {
+			got, err = h.cc.HGet(ctx, k, "f").Result()
+		} else {
+			got, err = h.cc.Get(ctx, k).Result()
+		}
+		if err != nil || got != v {
+			h.t.Errorf("%s: %q %v, want %q", k, got, err, v)
+		}
+		if k[0] == 't' {
+			if ttl, err := h.cc.PTTL(ctx, k).Result(); err != nil || ttl <= 0 || ttl > 10*time.Minute {
+				h.t.Errorf("%s: PTTL %v %v", k, ttl, err)
+			}
+		}
+	}
+}
+
+// load is the workload on slots lo..hi: workers INCR their counters and
+// call RL.ALLOW (5 per hour) on one limiter each, every reply checked.
+type handoverLoad struct {
+	ctrs     []string
+	ctr      []ctrModel
+	lims     []string
+	lim      []rlModel
+	ops      atomic.Int64
+	retried  atomic.Int64 // TRYAGAIN or MOVED answered to the client itself
+	maxLatNs atomic.Int64
+	mu       sync.Mutex
+	fails    []string
+}
+
+func (h *handoverTest) startLoad(lo, hi, workers int) (*handoverLoad, func()) {
+	l := &handoverLoad{}
+	for i := 0; len(l.ctrs) < workers; i++ {
+		k := "{c" + strconv.Itoa(lo) + "-" + strconv.Itoa(i) + "}"
+		if sl := testKeySlot(k); sl >= lo && sl <= hi {
+			l.ctrs = append(l.ctrs, "ctr"+k)
+			l.lims = append(l.lims, "lim"+k)
+		}
+	}
+	l.ctr, l.lim = make([]ctrModel, workers), make([]rlModel, workers)
+	ctx := context.Background()
+	// three of each limiter's five used before the move: the state must
+	// travel, or the target would admit five more
+	for w := range workers {
+		for range 3 {
+			res, err := h.cc.Do(ctx, "RL.ALLOW", l.lims[w], 5, 3600000).Slice()
+			if err != nil || res[1] != int64(1) {
+				h.t.Fatalf("RL.ALLOW %s before the move: %v %v", l.lims[w], res, err)
+			}
+			l.lim[w].allowed++
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fail := func(f string, a ...any) {
+				l.mu.Lock()
+				l.fails = append(l.fails, fmt.Sprintf(f, a...))
+				l.mu.Unlock()
+			}
+			deadline := time.Now().Add(90 * time.Second)
+			for i := 0; i < 20000 && time.Now().Before(deadline); i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				t0 := time.Now()
+				if i%4 == 3 {
+					cmd := redis.NewSliceCmd(ctx, "RL.ALLOW", l.lims[w], 5, 3600000)
+					err := h.cc.Process(ctx, noRetry{cmd})
+					switch {
+					case err == nil:
+						if cmd.Val()[1] == int64(1) {
+							l.lim[w].allowed++
+						}
+					case notSent(err):
+						l.retried.Add(1)
+						continue
+					default:
+						l.lim[w].unsure++
+					}
+				} else {
+					cmd := redis.NewIntCmd(ctx, "INCR", l.ctrs[w])
+					err := h.cc.Process(ctx, noRetry{cmd})
+					c := &l.ctr[w]
+					switch {
+					case err == nil:
+						if v := cmd.Val(); v < c.acked+1 || v > c.acked+c.unsure+1 {
+							fail("INCR %s: %d, acknowledged %d, unsure %d", l.ctrs[w], v, c.acked, c.unsure)
+						}
+						c.acked++
+					case notSent(err):
+						l.retried.Add(1)
+						continue
+					default:
+						c.unsure++
+					}
+				}
+				l.ops.Add(1)
+				if d := time.Since(t0).Nanoseconds(); d > l.maxLatNs.Load() {
+					l.maxLatNs.Store(d)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	return l, func() { close(stop); wg.Wait() }
+}
+
+// verify checks the load's models against the final values.
+func (h *handoverTest) verify(l *handoverLoad) {
+	ctx := context.Background()
+	for _, f := range l.fails {
+		h.t.Error(f)
+	}
+	for w, k := range l.ctrs {
+		v, err := h.cc.Get(ctx, k).Int64()
+		c := l.ctr[w]
+		if err != nil || v < c.acked || v > c.acked+c.unsure {
+			h.t.Errorf("%s: %d %v, acknowledged %d, unsure %d", k, v, err, c.acked, c.unsure)
+		}
+		lm := l.lim[w]
+		if lm.allowed > 5 {
+			h.t.Errorf("%s: %d allowed (limit 5 per hour) across the move", l.lims[w], lm.allowed)
+		}
+		// one more call: the limiter's state is the one that moved
+		res, err := h.cc.Do(ctx, "RL.ALLOW", l.lims[w], 5, 3600000).Slice()
+		if err != nil || (res[1] == int64(1) && lm.allowed+lm.unsure >= 5) {
+			h.t.Errorf("%s after the move: %v %v (%d allowed before, %d unsure)", l.lims[w], res, err, lm.allowed, lm.unsure)
+		}
+	}
+	h.t.Logf("workload: %d operations checked, %d TRYAGAIN/MOVED answered to the client, slowest %v",
+		l.ops.Load(), l.retried.Load(), time.Duration(l.maxLatNs.Load()))
+}
+
+// status is CLUSTER MIGRATION STATUS ID id's fields, asked of group 1's
+// nodes in turn (a follower forwards it to the leader).
+func (h *handoverTest) status(id string) map[string]any {
+	for i := range h.s.groups[1].nodes {
+		if h.s.groups[1].nodes[i].cmd == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		res, err := h.s.groups[1].cli(i).Do(ctx, "CLUSTER", "MIGRATION", "STATUS", "ID", id).Slice()
+		cancel()
+		if err != nil || len(res) != 1 {
+			continue
+		}
+		kv, ok := res[0].([]any)
+		if !ok {
+			continue
+		}
+		m := map[string]any{}
+		for j := 0; j+1 < len(kv); j += 2 {
+			m[fmt.Sprint(kv[j])] = kv[j+1]
+		}
+		return m
+	}
+	return nil
+}
+
+func (h *handoverTest) waitState(id, state string, d time.Duration) map[string]any {
+	h.t.Helper()
+	deadline := time.Now().Add(d)
+	var m map[string]any
+	for time.Now().Before(deadline) {
+		if m = h.status(id); m != nil && m["state"] == state {
+			return m
+		}
+		if m != nil && (m["state"] == "failed" || m["state"] == "canceled") && state != m["state"] {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.t.Fatalf("migration %s not %s within %v: %v\n%s", id, state, d, m, h.s.logs())
+	return nil
+}
+
+// importOn sends CLUSTER MIGRATION IMPORT lo hi to a follower of group 1
+// (forwarded to its leader) and returns the task id.
+func (h *handoverTest) importOn(lo, hi int) string {
+	h.t.Helper()
+	l := h.s.leaderOf(1)
+	f := (l + 1) % len(h.s.groups[1].nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	id, err := h.s.groups[1].cli(f).Do(ctx, "CLUSTER", "MIGRATION", "IMPORT", lo, hi).Text()
+	if err != nil || len(id) != 40 {
+		h.t.Fatalf("CLUSTER MIGRATION IMPORT %d %d: %q %v\n%s", lo, hi, id, err, h.s.logs())
+	}
+	return id
+}
+
+// move moves lo..hi from group 0 to group 1 under the workload; during
+// runs once the task exists (a kill). pause: DEBUG HANDOVER-PAUSE on
+// group 1's leader for the kills (the window between FREEZE and OWN).
+func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
+	t, s := h.t, h.s
+	want := h.fill(lo, hi, 40)
+	load, stopLoad := h.startLoad(lo, hi, 4)
+	time.Sleep(300 * time.Millisecond)
+	pause := 0
+	if !plain {
+		pause = 1500
+	}
+	for i := range s.groups[1].nodes {
+		s.groups[1].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", pause)
+	}
+	h.killed = nil
+	id := h.importOn(lo, hi)
+	during(id)
+	st := h.waitState(id, "completed", 60*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	stopLoad()
+	t.Logf("migration %s: %v", id, st)
+	for _, k := range h.killed {
+		s.restart(k[0], k[1])
+	}
+	h.waitSlotsOn(lo, hi, 1)
+	h.verify(load)
+	h.check(want)
+	h.checkDigests()
+	s.checkRedisCli()
+	// nothing of the moved slots is left at the source
+	for i := range s.groups[0].nodes {
+		if n, err := s.groups[0].cli(i).Do(context.Background(), "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(load.ctrs[0])).Int64(); err != nil || n != 0 {
+			t.Errorf("group 0 node %d still holds %d keys of a moved slot (%v)", i, n, err)
+		}
+	}
+}
+
+// cancel starts a move of lo..hi, cancels it before OWN (the driver
+// paused after FREEZE), and checks group 0 still owns and serves every
+// key.
+func (h *handoverTest) cancel(lo, hi int) {
+	t, s := h.t, h.s
+	want := h.fill(lo, hi, 40)
+	for i := range s.groups[1].nodes {
+		s.groups[1].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", 3000)
+	}
+	id := h.importOn(lo, hi)
+	h.waitState(id, "loading", 20*time.Second)
+	n, err := s.groups[1].cli(s.leaderOf(1)).Do(context.Background(), "CLUSTER", "MIGRATION", "CANCEL", "ID", id).Int64()
+	if err != nil || n != 1 {
+		t.Fatalf("CLUSTER MIGRATION CANCEL ID %s: %d %v", id, n, err)
+	}
+	h.waitState(id, "canceled", 5*time.Second)
+	for i := range s.groups[1].nodes {
+		s.groups[1].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", 0)
+	}
+	h.waitSlotsOn(lo, hi, 0)
+	// the source serves the slots again: writes too
+	ctx := context.Background()
+	for k := range want {
+		if k[0] == 's' {
+			if err := h.cc.Append(ctx, k, "+").Err(); err != nil {
+				t.Errorf("APPEND %s after the cancel: %v", k, err)
+			}
+			want[k] += "+"
+		}
+	}
+	h.check(want)
+	for i := range s.groups[1].nodes {
+		for k := range want {
+			if n, err := s.groups[1].cli(i).Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(k)).Int64(); err != nil || n != 0 {
+				t.Errorf("group 1 node %d holds %d keys of a cancelled import (%v)", i, n, err)
+			}
+			break
+		}
+	}
+	h.checkDigests()
+	s.checkRedisCli()
+}
+
+// waitSlotsOn waits until every node's CLUSTER SLOTS gives lo..hi to
+// group g's leader, and nothing else of it to another.
+func (h *handoverTest) waitSlotsOn(lo, hi, g int) {
+	h.t.Helper()
+	s := h.s
+	deadline := time.Now().Add(20 * time.Second)
+	for gi, c := range s.groups {
+		for i, nd := range c.nodes {
+			if nd.cmd == nil {
+				continue
+			}
+			for {
+				ok, got := h.slotsGiven(c.cli(i), lo, hi, s.leaderAddr(g))
+				if ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					h.t.Fatalf("group %d node %d: CLUSTER SLOTS does not give %d-%d to %s: %v", gi, i, lo, hi, s.leaderAddr(g), got)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+}
+
+func (h *handoverTest) slotsGiven(cl *redis.Client, lo, hi int, master string) (bool, any) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	slots, err := cl.ClusterSlots(ctx).Result()
+	if err != nil {
+		return false, err
+	}
+	covered := 0
+	for _, r := range slots {
+		if int(r.End) < lo || int(r.Start) > hi {
+			continue
+		}
+		if len(r.Nodes) == 0 || r.Nodes[0].Addr != master {
+			return false, slots
+		}
+		covered += min(int(r.End), hi) - max(int(r.Start), lo) + 1
+	}
+	return covered == hi-lo+1, slots
+}
+
+// checkDigests: DEBUG DIGEST-STRICT is equal on the members of each
+// group once they have applied everything.
+func (h *handoverTest) checkDigests() {
+	for g, c := range h.s.groups {
+		ds := c.waitConverged(30 * time.Second)
+		for i := 1; i < len(ds); i++ {
+			if ds[i] != ds[0] {
+				h.t.Errorf("group %d: DEBUG DIGEST-STRICT differs between members: %v", g, ds)
+				break
+			}
+		}
+	}
+}

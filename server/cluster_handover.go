@@ -315,6 +315,13 @@ func (s *Server) answerCapture(id string, first int) (byte, []byte) {
 // addr, then the directory's move to the target. A migration this group
 // has no more (a retried DONE) is done.
 func (s *Server) finishHere(id, addr string) (byte, []byte) {
+	// the map first learns that the target owns the slots (its OWN is
+	// committed before it asks), so that dropping them here leaves no
+	// hole in this node's cluster_state
+	select {
+	case <-s.refreshMap():
+	case <-time.After(time.Second):
+	}
 	var m engine.Migration
 	st, body := s.onLeader(hoAskWait, func() (byte, []byte) {
 		var ok bool

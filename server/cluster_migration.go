@@ -572,6 +572,7 @@ func (s *Server) importBatch(t *migTask, id string) error {
 			s.noteRetry(t, "the source's leader did not answer the freeze")
 			continue
 		}
+		s.log.Info("handover: the source froze a batch", "migration", id, "slots", rangesString(m.Ranges))
 		r := queryReader{b: body, ok: true}
 		floor := r.varint()
 		digest, _, okD := readQueryBytes(r.b)
@@ -593,6 +594,7 @@ func (s *Server) importBatch(t *migTask, id string) error {
 				return err
 			}
 			s.noteRetry(t, err.Error())
+			s.log.Warn("handover: copying a batch failed, trying again", "migration", id, "err", err)
 			continue
 		}
 		// OWN: the commit point
@@ -614,6 +616,7 @@ func (s *Server) importBatch(t *migTask, id string) error {
 		}
 		s.door.RaiseReadTime(floor)
 		pause := time.Since(t0).Milliseconds()
+		s.log.Info("handover: this group owns a batch", "migration", id, "slots", rangesString(m.Ranges), "pause_ms", pause)
 		s.door.Lock()
 		t.pauseMs = max(t.pauseMs, pause)
 		t.state = taskTakeover
@@ -641,6 +644,7 @@ func (s *Server) ownsAllOf(ranges [][2]int) bool {
 
 // noteRetry records why a step is tried again.
 func (s *Server) noteRetry(t *migTask, why string) {
+	s.log.Info("handover: a step failed, trying again", "task", t.id, "why", why)
 	s.door.Lock()
 	t.lastErr = why
 	s.door.Unlock()
@@ -810,6 +814,7 @@ func (s *Server) resumeImports() {
 			}
 			s.addTask(t)
 		}
+		s.log.Info("handover: resuming an import", "task", tid)
 		s.startTask(t)
 	}
 }

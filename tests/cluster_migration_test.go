@@ -113,7 +113,8 @@ type handoverLoad struct {
 	lims     []string
 	lim      []rlModel
 	ops      atomic.Int64
-	retried  atomic.Int64 // TRYAGAIN or MOVED answered to the client itself
+	retried  atomic.Int64 // TRYAGAIN, MOVED or CLUSTERDOWN answered to the client itself
+	firstErr atomic.Value // the first of them
 	maxLatNs atomic.Int64
 	mu       sync.Mutex
 	fails    []string
@@ -170,6 +171,8 @@ func (h *handoverTest) startLoad(lo, hi, workers int) (*handoverLoad, func()) {
 						}
 					case notSent(err):
 						l.retried.Add(1)
+						l.firstErr.CompareAndSwap(nil, err.Error())
+						time.Sleep(5 * time.Millisecond)
 						continue
 					default:
 						l.lim[w].unsure++
@@ -186,6 +189,8 @@ func (h *handoverTest) startLoad(lo, hi, workers int) (*handoverLoad, func()) {
 						c.acked++
 					case notSent(err):
 						l.retried.Add(1)
+						l.firstErr.CompareAndSwap(nil, err.Error())
+						time.Sleep(5 * time.Millisecond)
 						continue
 					default:
 						c.unsure++
@@ -224,8 +229,8 @@ func (h *handoverTest) verify(l *handoverLoad) {
 			h.t.Errorf("%s after the move: %v %v (%d allowed before, %d unsure)", l.lims[w], res, err, lm.allowed, lm.unsure)
 		}
 	}
-	h.t.Logf("workload: %d operations checked, %d TRYAGAIN/MOVED answered to the client, slowest %v",
-		l.ops.Load(), l.retried.Load(), time.Duration(l.maxLatNs.Load()))
+	h.t.Logf("workload: %d operations checked, %d not executed and retried (first: %v), slowest %v",
+		l.ops.Load(), l.retried.Load(), l.firstErr.Load(), time.Duration(l.maxLatNs.Load()))
 }
 
 // status is CLUSTER MIGRATION STATUS ID id's fields, asked of group 1's
@@ -239,6 +244,7 @@ func (h *handoverTest) status(id string) map[string]any {
 		res, err := h.s.groups[1].cli(i).Do(ctx, "CLUSTER", "MIGRATION", "STATUS", "ID", id).Slice()
 		cancel()
 		if err != nil || len(res) != 1 {
+			h.t.Logf("STATUS ID %s on group 1 node %d: %v %v", id, i, res, err)
 			continue
 		}
 		kv, ok := res[0].([]any)
@@ -312,6 +318,9 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 		s.restart(k[0], k[1])
 	}
 	h.waitSlotsOn(lo, hi, 1)
+	t0 := time.Now()
+	h.waitSlotsOn(8191, 8191, 0) // a restarted node knows its group's leader again
+	t.Logf("every node shows both groups' masters %v after the moved range", time.Since(t0))
 	h.verify(load)
 	h.check(want)
 	h.checkDigests()

@@ -421,26 +421,29 @@ func encodeDirectory(d *directory) string {
 		sb.WriteString(SeedsArg(d.rec.DirSeeds))
 		return sb.String()
 	}
+	// each group's ranges, in one pass over the owner table
+	rs := make([][][2]int, len(d.groups))
+	for s := 0; s < NumSlots; {
+		o, e := d.owner[s], s
+		for e+1 < NumSlots && d.owner[e+1] == o {
+			e++
+		}
+		if o != 0 {
+			rs[o-1] = append(rs[o-1], [2]int{s, e})
+		}
+		s = e + 1
+	}
 	sb.WriteString("directory")
-	for _, g := range d.groups {
+	for i, g := range d.groups {
 		sb.WriteString("\ngroup ")
 		sb.WriteString(strconv.Itoa(g.Index))
 		sb.WriteByte(' ')
 		sb.WriteString(SeedsArg(g.Seeds))
-		v := uint16(g.Index + 1)
-		for s := 0; s < NumSlots; s++ {
-			if d.owner[s] != v {
-				continue
-			}
-			e := s
-			for e+1 < NumSlots && d.owner[e+1] == v {
-				e++
-			}
+		for _, r := range rs[i] {
 			sb.WriteByte(' ')
-			sb.WriteString(strconv.Itoa(s))
+			sb.WriteString(strconv.Itoa(r[0]))
 			sb.WriteByte('-')
-			sb.WriteString(strconv.Itoa(e))
-			s = e
+			sb.WriteString(strconv.Itoa(r[1]))
 		}
 	}
 	return sb.String()

@@ -139,6 +139,12 @@ func TestDirectoryAddGroup(t *testing.T) {
 			t.Fatal("owners after ADDGROUP")
 		}
 	}
+	// past maxDirGroups a new group is refused; a known one still found
+	for len(h.a.dir.groups) < maxDirGroups {
+		h.a.dir.groups = append(h.a.dir.groups, DirGroup{Index: len(h.a.dir.groups), Seeds: []string{"z" + strconv.Itoa(len(h.a.dir.groups))}})
+	}
+	h.refused(ErrDirFull, "LIMITDB.DIRECTORY", "ADDGROUP", "new:1")
+	h.ok(":16383\r\n", false, "LIMITDB.DIRECTORY", "ADDGROUP", "z16383")
 	// a member group holds no directory
 	m := newDirHarness(t)
 	m.ok("+OK\r\n", true, "LIMITDB.DIRECTORY", "JOINED", "1", "a:1")

@@ -77,8 +77,9 @@ func (e *Engine) OwnedSlots() [][2]int {
 	return b.ranges()
 }
 
-// SlotsGen changes whenever the owned set may have changed (a
-// LIMITDB.SLOTS effect executed or applied, a snapshot loaded, a reset):
+// SlotsGen changes whenever the owned set or a slot's SlotState may have
+// changed (a LIMITDB.SLOTS effect executed or applied, except a
+// handover's LOAD and APPLY; a snapshot loaded, a reset):
 // a caller keeping something derived from it (the server's cluster_state)
 // compares it instead of recounting. Caller holds the engine lock.
 func (e *Engine) SlotsGen() uint64 { return e.slotsGen }

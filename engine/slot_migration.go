@@ -295,8 +295,9 @@ func (c *Ctx) migration(argv [][]byte, role MigrationRole) *migration {
 	return nil
 }
 
-// changedMigrations counts a change of the handover state: the effect is
-// recorded (Dirty), the server's derived state recomputed (slotsGen).
+// changedMigrations counts a change of a handover's state (not of its
+// progress, LOAD and APPLY): the effect is recorded (Dirty), the
+// server's derived state recomputed (slotsGen).
 func (c *Ctx) changedMigrations() {
 	c.E.Stats.Dirty++
 	c.E.slotsGen++
@@ -370,7 +371,7 @@ func (c *Ctx) beginMigration(argv [][]byte, role MigrationRole) {
 	}
 	e.migs = append(e.migs, m)
 	c.changedMigrations()
-	a := Args("LIMITDB.SLOTS").B(argv[1], argv[2]).I(peer)
+	a := Args("LIMITDB.SLOTS").S(map[MigrationRole]string{MigrationOut: "MIGRATE", MigrationIn: "IMPORT"}[role]).B(argv[2]).I(peer)
 	for _, r := range m.slots.ranges() {
 		a = a.I(int64(r[0])).I(int64(r[1]))
 	}
@@ -414,7 +415,7 @@ func cmdSlotsFreeze(c *Ctx, argv [][]byte) {
 		c.E.owned[i] &^= m.slots[i]
 	}
 	c.changedMigrations()
-	c.Rewrite(Args("LIMITDB.SLOTS").B(argv[1], argv[2]).I(m.Floor))
+	c.Rewrite(Args("LIMITDB.SLOTS").S("FREEZE").B(argv[2]).I(m.Floor))
 	c.W.OK()
 }
 
@@ -675,7 +676,6 @@ func cmdSlotsLoad(c *Ctx, argv [][]byte) {
 		c.signal(db, k.key)
 	}
 	m.Loaded += int64(len(keys))
-	c.E.slotsGen++
 	c.W.Int(int64(len(keys)))
 }
 
@@ -826,7 +826,7 @@ func cmdSlotsApply(c *Ctx, argv [][]byte) {
 	}
 	m.Applied = idx
 	e.ClockMs = max(e.ClockMs, h.ClockMs)
-	c.changedMigrations()
+	e.Stats.Dirty++ // recorded even when nothing applied: Applied moved
 	c.W.Int(applied)
 }
 

@@ -189,7 +189,9 @@ func TestSlotHandover(t *testing.T) {
 	a.do(now, "SET", "{m}new", "1", "PX", "100000")
 	a.do(now, "SET", "{o}keep", "2")
 	b.expire(now + 10_000)
-	if b.lead.CountKeysInSlot(migSlot) != int64(total) {
+	n := len(b.log)
+	b.must(now+10_000, "$-1\r\n", "GET", "{m}ttl") // hidden, not deleted
+	if b.lead.CountKeysInSlot(migSlot) != int64(total) || len(b.log) != n {
 		t.Fatal("B expired an importing key")
 	}
 	a.expire(now) // "{m}gone" is past its deadline
@@ -570,6 +572,16 @@ func TestSlotHandoverRandom(t *testing.T) {
 				write()
 			case r < 14:
 				(map[bool]*migGroup{true: a, false: b})[rng.IntN(2) == 0].expire(now)
+			case r < 15:
+				// a follower restarts from its leader's snapshot
+				g := (map[bool]*migGroup{true: a, false: b})[rng.IntN(2) == 0]
+				g.fol = New()
+				g.fol.EnableSlots()
+				g.fol.NoLazyDelete = true
+				snapshotInto(t, g.lead, g.fol)
+				if g.fol.StrictDigest() != g.lead.StrictDigest() || len(g.fol.Migrations()) != len(g.lead.Migrations()) {
+					t.Fatalf("iter %d: %s's snapshot lost the handover", iter, g.name)
+				}
 			case r < 17 && phase >= loaded && phase < owned && !aborted:
 				next = forward(t, a, b, now, "m", next, s0, s1)
 			default:

@@ -73,8 +73,8 @@ type Snapshot struct {
 	acl      string
 	policies []AuxField // the policy registry (policy_rdb.go)
 	slots    string     // the owned hash slots (slot_owner.go), "" for none
-	dir      string     // the directory and the group's record (cluster_directory.go), "" in no cluster
 	migs     []AuxField // the handovers in progress (slot_migration.go)
+	dir      string     // the directory and the group's record (cluster_directory.go), "" in no cluster
 	notify   int
 	noLZF    bool  // Engine.RDBNoCompression when taken
 	noCRC    bool  // Engine.RDBNoChecksum when taken
@@ -373,7 +373,7 @@ func (e *entry) keyEncHint() string {
 // snapshot r holds (LoadSnapshot), or, when r is nil, with a new engine's —
 // no keys (WATCHes on them are dirtied, as by FLUSHALL), Rand at its
 // initial seed, an empty script cache and policy registry, no owned
-// hash slots, no directory or cluster record and no handover — so that replaying a log from its
+// hash slots, no directory or cluster record, no handover — so that replaying a log from its
 // start gives the state it gave the first time. ClockMs stays (the time
 // floor never goes back), and so do the encoding limits (configuration,
 // whose changes reach the log as CONFIG SET).
@@ -507,9 +507,9 @@ type rdbLoader struct {
 	policies Policies
 	owned    slotBits     // the owned hash slots (none in a file without limitdb-slots)
 	dir      *directory   // the directory and the group's record (nil without limitdb-directory)
-	migs     []*migration // the handovers in progress (limitdb-migration)
 	acl      string       // Settings.ACL
 	notify   *int64       // Notify (absent from snapshots older than it, and from Redis's files)
+	migs     []*migration // the handovers in progress (limitdb-migration)
 	// noVerify: rdbchecksum no, under which Redis does not check the
 	// trailer of the files it loads
 	noVerify bool

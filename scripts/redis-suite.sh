@@ -19,6 +19,11 @@
 #   UNIT_TIMEOUT  seconds a unit file may run before it is stopped (300)
 #   ONLY        redis | limitdb: run one side only
 #   LIMITDB_ARGS  extra limitdb arguments
+#   CLUSTER_MODE  1: as Redis's external cluster CI job (test-external-cluster
+#               in .github/workflows/external.yml): each server starts with
+#               cluster-enabled yes, one node owns all 16,384 slots
+#               (CLUSTER ADDSLOTSRANGE 0 16383), the runner gets
+#               --cluster-mode, and TAGS defaults to -slow
 #
 # Each unit file runs on its own server so that a test that hangs or a
 # server that dies costs that file only; a file stopped by UNIT_TIMEOUT
@@ -42,7 +47,12 @@ fi
 OUT=${OUT:-$(mktemp -d /tmp/redis-suite.XXXXXX)}
 mkdir -p "$OUT"
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-300}
-TAGS=${TAGS:-}
+CLUSTER_MODE=${CLUSTER_MODE:-}
+if [ -n "$CLUSTER_MODE" ]; then
+  TAGS=${TAGS--slow}
+else
+  TAGS=${TAGS:-}
+fi
 ONLY=${ONLY:-}
 
 if [ -z "${REDIS_SRC:-}" ]; then
@@ -75,6 +85,7 @@ free_port() {
 # Redis's CI (.github/workflows/external.yml) starts its external server so
 common=(--save "" --enable-protected-configs yes --enable-debug-command yes
   --enable-module-command yes)
+[ -n "$CLUSTER_MODE" ] && common+=(--cluster-enabled yes)
 
 # start_server SIDE PORT DIR: starts redis-server or limitdb, prints its pid
 start_server() {
@@ -112,12 +123,21 @@ run_unit() {
     kill "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
   done
+  if [ -n "$up" ] && [ -n "$CLUSTER_MODE" ]; then
+    # the CI job's single-node cluster; it sleeps 5 s, this waits for the state
+    redis-cli -p "$port" cluster addslotsrange 0 16383 >/dev/null
+    for i in $(seq 100); do
+      redis-cli -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && break
+      sleep 0.1
+    done
+  fi
   # the runner's own listener takes a port below --baseport: another run
   # may have taken it meanwhile, then the unit is started again
   for try in 1 2 3; do
     local args=(--host 127.0.0.1 --port "$port" --single "$unit" --clients 1
       --timeout "$UNIT_TIMEOUT" --baseport "$(free_port 21100 11000)")
     [ -n "$TAGS" ] && args+=(--tags "$TAGS")
+    [ -n "$CLUSTER_MODE" ] && args+=(--cluster-mode)
     (cd "$REDIS_SRC" && timeout -k 10 "$UNIT_TIMEOUT" tclsh8.6 tests/test_helper.tcl "${args[@]}") \
       >"$log" 2>&1
     rc=$?

@@ -21,7 +21,7 @@ import (
 // member of each for its view (cluster_view.go) every mapPeriod, with the
 // engine lock released; it installs what it learnt under the lock
 // (installMap), where the replies and the routing read it: rendering asks
-// nobody and copies nothing.
+// nobody.
 
 const (
 	// mapPeriod is the refresh's period: a change committed in a group
@@ -219,7 +219,8 @@ func (s *Server) startMap() {
 
 func (s *Server) mapLoop() {
 	defer s.wg.Done()
-	r := mapRefresher{s: s, seen: map[int]*groupSeen{}}
+	r := mapRefresher{s: s, seen: map[int]*groupSeen{}, empty: true, stop: s.stop,
+		askView: func(addr string) (groupView, error) { return s.askViewWait(addr, mapAskWait) }}
 	t := time.NewTicker(mapPeriod)
 	defer t.Stop()
 	m := &s.cmap
@@ -258,9 +259,12 @@ type groupSeen struct {
 
 // mapRefresher is the refresh loop's own state.
 type mapRefresher struct {
-	s    *Server
-	list []engine.DirGroup // the directory's groups, as last learnt
-	seen map[int]*groupSeen
+	s       *Server
+	list    []engine.DirGroup // the directory's groups, as last learnt
+	seen    map[int]*groupSeen
+	empty   bool // the installed map has no group
+	stop    <-chan struct{}
+	askView func(addr string) (groupView, error) // one ask, bounded (mapAskWait)
 }
 
 // refresh learns the group list (this group's engine when it holds the
@@ -290,11 +294,15 @@ func (r *mapRefresher) refresh() {
 		r.askOthers(my.shard, now)
 	}
 	groups := r.groups(my.shard.Index, now)
+	if len(groups) == 0 && r.empty {
+		return // (a group in no cluster: nothing to install, period after period)
+	}
 	if !s.door.LockOr(s.stop) {
 		return
 	}
 	s.installMap(groups)
 	s.door.Unlock()
+	r.empty = len(groups) == 0
 }
 
 // askOthers asks every other group of the list (but the directory's,
@@ -355,11 +363,11 @@ func (r *mapRefresher) ask(index int, prev *groupSeen, seeds []string) (groupVie
 		}
 		tried[a] = true
 		select {
-		case <-r.s.stop:
+		case <-r.stop:
 			return groupView{}, false
 		default:
 		}
-		v, err := r.s.askViewWait(a, mapAskWait)
+		v, err := r.askView(a)
 		if err != nil || v.shard.Index != index || (index == 0 && !v.shard.Directory) {
 			continue
 		}

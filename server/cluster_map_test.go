@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,3 +225,73 @@ func verbatimText(t *testing.T, r string) string {
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// fakeViews answers asks from a table (a missing address fails) and
+// records their order.
+type fakeViews struct {
+	mu    sync.Mutex // (askOthers asks groups concurrently)
+	views map[string]groupView
+	asked []string
+}
+
+func (f *fakeViews) ask(addr string) (groupView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, addr)
+	if v, ok := f.views[addr]; ok {
+		return v, nil
+	}
+	return groupView{}, errViewAnswer
+}
+
+// member1 is a view of group index answered by self, whose leader (in
+// its eyes) is leader ("": none).
+func member1(index int, self, leader string) groupView {
+	v := groupView{self: self, shard: engine.ShardRecord{Index: index}, owned: [][2]int{{100, 200}}}
+	for _, id := range []string{"a1", "a2", "a3"} {
+		v.members = append(v.members, viewMember{raftID: id, raftAddr: id, clientAddr: "127.0.0.1:7" + id[1:], leader: id == leader})
+	}
+	return v
+}
+
+// The refresh's asks: the last leader first, then the members, then the
+// seeds; a follower's answer sends the next ask to the leader it names;
+// an address of another group does not count; a group no member of which
+// answers keeps its last answer (and ages), one the directory no longer
+// lists is forgotten.
+func TestClusterMapAsks(t *testing.T) {
+	f := &fakeViews{views: map[string]groupView{"a2": member1(1, "a2", "a3"), "a3": member1(1, "a3", "a3"), "x": member1(2, "a1", "a1")}}
+	r := mapRefresher{seen: map[int]*groupSeen{}, askView: f.ask, stop: make(chan struct{})}
+	v, ok := r.ask(1, nil, []string{"x", "a1", "a2", "a3"})
+	if !ok || v.self != "a3" || strings.Join(f.asked, ",") != "x,a1,a2,a3" {
+		t.Fatalf("first ask: %v %q, asked %q", ok, v.self, f.asked)
+	}
+	// the leader a3 dies; a1 still believes in it
+	f.views = map[string]groupView{"a1": member1(1, "a1", "a3"), "a2": member1(1, "a2", "")}
+	f.asked = nil
+	v, ok = r.ask(1, &groupSeen{view: member1(1, "a3", "a3")}, []string{"a1", "a2", "a3"})
+	if !ok || v.self != "a1" || strings.Join(f.asked, ",") != "a3,a1,a2" {
+		t.Fatalf("leader gone: %v %q, asked %q", ok, v.self, f.asked)
+	}
+	// the leader moved to a2: a follower's answer leads to it at once
+	f.views = map[string]groupView{"a1": member1(1, "a1", "a2"), "a2": member1(1, "a2", "a2")}
+	f.asked = nil
+	if v, _ := r.ask(1, &groupSeen{view: member1(1, "a1", "a1")}, nil); v.self != "a2" || strings.Join(f.asked, ",") != "a1,a2" {
+		t.Fatalf("new leader: %q, asked %q", v.self, f.asked)
+	}
+
+	// askOthers: group 1 answers, group 2 keeps its last answer, group 3
+	// is gone from the list
+	then := time.Now().Add(-time.Hour)
+	r.list = []engine.DirGroup{{Index: 0}, {Index: 1, Seeds: []string{"a2"}}, {Index: 2, Seeds: []string{"y"}}}
+	r.seen = map[int]*groupSeen{2: {view: member1(2, "a1", "a1"), at: then}, 3: {view: member1(3, "a1", "a1"), at: then}}
+	now := time.Now()
+	r.askOthers(engine.ShardRecord{Index: 0, Directory: true}, now)
+	if len(r.seen) != 2 || r.seen[1] == nil || r.seen[1].at != now || r.seen[2].at != then {
+		t.Fatalf("askOthers: %+v", r.seen)
+	}
+	gs := r.groups(0, now)
+	if len(gs) != 2 || gs[0].state != linkOK || gs[0].moved != "127.0.0.1:72" || gs[1].state != linkFailed {
+		t.Fatalf("groups %+v", gs)
+	}
+}

@@ -9,13 +9,14 @@ import (
 	"limitdb/cluster"
 )
 
-// Cluster mode (cluster-enabled yes, issue 22, first slice): limitdb
-// speaks Redis Cluster's protocol over its one Raft group. The group is
-// one shard: its leader is the shard's master and its other members are
-// the master's replicas; the slots it owns (CLUSTER ADDSLOTS, replicated
-// state in the engine: engine/cluster_slots.go) are served by it, every
-// other slot is unassigned. Keyed commands are checked against the slots
-// before they run (cluster_slots_route.go).
+// Cluster mode (cluster-enabled yes, issue 22): limitdb speaks Redis
+// Cluster's protocol over Raft groups. A group is one shard: its leader
+// is the shard's master and its other members are the master's replicas;
+// the slots it owns (CLUSTER ADDSLOTS, replicated state in the engine:
+// engine/cluster_slots.go) are served by it. The other groups of its
+// cluster, and the slots they own, are in the node's map
+// (cluster_map.go); a slot no group owns is unassigned. Keyed commands
+// are checked against the slots before they run (cluster_slots_route.go).
 //
 // Node ids are 40 hex digits, as Redis's: the SHA-1 of the Raft server
 // id (node-id, kept in the node's dir when generated), so every member

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +52,13 @@ const (
 	dirAskWait = 2 * time.Second
 	// meetMeWait bounds a MEET-ME request: the target group's leader
 	// asks the asker's view and its directory in turn
-	meetMeWait = 3*dirAskWait + viewWait
+	meetMeWait = 2*dirAskWait + viewWait
+	// dirTryWait bounds one try of a directory request, so that a member
+	// that accepts and never answers (a paused process) leaves time to
+	// try the others; dirLockWait is how long the answerer waits for its
+	// engine lock before it answers busy (the asker tries again)
+	dirTryWait  = dirAskWait / 2
+	dirLockWait = dirAskWait / 4
 	// dirRetryPause is the pause before asking again when no member
 	// named a leader (an election) or one was busy
 	dirRetryPause = 50 * time.Millisecond
@@ -69,6 +76,8 @@ const (
 	errNoDirEffect     = "ERR this build cannot record the directory (no LIMITDB.DIRECTORY)"
 	errEpochKnowsNodes = "ERR The user can assign a config epoch only when the node does not know any other node."
 	errMeetInMulti     = "ERR CLUSTER MEET and the slot assignments of a group in a cluster cannot run inside MULTI (they wait for other groups)"
+	errMeetSlotsMoved  = "ERR CLUSTER MEET: this group's slots changed while it met (an ADDSLOTS meanwhile): run it again"
+	errMeetNotCluster  = "ERR CLUSTER MEET: the node runs with cluster-enabled no"
 )
 
 // errMeetAddr is Redis's reply to a MEET whose address is not one.
@@ -110,13 +119,20 @@ func cmdClusterMeet(s *Server, cl *client, argv [][]byte) {
 	}
 	s.door.Unlock()
 	msg := s.meet(net.JoinHostPort(ip, strconv.FormatInt(bus, 10)), false)
+	if msg == "" {
+		t := time.NewTimer(meetMapWait)
+		select {
+		case <-s.refreshMap():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	s.door.Lock()
 	cl.ctx.Now, _ = s.door.Now()
 	if msg != "" {
 		cl.w.Error(msg)
 		return
 	}
-	s.shardChanged()
 	cl.w.OK()
 }
 
@@ -138,10 +154,10 @@ func cmdClusterSetConfigEpoch(s *Server, cl *client, argv [][]byte) {
 	}
 }
 
-// shardChanged follows a MEET or an assignment that succeeded here: the
-// map of the cluster (cluster_map.go's refreshMap, the shardmap work) is
-// refreshed at once rather than at its next period. The lock is held.
-func (s *Server) shardChanged() {}
+// meetMapWait bounds MEET's wait for this node's map of the cluster to
+// include what the MEET changed, so that CLUSTER NODES right after it
+// lists the other group (redis-cli --cluster create reads it next).
+const meetMapWait = time.Second
 
 // seeds are the inter-node addresses of the members of the view's group.
 func (v *groupView) seeds() []string {
@@ -238,7 +254,7 @@ func (s *Server) meet(target string, nested bool) string {
 	s.door.Unlock()
 	switch {
 	case sameGroup(&mine, &tv):
-		return ""
+		return s.refreshSeeds(&mine, nil)
 	case mine.shard.Index < 0:
 		dir := tv.dirAddrs()
 		if dir == nil {
@@ -257,9 +273,63 @@ func (s *Server) meet(target string, nested bool) string {
 		req := appendQueryString([]byte{queryDirectory, dirMeetMe}, mine.selfRaft())
 		return s.askGroup(tv.leaderFirst(), req, meetMeWait, errGroupUnanswered)
 	case sameCluster(&mine, &tv):
-		return ""
+		return s.refreshSeeds(&mine, &tv)
 	}
 	return errMeetOtherGroup
+}
+
+// refreshSeeds brings the addresses the cluster knows this group by up
+// to date (members joined or left it since it joined): a MEET within
+// the cluster records this group's members as its seeds in the
+// directory, and, when tv is the view of the directory's group, that
+// group's members as this group's DirSeeds. The lock is not held.
+func (s *Server) refreshSeeds(mine, tv *groupView) string {
+	sh := mine.shard
+	if sh.Index < 0 {
+		return ""
+	}
+	seeds := mine.seeds()
+	if sh.Directory {
+		for _, g := range mine.groups {
+			if g.Index == sh.Index && sameAddrs(g.Seeds, seeds) {
+				return ""
+			}
+		}
+		return s.recordHere(effectArgv("LIMITDB.DIRECTORY", "SEEDS", strconv.Itoa(sh.Index), strings.Join(seeds, ",")))
+	}
+	req := binary.AppendUvarint([]byte{queryDirectory, dirSeeds}, uint64(sh.Index))
+	req = appendQueryStrings(req, seeds)
+	if msg := s.askGroup(sh.DirSeeds, req, dirAskWait, errDirUnreachable); msg != "" {
+		return msg
+	}
+	if tv == nil || !tv.shard.Directory || sameAddrs(tv.seeds(), sh.DirSeeds) {
+		return ""
+	}
+	return s.recordHere(effectArgv("LIMITDB.DIRECTORY", "JOINED", strconv.Itoa(sh.Index), strings.Join(tv.seeds(), ",")))
+}
+
+// recordHere records an effect in this group's own log (this node
+// leading) and waits for its commit: "" or the error reply. The lock is
+// not held.
+func (s *Server) recordHere(argv [][]byte) string {
+	st, body := s.onLeader(0, func() (byte, []byte) { return effectAnswer(s.execEffect(argv)) })
+	return answerError(st, body, errLeadershipLost)
+}
+
+// sameAddrs: a and b hold the same addresses, in any order.
+func sameAddrs(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// answerError is "" for QueryOK, else refusal's text.
+func answerError(st byte, body []byte, orElse string) string {
+	if st == cluster.QueryOK {
+		return ""
+	}
+	return refusal(st, body, orElse)
 }
 
 // joinDirectory adds this group (in no cluster) to the directory at dir
@@ -278,11 +348,34 @@ func (s *Server) joinDirectory(mine *groupView, dir []string) string {
 		return errDirUnreachable
 	}
 	argv := effectArgv("LIMITDB.DIRECTORY", "JOINED", strconv.FormatUint(index, 10), strings.Join(dir, ","))
-	st, body = s.onLeader(0, func() (byte, []byte) { return effectAnswer(s.execEffect(argv)) })
-	if st != cluster.QueryOK {
-		return refusal(st, body, errLeadershipLost)
+	st, body = s.onLeader(0, func() (byte, []byte) {
+		// an ADDSLOTS here while the directory was asked assigned slots
+		// the directory does not know are this group's: recorded as
+		// joined, the group would own them beside another
+		if !coveredBy(s.eng.OwnedSlots(), mine.owned) {
+			return queryRefused, []byte(errMeetSlotsMoved)
+		}
+		return effectAnswer(s.execEffect(argv))
+	})
+	return answerError(st, body, errLeadershipLost)
+}
+
+// coveredBy: every slot of ranges is in one of within.
+func coveredBy(ranges, within [][2]int) bool {
+	var in [engine.NumSlots]bool
+	for _, r := range within {
+		for slot := r[0]; slot <= r[1]; slot++ {
+			in[slot] = true
+		}
 	}
-	return ""
+	for _, r := range ranges {
+		for slot := r[0]; slot <= r[1]; slot++ {
+			if !in[slot] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // refusal is the error text of a failed request: the refusal's own, or
@@ -298,10 +391,7 @@ func refusal(st byte, body []byte, orElse string) string {
 // QueryOK, else the error reply.
 func (s *Server) askGroup(addrs []string, req []byte, bound time.Duration, orElse string) string {
 	st, body := s.askLeader(addrs, req, bound)
-	if st != cluster.QueryOK {
-		return refusal(st, body, orElse)
-	}
-	return ""
+	return answerError(st, body, orElse)
 }
 
 // askLeader sends req to the leader of a group, starting at addrs (its
@@ -325,6 +415,10 @@ func (s *Server) askLeader(addrs []string, req []byte, bound time.Duration) (byt
 		}
 		a := queue[0]
 		queue = queue[1:]
+		if len(req) > 1 && req[1] != dirMeetMe {
+			// (a MEET-ME's answer waits for the nested MEET)
+			left = min(left, dirTryWait)
+		}
 		st, body, err := s.node.QueryAddr(a, req, left)
 		switch {
 		case err != nil:
@@ -439,6 +533,9 @@ func effectAnswer(b []byte) (byte, []byte) {
 // answerDirectory answers a directory request (query kind 'd'): the op
 // byte, then its fields.
 func (s *Server) answerDirectory(b []byte) (byte, []byte) {
+	if !s.clusterMode {
+		return queryRefused, []byte(errMeetNotCluster)
+	}
 	r := queryReader{b: b, ok: true}
 	op := r.byte()
 	var argv [][]byte
@@ -447,7 +544,7 @@ func (s *Server) answerDirectory(b []byte) (byte, []byte) {
 		if !r.ok || len(r.b) != 0 {
 			return queryMalformedReq, nil
 		}
-		return s.onLeader(dirAskWait, s.foundHere)
+		return s.onLeader(dirLockWait, s.foundHere)
 	case dirMeetMe:
 		addr := r.str()
 		if !r.ok || len(r.b) != 0 || addr == "" {
@@ -473,7 +570,7 @@ func (s *Server) answerDirectory(b []byte) (byte, []byte) {
 	if !r.ok || len(r.b) != 0 {
 		return queryMalformedReq, nil
 	}
-	return s.onLeader(dirAskWait, func() (byte, []byte) { return effectAnswer(s.execEffect(argv)) })
+	return s.onLeader(dirLockWait, func() (byte, []byte) { return effectAnswer(s.execEffect(argv)) })
 }
 
 // foundHere makes this group the directory unless it is already (a
@@ -494,7 +591,7 @@ func (s *Server) foundHere() (byte, []byte) {
 // answerMeetMe: a group in a cluster asks this one (in none) to meet it
 // (its CLUSTER MEET named a node of this group). Only the leader meets.
 func (s *Server) answerMeetMe(addr string) (byte, []byte) {
-	t := time.NewTimer(dirAskWait)
+	t := time.NewTimer(dirLockWait)
 	ok := s.door.LockOrTimer(t.C)
 	t.Stop()
 	if !ok {
@@ -509,9 +606,7 @@ func (s *Server) answerMeetMe(addr string) (byte, []byte) {
 	if msg := s.meet(addr, true); msg != "" {
 		return queryRefused, []byte(msg)
 	}
-	s.door.Lock()
-	s.shardChanged()
-	s.door.Unlock()
+	s.refreshMap()
 	return cluster.QueryOK, nil
 }
 
@@ -526,10 +621,6 @@ func (s *Server) answerMeetMe(addr string) (byte, []byte) {
 // this group before the group recorded them completes the add (the claim
 // of slots the group has is fine).
 func (s *Server) changeSlotsInCluster(cl *client, del bool, ranges [][2]int) {
-	if cl.ctx.InMulti {
-		cl.w.Error(errMeetInMulti)
-		return
-	}
 	sh := s.eng.Shard()
 	local := effectArgv("LIMITDB.SLOTS", "ADD")
 	dir := effectArgv("LIMITDB.DIRECTORY", "CLAIM", strconv.Itoa(sh.Index))
@@ -547,6 +638,10 @@ func (s *Server) changeSlotsInCluster(cl *client, del bool, ranges [][2]int) {
 			return
 		}
 		s.finishSlots(cl, s.execEffect(second))
+		return
+	}
+	if cl.ctx.InMulti {
+		cl.w.Error(errMeetInMulti)
 		return
 	}
 	op := dirClaim
@@ -579,7 +674,7 @@ func (s *Server) changeSlotsInCluster(cl *client, del bool, ranges [][2]int) {
 		return
 	}
 	if del {
-		s.shardChanged()
+		s.refreshMap()
 		cl.w.OK()
 		return
 	}
@@ -598,6 +693,6 @@ func (s *Server) finishSlots(cl *client, b []byte) {
 		cl.w.Error(msg)
 		return
 	}
-	s.shardChanged()
+	s.refreshMap()
 	cl.w.OK()
 }

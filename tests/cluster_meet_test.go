@@ -20,6 +20,14 @@ import (
 // client port + 10000, Redis's bus port, so that MEET needs no bus port.
 func newMeetGroup(t *testing.T, n int, prefix string) *testCluster {
 	t.Helper()
+	c := layoutMeetGroup(t, n, prefix)
+	c.startAll()
+	return c
+}
+
+// layoutMeetGroup is newMeetGroup's layout, nothing started.
+func layoutMeetGroup(t *testing.T, n int, prefix string) *testCluster {
+	t.Helper()
 	c := newTestCluster(t, n, prefix, func(int) []string { return []string{"--cluster-enabled", "yes"} })
 	for _, nd := range c.nodes {
 		for range 20 {
@@ -35,7 +43,9 @@ func newMeetGroup(t *testing.T, n int, prefix string) *testCluster {
 			}
 		}
 	}
-	c.startAll()
+	if c.nodes[0].proxyAddr != net.JoinHostPort("127.0.0.1", strconv.Itoa(c.nodes[0].port+10000)) {
+		t.Logf("%s: no free port at its client port + 10000: MEET names its bus port", c.nodes[0].id)
+	}
 	return c
 }
 
@@ -76,21 +86,48 @@ func mustReply(t *testing.T, want string, g *testCluster, i int, args ...any) {
 	}
 }
 
-// ownsSlot: node i's CLUSTER SLOTS lists slot (its group owns it).
+// ownsSlot: node i's group owns slot, as its CLUSTER SHARDS says (its
+// own group first, from its engine; the others' come from its map, which
+// may be a period behind).
 func ownsSlot(t *testing.T, g *testCluster, i, slot int) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	slots, err := g.cli(i).ClusterSlots(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
+	shards, err := g.cli(i).ClusterShards(ctx).Result()
+	if err != nil || len(shards) == 0 {
+		t.Fatalf("CLUSTER SHARDS on %s: %v %v", g.nodes[i].id, shards, err)
 	}
-	for _, s := range slots {
-		if s.Start <= slot && slot <= s.End {
+	for _, r := range shards[0].Slots {
+		if int(r.Start) <= slot && slot <= int(r.End) {
 			return true
 		}
 	}
 	return false
+}
+
+// waitNodes waits until CLUSTER NODES on every node of groups lists n
+// nodes at least (by id).
+func waitNodes(t *testing.T, groups []*testCluster, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, g := range groups {
+		for i := range g.nodes {
+			for {
+				text := meetDo(g, i, "CLUSTER", "NODES")
+				ids := map[string]bool{}
+				for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+					ids[strings.Fields(l + " x")[0]] = true
+				}
+				if len(ids) >= n {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("CLUSTER NODES on %s: %q, want %d nodes", g.nodes[i].id, text, n)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
 }
 
 func busy(slot int) string { return "ERR Slot " + strconv.Itoa(slot) + " is already busy" }
@@ -110,6 +147,8 @@ func TestClusterMeetGroups(t *testing.T) {
 	mustReply(t, "OK", g[0], 0, meetArgs(g[1], 0)...)
 	mustReply(t, "OK", g[2], 0, meetArgs(g[1], 0)...)
 	mustReply(t, "OK", g[1], 0, meetArgs(g[1], 0)...)
+	// every node's map lists the three groups
+	waitNodes(t, g, 3)
 	for i := range g {
 		mustReply(t, "ERR The user can assign a config epoch only when the node does not know any other node.", g[i], 0, "CLUSTER", "SET-CONFIG-EPOCH", "1")
 	}
@@ -119,7 +158,7 @@ func TestClusterMeetGroups(t *testing.T) {
 	mustReply(t, "OK", g[2], 0, "CLUSTER", "ADDSLOTSRANGE", "10923", "16283")
 	// another group's slot: busy, and nothing of the command assigned
 	mustReply(t, busy(100), g[1], 0, "CLUSTER", "ADDSLOTS", "16300", "100")
-	mustReply(t, busy(5461), g[2], 0, "CLUSTER", "ADDSLOTSRANGE", "16301", "16302", "5000", "5461")
+	mustReply(t, busy(5461), g[2], 0, "CLUSTER", "ADDSLOTSRANGE", "16301", "16302", "5461", "5470")
 	mustReply(t, busy(5000), g[2], 0, "CLUSTER", "ADDSLOTSRANGE", "5000", "5461")
 	for i := range g {
 		if ownsSlot(t, g[i], 0, 16300) || ownsSlot(t, g[i], 0, 16301) {
@@ -136,6 +175,20 @@ func TestClusterMeetGroups(t *testing.T) {
 		t.Fatal("slot 100 did not move from a to b")
 	}
 	mustReply(t, "ERR Slot 16383 is already unassigned", g[0], 0, "CLUSTER", "DELSLOTS", "16383")
+	// claimed in the directory (g[1] holds it) but not recorded by its
+	// group (a crash between the two steps, made here by the effect
+	// itself): the other groups find it busy, its group's ADDSLOTS
+	// completes it
+	mustReply(t, "OK", g[1], 0, "LIMITDB.DIRECTORY", "CLAIM", "2", "16383", "16383")
+	mustReply(t, busy(16383), g[0], 0, "CLUSTER", "ADDSLOTS", "16383")
+	if ownsSlot(t, g[2], 0, 16383) {
+		t.Fatal("c owns a slot it did not record")
+	}
+	mustReply(t, "OK", g[2], 0, "CLUSTER", "ADDSLOTS", "16383")
+	if !ownsSlot(t, g[2], 0, 16383) {
+		t.Fatal("c's ADDSLOTS of its claimed slot did not complete")
+	}
+	mustReply(t, "OK", g[2], 0, "CLUSTER", "DELSLOTS", "16383")
 
 	// two groups claim the same free slot at once: one wins
 	wins := [2]int{}
@@ -174,18 +227,20 @@ func TestClusterMeetGroups(t *testing.T) {
 	t.Logf("20 races: first asker won %d, second %d", wins[0], wins[1])
 }
 
-// TestClusterMeetThreeNodeGroup: a group of three nodes meets a group of
-// one through a follower (forwarded to the leader, as ADDSLOTS is), then
-// assigns slots through another follower.
+// TestClusterMeetThreeNodeGroup: a group of one meets a follower of a
+// group of three (which founds the directory: the target of the first
+// MEET does), a MEET through a follower is forwarded to the leader, as
+// ADDSLOTS is; with the directory group's leader killed, the other
+// group's ADDSLOTS reaches the new leader.
 func TestClusterMeetThreeNodeGroup(t *testing.T) {
 	a := newMeetGroup(t, 3, "a")
 	b := newMeetGroup(t, 1, "b")
 	l := a.waitLeader(10 * time.Second)
 	f1, f2 := (l+1)%3, (l+2)%3
-	mustReply(t, "OK", a, f1, meetArgs(b, 0)...)
-	// b meets a follower of a's: one cluster already
-	mustReply(t, "OK", b, 0, meetArgs(a, f2)...)
-	mustReply(t, "OK", a, f2, "CLUSTER", "ADDSLOTSRANGE", "0", "8191")
+	mustReply(t, "OK", b, 0, meetArgs(a, f1)...)
+	mustReply(t, "OK", a, f2, meetArgs(b, 0)...)
+	waitNodes(t, []*testCluster{a, b}, 4)
+	mustReply(t, "OK", a, f2, "CLUSTER", "ADDSLOTSRANGE", "0", "8000")
 	mustReply(t, "OK", b, 0, "CLUSTER", "ADDSLOTSRANGE", "8192", "16383")
 	mustReply(t, busy(8192), a, f1, "CLUSTER", "ADDSLOTS", "8192")
 	mustReply(t, busy(0), b, 0, "CLUSTER", "ADDSLOTS", "0")
@@ -193,13 +248,20 @@ func TestClusterMeetThreeNodeGroup(t *testing.T) {
 	// every member of a has the slots (the leader answered after the commit)
 	deadline := time.Now().Add(5 * time.Second)
 	for i := range a.nodes {
-		for !ownsSlot(t, a, i, 8191) {
+		for !ownsSlot(t, a, i, 8000) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s does not own slot 8191", a.nodes[i].id)
+				t.Fatalf("%s does not own slot 8000", a.nodes[i].id)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	a.kill(l)
+	nl := a.waitLeader(15 * time.Second)
+	mustReply(t, "OK", b, 0, "CLUSTER", "ADDSLOTS", "8001")
+	mustReply(t, busy(8001), a, nl, "CLUSTER", "ADDSLOTS", "8001")
+	mustReply(t, "OK", a, 3-l-nl, "CLUSTER", "ADDSLOTSRANGE", "8002", "8191")
+	mustReply(t, busy(8100), b, 0, "CLUSTER", "ADDSLOTS", "8100")
+	mustReply(t, "OK", b, 0, meetArgs(a, nl)...)
 }
 
 // TestClusterMeetRefused: a group in one cluster cannot meet a group of
@@ -207,9 +269,30 @@ func TestClusterMeetThreeNodeGroup(t *testing.T) {
 func TestClusterMeetRefused(t *testing.T) {
 	g := []*testCluster{newMeetGroup(t, 1, "a"), newMeetGroup(t, 1, "b"), newMeetGroup(t, 1, "c"), newMeetGroup(t, 1, "d")}
 	mustReply(t, "OK", g[0], 0, meetArgs(g[1], 0)...)
+	// a group whose slot the cluster gave another group cannot join it
+	mustReply(t, "OK", g[2], 0, "CLUSTER", "ADDSLOTS", "5")
+	mustReply(t, "OK", g[0], 0, "CLUSTER", "ADDSLOTS", "5")
+	mustReply(t, busy(5), g[2], 0, meetArgs(g[0], 0)...)
 	mustReply(t, "OK", g[2], 0, meetArgs(g[3], 0)...)
+	if !ownsSlot(t, g[2], 0, 5) {
+		t.Fatal("c lost its slot joining d")
+	}
 	for _, p := range [][2]int{{0, 2}, {3, 1}, {1, 3}} {
 		mustReply(t, "ERR CLUSTER MEET: the node belongs to another cluster", g[p[0]], 0, meetArgs(g[p[1]], 0)...)
+	}
+	// a node without cluster mode is no group of a cluster
+	plain := newTestCluster(t, 1, "p", func(int) []string { return nil })
+	plain.startAll()
+	mustReply(t, "ERR CLUSTER MEET: the node runs with cluster-enabled no", g[0], 0, meetArgs(plain, 0)...)
+	mustReply(t, "ERR CLUSTER MEET: the node runs with cluster-enabled no", newMeetGroup(t, 1, "e"), 0, meetArgs(plain, 0)...)
+	// MEET waits for other groups: not inside MULTI
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tx := g[1].cli(0).TxPipeline()
+	meet := tx.Do(ctx, meetArgs(g[0], 0)...)
+	tx.Exec(ctx)
+	if err := meet.Err(); err == nil || err.Error() != "ERR CLUSTER MEET and the slot assignments of a group in a cluster cannot run inside MULTI (they wait for other groups)" {
+		t.Fatalf("MEET inside MULTI: %v", err)
 	}
 	port, err := freePort()
 	if err != nil {
@@ -244,4 +327,27 @@ func TestClusterMeetErrorsDiff(t *testing.T) {
 	if got := strings.TrimSpace(string(mustDo(t, lc, "CLUSTER", "MEET", "127.0.0.1", "7000"))); got != "-"+"ERR this server runs without a cluster (no Raft node)" {
 		t.Errorf("MEET without a node: %q", got)
 	}
+}
+
+// TestClusterMeetRefreshesSeeds: a group grows from one member to three
+// after it joined; a MEET within the cluster records its members as its
+// seeds in the directory, so that once its first member is gone, a
+// directory node that restarted (its map empty) still finds the group.
+func TestClusterMeetRefreshesSeeds(t *testing.T) {
+	a := newMeetGroup(t, 1, "a")
+	b := layoutMeetGroup(t, 3, "b")
+	b.start(0)
+	b.waitLeader(10 * time.Second)
+	mustReply(t, "OK", b, 0, meetArgs(a, 0)...) // a founds the directory
+	b.start(1)
+	b.start(2)
+	b.waitVoters(3, 20*time.Second)
+	mustReply(t, "OK", b, 0, meetArgs(a, 0)...)
+	b.kill(0)
+	b.waitLeader(15 * time.Second)
+	a.kill(0)
+	a.start(0)
+	a.waitLeader(10 * time.Second)
+	// a's node and b's two live members at least
+	waitNodes(t, []*testCluster{a}, 3)
 }

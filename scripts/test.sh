@@ -6,17 +6,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# need installs Debian packages (apt-get needs root, as on the project's
-# machines and CI) when a command the tests run is missing: need cmd pkg…
+# apt_install installs Debian packages (apt-get needs root, as on the
+# project's machines and CI).
+apt_install() {
+  local sudo=""
+  if [ "$(id -u)" != "0" ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# need installs Debian packages when a command the tests run is missing:
+# need cmd pkg…
 need() {
   local cmd=$1
   shift
   command -v "$cmd" >/dev/null 2>&1 && return 0
   echo "$cmd not found: installing $* with apt-get" >&2
-  local sudo=""
-  if [ "$(id -u)" != "0" ]; then sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  apt_install "$@"
+}
+
+# need_py is need for a module of /usr/bin/python3 (a package with no
+# command to look for): need_py module pkg…
+need_py() {
+  local mod=$1
+  shift
+  /usr/bin/python3 -c "import $mod" >/dev/null 2>&1 && return 0
+  echo "python module $mod not found: installing $* with apt-get" >&2
+  apt_install "$@"
 }
 
 need redis-server redis-server
@@ -30,14 +46,20 @@ promtool --version | head -1
 need chromium chromium
 chromium --version
 # the library checks run on Node.js: the lock library
-# (tests/pubsub_lock_test.go, simple-redis-mutex waiting on Pub/Sub) and
-# the job queue (tests/jobqueue_test.go, bee-queue waiting in BRPOPLPUSH);
-# their packages are pinned in tests/node/*/package-lock.json
+# (tests/pubsub_lock_test.go, simple-redis-mutex waiting on Pub/Sub), the
+# job queue (tests/jobqueue_test.go, bee-queue waiting in BRPOPLPUSH) and
+# the cluster clients over several groups (tests/cluster_shards_clients_test.go,
+# ioredis and node-redis); their packages are pinned in
+# tests/node/*/package-lock.json
 need node nodejs
 need npm npm
-for d in lock jobqueue; do
+for d in lock jobqueue cluster; do
   (cd tests/node/$d && npm ci --no-audit --no-fund --silent)
 done
+
+# redis-py's RedisCluster over several groups
+# (tests/cluster_shards_clients_test.go, tests/python): Debian's 4.3.4
+need_py redis.cluster python3-redis
 
 go vet ./...
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

@@ -3,9 +3,7 @@ package tests
 import (
 	"bytes"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -25,21 +23,7 @@ const lockDir = "node/lock"
 // release message a plain subscriber sees. Node.js is on the project's
 // machines (and CI's); without it the test is skipped, except under CI.
 func TestPubsubLockLibrary(t *testing.T) {
-	node, err1 := exec.LookPath("node")
-	npm, err2 := exec.LookPath("npm")
-	if err1 != nil || err2 != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node and npm are needed for the lock library check: %v %v", err1, err2)
-		}
-		t.Skip("node/npm not installed")
-	}
-	if _, err := os.Stat(filepath.Join(lockDir, "node_modules", "simple-redis-mutex")); err != nil {
-		install := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--silent")
-		install.Dir = lockDir
-		if out, err := runBounded(install, 5*time.Minute); err != nil {
-			t.Fatalf("npm ci in tests/%s: %v\n%s", lockDir, err, out)
-		}
-	}
+	node := mustNodePackage(t, lockDir, "simple-redis-mutex")
 	port := func(addr string) string {
 		_, p, err := net.SplitHostPort(addr)
 		if err != nil {

@@ -55,6 +55,10 @@ const (
 	// when nothing woke it (a follower applies the source's DONE from
 	// its log, which wakes nobody)
 	parkPoll = 5 * time.Millisecond
+	// doneDelay is how long the source waits between learning that the
+	// target owns the slots and dropping them: two map periods, so that
+	// every member's map shows the new owner first
+	doneDelay = 2 * mapPeriod
 )
 
 // errSlotFrozen is slotCheck's answer for a slot this group froze for a
@@ -252,6 +256,11 @@ func (s *Server) freezeHere(id string, to int, ranges [][2]int) (byte, []byte) {
 		}
 		m, _ = s.migrationByID(id)
 	}
+	for _, r := range m.Ranges {
+		for slot := r[0]; slot <= r[1]; slot++ {
+			delete(s.hand.moved, slot) // an earlier handover's: parked until this one's OWN
+		}
+	}
 	if m.State != engine.SlotFrozen {
 		if msg := replyError(s.execEffect(effectArgv("LIMITDB.SLOTS", "FREEZE", id))); msg != "" {
 			return queryRefused, []byte(msg)
@@ -310,32 +319,27 @@ func (s *Server) answerCapture(id string, first int) (byte, []byte) {
 	return cluster.QueryOK, b
 }
 
-// finishHere is the source's last step: DONE (the keys go, the slots are
-// not this group's any more), the parked requests woken to be MOVED to
-// addr, then the directory's move to the target. A migration this group
-// has no more (a retried DONE) is done.
+// finishHere is the source's last step, once the target's OWN is
+// committed: the requests for the slots get MOVED to the target (addr,
+// its leader's client address; the map's when ""), at once, parked ones
+// woken; DONE waits doneDelay, so that this group's followers' maps
+// (refreshed every mapPeriod) show the target owning the slots before
+// their own group stops claiming them (else they, and a client whose
+// slot map they gave, would find no owner); then DONE (the keys go, the
+// slots are not this group's any more) and the directory's move. A
+// migration this group has no more (a retried DONE) is done.
 func (s *Server) finishHere(id, addr string) (byte, []byte) {
-	// the map first learns that the target owns the slots (its OWN is
-	// committed before it asks), so that dropping them here leaves no
-	// hole in this node's cluster_state
-	select {
-	case <-s.refreshMap():
-	case <-time.After(time.Second):
-	}
-	var m engine.Migration
 	st, body := s.onLeader(hoAskWait, func() (byte, []byte) {
-		var ok bool
-		m, ok = s.migrationByID(id)
+		m, ok := s.migrationByID(id)
 		if !ok {
 			return cluster.QueryOK, nil
 		}
 		if m.Role != engine.MigrationOut || m.State != engine.SlotFrozen {
 			return queryRefused, []byte("ERR migration '" + id + "' is not frozen here")
 		}
-		if msg := replyError(s.execEffect(effectArgv("LIMITDB.SLOTS", "DONE", id))); msg != "" {
-			return queryRefused, []byte(msg)
+		if addr == "" {
+			addr = s.groupMoved(m.Peer)
 		}
-		s.forgetCapture(id)
 		if addr != "" {
 			if s.hand.moved == nil {
 				s.hand.moved = map[int]string{}
@@ -345,7 +349,29 @@ func (s *Server) finishHere(id, addr string) (byte, []byte) {
 					s.hand.moved[slot] = addr
 				}
 			}
+			s.wakeParked()
 		}
+		return cluster.QueryOK, nil
+	})
+	if st != cluster.QueryOK {
+		return st, body
+	}
+	t := time.NewTimer(doneDelay)
+	select {
+	case <-s.refreshMap():
+		<-t.C
+	case <-t.C:
+	}
+	var m engine.Migration
+	st, body = s.onLeader(hoAskWait, func() (byte, []byte) {
+		var ok bool
+		if m, ok = s.migrationByID(id); !ok || m.Role != engine.MigrationOut || m.State != engine.SlotFrozen {
+			return cluster.QueryOK, nil // done meanwhile
+		}
+		if msg := replyError(s.execEffect(effectArgv("LIMITDB.SLOTS", "DONE", id))); msg != "" {
+			return queryRefused, []byte(msg)
+		}
+		s.forgetCapture(id)
 		s.updateClusterState()
 		s.wakeParked()
 		return cluster.QueryOK, nil
@@ -359,6 +385,17 @@ func (s *Server) finishHere(id, addr string) (byte, []byte) {
 		s.moveInDirectory(sh, sh.Index, m.Peer, m.Ranges)
 	}
 	return st, body
+}
+
+// groupMoved is the MOVED address of group index as the map shows it
+// (lock held).
+func (s *Server) groupMoved(index int) string {
+	for _, g := range s.cmap.groups {
+		if g.index == index {
+			return g.moved
+		}
+	}
+	return ""
 }
 
 // cancelHere: the target aborted the import (committed), so the source

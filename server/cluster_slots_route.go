@@ -95,9 +95,12 @@ func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int,
 				first, slot = key, engine.KeySlot(key)
 				if !s.eng.OwnsSlot(slot) {
 					if s.slotFrozen(slot) {
-						return errSlotFrozen // parked (slotRefusal)
-					}
-					if moved = s.movedTo(slot); moved == "" {
+						// a handover froze it here: parked (slotRefusal)
+						// until the target owns it (cluster_handover.go)
+						if moved = s.handoverMoved(slot); moved == "" {
+							return errSlotFrozen
+						}
+					} else if moved = s.movedTo(slot); moved == "" {
 						if moved = s.handoverMoved(slot); moved == "" {
 							return errSlotNotServed
 						}

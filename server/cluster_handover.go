@@ -206,7 +206,17 @@ func (s *Server) answerHandover(b []byte) (byte, []byte) {
 		if !r.ok || len(r.b) != 0 {
 			return queryMalformedReq, nil
 		}
-		return s.finishHere(id, addr)
+		// answered once the slots are MOVED; DONE follows doneDelay
+		// later, while the target moves its next batch
+		st, body := s.markMoved(id, addr)
+		if st == cluster.QueryOK {
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				s.dropMoved(id)
+			}()
+		}
+		return st, body
 	case hoCancel:
 		id := r.str()
 		if !r.ok || len(r.b) != 0 {
@@ -329,7 +339,15 @@ func (s *Server) answerCapture(id string, first int) (byte, []byte) {
 // slots are not this group's any more) and the directory's move. A
 // migration this group has no more (a retried DONE) is done.
 func (s *Server) finishHere(id, addr string) (byte, []byte) {
-	st, body := s.onLeader(hoAskWait, func() (byte, []byte) {
+	if st, body := s.markMoved(id, addr); st != cluster.QueryOK {
+		return st, body
+	}
+	return s.dropMoved(id)
+}
+
+// markMoved is finishHere's first half: MOVED to addr from now on.
+func (s *Server) markMoved(id, addr string) (byte, []byte) {
+	return s.onLeader(hoAskWait, func() (byte, []byte) {
 		m, ok := s.migrationByID(id)
 		if !ok {
 			return cluster.QueryOK, nil
@@ -353,9 +371,11 @@ func (s *Server) finishHere(id, addr string) (byte, []byte) {
 		}
 		return cluster.QueryOK, nil
 	})
-	if st != cluster.QueryOK {
-		return st, body
-	}
+}
+
+// dropMoved is finishHere's second half: doneDelay, then DONE and the
+// directory's move (the lock not held).
+func (s *Server) dropMoved(id string) (byte, []byte) {
 	t := time.NewTimer(doneDelay)
 	select {
 	case <-s.refreshMap():
@@ -363,7 +383,7 @@ func (s *Server) finishHere(id, addr string) (byte, []byte) {
 	case <-t.C:
 	}
 	var m engine.Migration
-	st, body = s.onLeader(hoAskWait, func() (byte, []byte) {
+	st, body := s.onLeader(hoAskWait, func() (byte, []byte) {
 		var ok bool
 		if m, ok = s.migrationByID(id); !ok || m.Role != engine.MigrationOut || m.State != engine.SlotFrozen {
 			return cluster.QueryOK, nil // done meanwhile

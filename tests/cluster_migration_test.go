@@ -3,7 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -324,6 +326,7 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 	h.verify(load)
 	h.check(want)
 	h.checkDigests()
+	h.waitAgree()
 	s.checkRedisCli()
 	// nothing of the moved slots is left at the source
 	for i := range s.groups[0].nodes {
@@ -373,6 +376,7 @@ func (h *handoverTest) cancel(lo, hi int) {
 		}
 	}
 	h.checkDigests()
+	h.waitAgree()
 	s.checkRedisCli()
 }
 
@@ -431,6 +435,26 @@ func (h *handoverTest) checkDigests() {
 				h.t.Errorf("group %d: DEBUG DIGEST-STRICT differs between members: %v", g, ds)
 				break
 			}
+		}
+	}
+}
+
+// waitAgree waits (15 s at most) until redis-cli --cluster check from
+// every group's first node says the nodes agree: after a leader change
+// the other groups' maps take a few periods to name the new leader and
+// list the restarted node as its replica.
+func (h *handoverTest) waitAgree() {
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		return
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for _, c := range h.s.groups {
+		for time.Now().Before(deadline) {
+			out, err := runBounded(exec.Command("redis-cli", "--cluster", "check", c.addr(0)), 10*time.Second)
+			if err == nil && strings.Contains(out, "[OK] All nodes agree about slots configuration.") {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 }

@@ -373,19 +373,33 @@ func (s *Server) markMoved(id, addr string) (byte, []byte) {
 	})
 }
 
-// dropMoved is finishHere's second half: doneDelay, then DONE and the
-// directory's move (the lock not held).
+// dropMoved is finishHere's second half (the lock not held): the
+// directory gives the slots to the target first (the target's OWN is
+// committed), so that once DONE leaves them unowned here an ADDSLOTS of
+// them in this group is busy, not a second owner; then, doneDelay after
+// the MOVEDs began, DONE.
 func (s *Server) dropMoved(id string) (byte, []byte) {
 	t := time.NewTimer(doneDelay)
+	defer t.Stop()
+	s.door.Lock()
+	m, ok := s.migrationByID(id)
+	sh := s.eng.Shard()
+	s.door.Unlock()
+	if !ok || m.Role != engine.MigrationOut {
+		return cluster.QueryOK, nil
+	}
+	for i := 0; i < 3; i++ {
+		if s.moveInDirectory(sh, sh.Index, m.Peer, m.Ranges) == "" {
+			break
+		}
+	}
 	select {
 	case <-s.refreshMap():
 		<-t.C
 	case <-t.C:
 	}
-	var m engine.Migration
-	st, body := s.onLeader(hoAskWait, func() (byte, []byte) {
-		var ok bool
-		if m, ok = s.migrationByID(id); !ok || m.Role != engine.MigrationOut || m.State != engine.SlotFrozen {
+	return s.onLeader(hoAskWait, func() (byte, []byte) {
+		if m, ok := s.migrationByID(id); !ok || m.Role != engine.MigrationOut || m.State != engine.SlotFrozen {
 			return cluster.QueryOK, nil // done meanwhile
 		}
 		if msg := replyError(s.execEffect(effectArgv("LIMITDB.SLOTS", "DONE", id))); msg != "" {
@@ -396,15 +410,6 @@ func (s *Server) dropMoved(id string) (byte, []byte) {
 		s.wakeParked()
 		return cluster.QueryOK, nil
 	})
-	if st == cluster.QueryOK && len(m.Ranges) > 0 {
-		s.door.Lock()
-		sh := s.eng.Shard()
-		s.door.Unlock()
-		s.refreshMap()
-		// the directory follows; the target asks it too (idempotent)
-		s.moveInDirectory(sh, sh.Index, m.Peer, m.Ranges)
-	}
-	return st, body
 }
 
 // groupMoved is the MOVED address of group index as the map shows it

@@ -253,6 +253,10 @@ func (s *Server) migrationImport(cl *client, argv [][]byte) {
 		cl.w.Error(refused)
 		return
 	}
+	// in the table and driven before the lock is released: resumeImports
+	// would otherwise take the imports for a former leader's task
+	s.addTask(t)
+	s.startTask(t)
 	ticket := s.node.Ticket()
 	s.door.Unlock()
 	err := s.node.Wait(ticket)
@@ -262,8 +266,6 @@ func (s *Server) migrationImport(cl *client, argv [][]byte) {
 		cl.w.Error(errText(err))
 		return
 	}
-	s.addTask(t)
-	s.startTask(t)
 	cl.w.BulkString(t.id)
 }
 

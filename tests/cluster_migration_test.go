@@ -28,6 +28,14 @@ func TestClusterMigration(t *testing.T) {
 		h.t = t
 		h.move(0, 99, func(id string) {}, true)
 	})
+	t.Run("errors", func(t *testing.T) {
+		h.t = t
+		h.errors()
+	})
+	t.Run("large-batch", func(t *testing.T) {
+		h.t = t
+		h.large(400, 463, 20000)
+	})
 	t.Run("source-leader-killed-after-freeze", func(t *testing.T) {
 		h.t = t
 		h.move(100, 199, func(id string) {
@@ -245,8 +253,10 @@ func (h *handoverTest) status(id string) map[string]any {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		res, err := h.s.groups[1].cli(i).Do(ctx, "CLUSTER", "MIGRATION", "STATUS", "ID", id).Slice()
 		cancel()
+		if len(res) > 1 {
+			h.t.Errorf("STATUS ID %s on group 1 node %d lists %d tasks: %v", id, i, len(res), res)
+		}
 		if err != nil || len(res) != 1 {
-			h.t.Logf("STATUS ID %s on group 1 node %d: %v %v", id, i, res, err)
 			continue
 		}
 		kv, ok := res[0].([]any)
@@ -328,6 +338,12 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 	h.checkDigests()
 	h.waitAgree()
 	s.checkRedisCli()
+	// the directory gives the slots to group 1: ADDSLOTS in group 0 is busy
+	slot := testKeySlot(load.ctrs[0])
+	err := s.groups[0].cli(s.leaderOf(0)).Do(context.Background(), "CLUSTER", "ADDSLOTS", slot).Err()
+	if want := "ERR Slot " + strconv.Itoa(slot) + " is already busy"; err == nil || err.Error() != want {
+		t.Errorf("CLUSTER ADDSLOTS %d in the source group after the move: %v, want %s", slot, err, want)
+	}
 	// nothing of the moved slots is left at the source
 	for i := range s.groups[0].nodes {
 		if n, err := s.groups[0].cli(i).Do(context.Background(), "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(load.ctrs[0])).Int64(); err != nil || n != 0 {
@@ -457,4 +473,80 @@ func (h *handoverTest) waitAgree() {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+}
+
+// errors: Redis 8.4's replies to the wrong uses of CLUSTER MIGRATION.
+func (h *handoverTest) errors() {
+	t, s := h.t, h.s
+	ctx := context.Background()
+	b := s.groups[1].cli(s.leaderOf(1))
+	for _, c := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"IMPORT"}, "ERR wrong number of arguments for 'cluster|migration' command"},
+		{[]any{"IMPORT", 1}, "ERR wrong number of arguments for 'cluster|migration' command"},
+		{[]any{"IMPORT", 1, 16384}, "ERR Invalid or out of range slot"},
+		{[]any{"IMPORT", 9, 1}, "ERR start slot number 9 is greater than end slot number 1"},
+		{[]any{"IMPORT", 8192, 8193}, "ERR this node is already the owner of the slot range"},
+		{[]any{"IMPORT", 8000, 8200}, "ERR this node is already the owner of the slot range"},
+		{[]any{"FROB", "ALL"}, "ERR unknown argument"},
+		{[]any{"STATUS", "NONE"}, "ERR unknown argument"},
+		{[]any{"STATUS", "ID"}, "ERR wrong number of arguments for 'cluster|migration' command"},
+		{[]any{"CANCEL", "ALL", "x"}, "ERR wrong number of arguments for 'cluster|migration' command"},
+	} {
+		err := b.Do(ctx, append([]any{"CLUSTER", "MIGRATION"}, c.args...)...).Err()
+		if err == nil || err.Error() != c.want {
+			t.Errorf("CLUSTER MIGRATION %v: %v, want %s", c.args, err, c.want)
+		}
+	}
+	if res, err := b.Do(ctx, "CLUSTER", "MIGRATION", "STATUS", "ID", "nosuchid").Slice(); err != nil || len(res) != 0 {
+		t.Errorf("STATUS ID of an unknown task: %v %v, want an empty array", res, err)
+	}
+	if n, err := b.Do(ctx, "CLUSTER", "MIGRATION", "CANCEL", "ALL").Int64(); err != nil || n != 0 {
+		t.Errorf("CANCEL ALL with nothing in progress: %d %v, want 0", n, err)
+	}
+	if res, err := b.Do(ctx, "CLUSTER", "MIGRATION", "STATUS", "ALL").Slice(); err != nil || len(res) == 0 {
+		t.Errorf("STATUS ALL: %v %v, want the finished tasks", res, err)
+	}
+}
+
+// large moves one batch of 64 slots holding n strings of 100 bytes:
+// the pause a full batch costs.
+func (h *handoverTest) large(lo, hi, n int) {
+	t, s := h.t, h.s
+	ctx := context.Background()
+	val := strings.Repeat("x", 100)
+	pipe := h.cc.Pipeline()
+	var keys []string
+	for i := 0; len(keys) < n; i++ {
+		k := "big:{" + strconv.Itoa(i) + "}"
+		if sl := testKeySlot(k); sl < lo || sl > hi {
+			continue
+		}
+		keys = append(keys, k)
+		pipe.Set(ctx, k, val, 0)
+		if len(keys)%1000 == 0 {
+			if _, err := pipe.Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.groups[1].nodes {
+		s.groups[1].cli(i).Do(ctx, "DEBUG", "HANDOVER-PAUSE", 0)
+	}
+	id := h.importOn(lo, hi)
+	st := h.waitState(id, "completed", 60*time.Second)
+	t.Logf("%d keys in slots %d-%d moved in one batch: write_pause_ms %v, %v ms in all", n, lo, hi, st["write_pause_ms"],
+		st["end_time"].(int64)-st["start_time"].(int64))
+	h.waitSlotsOn(lo, hi, 1)
+	for _, k := range []string{keys[0], keys[n/2], keys[n-1]} {
+		if v, err := h.cc.Get(ctx, k).Result(); err != nil || v != val {
+			t.Errorf("%s after the move: %q %v", k, v, err)
+		}
+	}
+	h.checkDigests()
 }

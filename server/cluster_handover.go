@@ -95,7 +95,7 @@ type handoverState struct {
 // lock is held): one comparison while the owned set did not change.
 func (s *Server) frozenHere() bool {
 	h := &s.hand
-	if g := s.eng.SlotsGen(); g != h.gen || g == 0 {
+	if g := s.eng.SlotsGen(); g != h.gen {
 		h.gen = g
 		h.frozen = false
 		for _, m := range s.eng.Migrations() {
@@ -648,4 +648,25 @@ func (s *Server) ownedElsewhere(ranges [][2]int) bool {
 		}
 	}
 	return false
+}
+
+// shownSlots is the slots this group answers for in its view (the
+// others' maps): the engine's, frozen ones included, less those the
+// target owns already (this leader was told, finishHere): between the
+// target's OWN and this group's DONE the maps would otherwise show the
+// slots twice (lock held).
+func (s *Server) shownSlots() [][2]int {
+	owned := s.eng.OwnedSlots()
+	if len(s.hand.moved) == 0 || !s.frozenHere() {
+		return owned
+	}
+	var out [][2]int
+	for _, r := range owned {
+		for slot := r[0]; slot <= r[1]; slot++ {
+			if s.hand.moved[slot] == "" || s.eng.OwnsSlot(slot) {
+				out = addSlotRange(out, slot)
+			}
+		}
+	}
+	return out
 }

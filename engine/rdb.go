@@ -416,9 +416,14 @@ func (w *rdbWriter) list(l *List) {
 // the RDB type and value, the RDB version (2 bytes LE), the CRC64 of all
 // that (8 bytes LE). The slice is valid until the next call.
 func (e *Engine) dumpPayload(en *entry) []byte {
-	w := e.dumpWriter()
+	return dumpInto(e.dumpWriter(), en, e.RDBNoCompression)
+}
+
+// dumpInto is dumpPayload with a given writer (a slot capture encodes
+// without the engine lock, with its own).
+func dumpInto(w *rdbWriter, en *entry, noLZF bool) []byte {
 	w.buf = w.buf[:0]
-	w.noLZF = e.RDBNoCompression
+	w.noLZF = noLZF
 	w.byte1(en.rdbType())
 	w.value(en)
 	w.buf = append(w.buf, rdbVersion, 0)

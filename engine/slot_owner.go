@@ -132,8 +132,9 @@ func cmdLimitdbSlotsDel(c *Ctx, argv [][]byte) {
 
 // AddSlots makes this group own every slot of ranges (each [start, end]
 // inclusive, 0 <= start <= end < NumSlots, checked by the caller; ranges
-// may overlap), all or nothing. When a slot is owned already it changes
-// nothing and returns that slot (the first in argument order) and false.
+// may overlap), all or nothing. When a slot is owned already or in a
+// handover (slot_migration.go) it changes nothing and returns that slot
+// (the first in argument order) and false.
 // On success it records the effect LIMITDB.SLOTS ADD of the merged
 // ranges as the running command's own (Rewrite): the server's CLUSTER
 // ADDSLOTS and ADDSLOTSRANGE call it as their one write. It writes no
@@ -143,7 +144,8 @@ func (c *Ctx) AddSlots(ranges [][2]int) (busy int, ok bool) {
 }
 
 // DelSlots gives up every slot of ranges, as AddSlots: all or nothing,
-// returning the first slot the group does not own and false, else
+// returning the first slot the group does not own or that is in a
+// handover (ErrSlotMigrating's case: SlotState tells it) and false, else
 // recording LIMITDB.SLOTS DEL of the merged ranges.
 func (c *Ctx) DelSlots(ranges [][2]int) (unassigned int, ok bool) {
 	return c.changeSlots(ranges, false)

@@ -68,16 +68,16 @@ const (
 // that Redis does not have (its MEET answers +OK at once and meets in
 // the background); commands.md's CLUSTER section lists them.
 const (
-	errMeetNoAnswer    = "ERR CLUSTER MEET: no limitdb node answered at "
-	errMeetOtherGroup  = "ERR CLUSTER MEET: the node belongs to another cluster"
-	errDirUnreachable  = "ERR the cluster's directory did not answer in time (no leader of its group reachable)"
-	errGroupUnanswered = "ERR CLUSTER MEET: the node's group did not answer in time (no leader reachable)"
-	errLeadershipLost  = "TRYAGAIN this node stopped leading its group while the command waited: run it again"
-	errNoDirEffect     = "ERR this build cannot record the directory (no LIMITDB.DIRECTORY)"
-	errEpochKnowsNodes = "ERR The user can assign a config epoch only when the node does not know any other node."
-	errMeetInMulti     = "ERR CLUSTER MEET and the slot assignments of a group in a cluster cannot run inside MULTI (they wait for other groups)"
-	errMeetSlotsMoved  = "ERR CLUSTER MEET: this group's slots changed while it met (an ADDSLOTS meanwhile): run it again"
-	errMeetNotCluster  = "ERR CLUSTER MEET: the node runs with cluster-enabled no"
+	errMeetNoAnswer     = "ERR CLUSTER MEET: no limitdb node answered at "
+	errMeetOtherCluster = "ERR CLUSTER MEET: the node belongs to another cluster"
+	errDirUnreachable   = "ERR the cluster's directory did not answer in time (no leader of its group reachable)"
+	errGroupUnanswered  = "ERR CLUSTER MEET: the node's group did not answer in time (no leader reachable)"
+	errLeadershipLost   = "TRYAGAIN this node stopped leading its group while the command waited: run it again"
+	errNoDirEffect      = "ERR this build cannot record the directory (no LIMITDB.DIRECTORY)"
+	errEpochKnowsNodes  = "ERR The user can assign a config epoch only when the node does not know any other node."
+	errMeetInMulti      = "ERR CLUSTER MEET and the slot assignments of a group in a cluster cannot run inside MULTI (they wait for other groups)"
+	errMeetSlotsMoved   = "ERR CLUSTER MEET: this group's slots changed while it met (an ADDSLOTS meanwhile): run it again"
+	errMeetNotCluster   = "ERR CLUSTER MEET: the node runs with cluster-enabled no"
 )
 
 // errMeetAddr is Redis's reply to a MEET whose address is not one.
@@ -268,14 +268,14 @@ func (s *Server) meet(target string, nested bool) string {
 		return s.joinDirectory(&mine, dir)
 	case tv.shard.Index < 0:
 		if nested {
-			return errMeetOtherGroup // (both moved meanwhile)
+			return errMeetOtherCluster // (both moved meanwhile)
 		}
 		req := appendQueryString([]byte{queryDirectory, dirMeetMe}, mine.selfRaft())
 		return s.askGroup(tv.leaderFirst(), req, meetMeWait, errGroupUnanswered)
 	case sameCluster(&mine, &tv):
 		return s.refreshSeeds(&mine, &tv)
 	}
-	return errMeetOtherGroup
+	return errMeetOtherCluster
 }
 
 // refreshSeeds brings the addresses the cluster knows this group by up
@@ -582,7 +582,7 @@ func (s *Server) foundHere() (byte, []byte) {
 	case sh.Directory:
 		return cluster.QueryOK, nil
 	case sh.Index >= 0:
-		return queryRefused, []byte(errMeetOtherGroup)
+		return queryRefused, []byte(errMeetOtherCluster)
 	}
 	v := s.myView()
 	return effectAnswer(s.execEffect(effectArgv("LIMITDB.DIRECTORY", "FOUND", strings.Join(v.seeds(), ","))))

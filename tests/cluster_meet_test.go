@@ -333,6 +333,7 @@ func TestClusterMeetErrorsDiff(t *testing.T) {
 // after it joined; a MEET within the cluster records its members as its
 // seeds in the directory, so that once its first member is gone, a
 // directory node that restarted (its map empty) still finds the group.
+// Its followers forward assignments and a MEET of a group in no cluster.
 func TestClusterMeetRefreshesSeeds(t *testing.T) {
 	a := newMeetGroup(t, 1, "a")
 	b := layoutMeetGroup(t, 3, "b")
@@ -343,6 +344,19 @@ func TestClusterMeetRefreshesSeeds(t *testing.T) {
 	b.start(2)
 	b.waitVoters(3, 20*time.Second)
 	mustReply(t, "OK", b, 0, meetArgs(a, 0)...)
+	// b is a member group: a follower's assignments are forwarded to its
+	// leader, which asks the directory with the lock released inside the
+	// forwarded unit
+	f := (b.waitLeader(10*time.Second) + 1) % 3
+	mustReply(t, "OK", b, f, "CLUSTER", "ADDSLOTS", "10")
+	mustReply(t, busy(10), a, 0, "CLUSTER", "ADDSLOTS", "10")
+	mustReply(t, "OK", b, f, "CLUSTER", "DELSLOTSRANGE", "10", "10")
+	mustReply(t, "OK", a, 0, "CLUSTER", "ADDSLOTS", "10")
+	mustReply(t, busy(10), b, f, "CLUSTER", "ADDSLOTS", "10")
+	// through the follower, a group in no cluster is asked to join (MEET-ME)
+	c := newMeetGroup(t, 1, "c")
+	mustReply(t, "OK", b, f, meetArgs(c, 0)...)
+	mustReply(t, busy(10), c, 0, "CLUSTER", "ADDSLOTS", "10")
 	b.kill(0)
 	b.waitLeader(15 * time.Second)
 	a.kill(0)
@@ -350,4 +364,69 @@ func TestClusterMeetRefreshesSeeds(t *testing.T) {
 	a.waitLeader(10 * time.Second)
 	// a's node and b's two live members at least
 	waitNodes(t, []*testCluster{a}, 3)
+}
+
+// TestClusterMeetDirectoryPaused: the directory group's leader is paused
+// (SIGSTOP: it accepts connections and answers nothing). Another group's
+// ADDSLOTS answers the directory's error within its bound until the
+// directory group has a new leader, then succeeds there; the paused
+// leader, continued, follows: one owner.
+func TestClusterMeetDirectoryPaused(t *testing.T) {
+	a := newMeetGroup(t, 3, "a")
+	b := newMeetGroup(t, 1, "b")
+	l := a.waitLeader(10 * time.Second)
+	mustReply(t, "OK", b, 0, meetArgs(a, (l+1)%3)...) // a founds the directory
+	mustReply(t, "OK", a, l, "CLUSTER", "ADDSLOTSRANGE", "0", "8000")
+	// pause the leader: the others still name it just after (a loaded
+	// machine may have moved the leadership since waitLeader: then again)
+	var resume func()
+	for try := 0; ; try++ {
+		l = a.waitLeader(10 * time.Second)
+		resume = a.pause(l)
+		named := 0
+		for i := range a.nodes {
+			if i != l && a.info(i)["raft_leader_addr"] == a.nodes[l].proxyAddr {
+				named++
+			}
+		}
+		if named > 0 {
+			break
+		}
+		resume()
+		if try == 5 {
+			t.Fatal("could not pause a's leader")
+		}
+	}
+	start := time.Now()
+	tries := 0
+	for {
+		t0 := time.Now()
+		got := meetDo(b, 0, "CLUSTER", "ADDSLOTS", "8001")
+		tries++
+		if got == "OK" {
+			break
+		}
+		if got != "ERR the cluster's directory did not answer in time (no leader of its group reachable)" || time.Since(t0) > 4*time.Second {
+			t.Fatalf("ADDSLOTS with the directory's leader paused: %q after %v", got, time.Since(t0))
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("no new directory leader answered in 20 s")
+		}
+	}
+	t.Logf("ADDSLOTS succeeded %v after the pause, at try %d", time.Since(start).Round(time.Millisecond), tries)
+	nl := a.serving(l)
+	for nl < 0 && time.Since(start) < 30*time.Second {
+		time.Sleep(20 * time.Millisecond)
+		nl = a.serving(l)
+	}
+	if nl < 0 {
+		t.Fatal("a has no serving leader")
+	}
+	mustReply(t, busy(8001), a, nl, "CLUSTER", "ADDSLOTS", "8001")
+	resume()
+	mustReply(t, "OK", a, l, "CLUSTER", "ADDSLOTSRANGE", "8002", "8191")
+	mustReply(t, busy(8100), b, 0, "CLUSTER", "ADDSLOTS", "8100")
+	if !ownsSlot(t, b, 0, 8001) || ownsSlot(t, a, nl, 8001) {
+		t.Fatal("slot 8001 is not b's alone")
+	}
 }

@@ -111,27 +111,45 @@ func (s *testShards) checkInfoNodes() {
 	want := map[string]string{"cluster_state": "ok", "cluster_slots_assigned": "16384", "cluster_slots_ok": "16384",
 		"cluster_slots_pfail": "0", "cluster_slots_fail": "0", "cluster_known_nodes": n, "cluster_size": g,
 		"cluster_current_epoch": g}
+	// one node's three views, or what is wrong with them
+	check := func(gi, i int) error {
+		c := s.groups[gi]
+		m := s.clusterInfo(gi, i)
+		for k, v := range want {
+			if m[k] != v {
+				return fmt.Errorf("CLUSTER INFO %s:%s, want %s", k, m[k], v)
+			}
+		}
+		txt, err := c.cli(i).ClusterNodes(ctx).Result()
+		if err == nil {
+			err = s.nodesView(txt, c.addr(i))
+		}
+		if err != nil {
+			return fmt.Errorf("CLUSTER NODES: %v\n%s", err, txt)
+		}
+		shards, err := c.cli(i).ClusterShards(ctx).Result()
+		if err == nil {
+			err = s.shardsView(shards)
+		}
+		if err != nil {
+			return fmt.Errorf("CLUSTER SHARDS: %v\n%+v", err, shards)
+		}
+		return nil
+	}
+	// retried a while: a follower learns another's client address from its
+	// leader's pong, a node the other groups' new leader within a refresh
+	deadline := time.Now().Add(10 * time.Second)
 	for gi, c := range s.groups {
 		for i, nd := range c.nodes {
-			m := s.clusterInfo(gi, i)
-			for k, v := range want {
-				if m[k] != v {
-					t.Errorf("%s: CLUSTER INFO %s:%s, want %s", nd.id, k, m[k], v)
+			for {
+				err := check(gi, i)
+				if err == nil {
+					break
 				}
-			}
-			txt, err := c.cli(i).ClusterNodes(ctx).Result()
-			if err != nil {
-				t.Fatalf("%s: CLUSTER NODES: %v", nd.id, err)
-			}
-			if err := s.nodesView(txt, c.addr(i)); err != nil {
-				t.Errorf("%s: CLUSTER NODES: %v\n%s", nd.id, err, txt)
-			}
-			shards, err := c.cli(i).ClusterShards(ctx).Result()
-			if err != nil {
-				t.Fatalf("%s: CLUSTER SHARDS: %v", nd.id, err)
-			}
-			if err := s.shardsView(shards); err != nil {
-				t.Errorf("%s: CLUSTER SHARDS: %v\n%+v", nd.id, err, shards)
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %v", nd.id, err)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 		}
 	}
@@ -247,6 +265,22 @@ func (s *testShards) checkMoved() {
 					}
 				}
 			}
+			// after READONLY a follower serves its own group's reads and
+			// still redirects another group's (as a Redis replica does for
+			// slots its master does not serve) and every write
+			if i != s.leaderOf(g) {
+				mustDo(t, conn, "READONLY")
+				k, _ := s.keyIn(g)
+				if r := string(mustDo(t, conn, "GET", k)); strings.HasPrefix(r, "-") {
+					t.Errorf("%s: GET %s of its group after READONLY: %q", c.nodes[i].id, k, r)
+				}
+				o := (g + 1) % len(s.groups)
+				k, slot := s.keyIn(o)
+				want := "-MOVED " + strconv.Itoa(slot) + " " + s.leaderAddr(o) + "\r\n"
+				if r := string(mustDo(t, conn, "GET", k)); r != want {
+					t.Errorf("%s: GET %s of group %d after READONLY: %q, want %q", c.nodes[i].id, k, o, r, want)
+				}
+			}
 			conn.Close()
 		}
 	}
@@ -298,6 +332,22 @@ func (s *testShards) checkRedisCli() {
 			t.Errorf("redis-cli --cluster check %s: %v\n%s", c.addr(0), err, out)
 		}
 	}
+	// redis-cli -c follows MOVED: a key of the last group set through the
+	// first group's node, read back through the second group's
+	k, _ := s.keyIn(len(s.groups) - 1)
+	cli := func(c *testCluster, args ...string) string {
+		out, err := runBounded(exec.Command("redis-cli", append([]string{"-c", "-p", strconv.Itoa(c.nodes[0].port)}, args...)...), 10*time.Second)
+		if err != nil {
+			t.Errorf("redis-cli -c %q: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(out)
+	}
+	if out := cli(s.groups[0], "SET", k, "via-redis-cli"); out != "OK" {
+		t.Errorf("redis-cli -c SET %s: %q", k, out)
+	}
+	if out := cli(s.groups[1], "GET", k); out != "via-redis-cli" {
+		t.Errorf("redis-cli -c GET %s: %q", k, out)
+	}
 }
 
 // TestClusterShardsGoRedis: go-redis's ClusterClient over three groups of
@@ -311,16 +361,18 @@ func TestClusterShardsGoRedis(t *testing.T) {
 }
 
 // TestClusterShardsGoRedisLeaderKill: the same over three groups of
-// three, group 1's leader killed a third of the way in, then the leader of
-// group 0 (which holds the directory) two thirds of the way (both started
-// again after the load): no acknowledged INCR lost, none applied twice,
+// three, group 1's leader killed a quarter of the way in, then the leader
+// of group 0 (which holds the directory) half way (both started again
+// after the load), then group 2's leader paused for 3 s (SIGSTOP: an
+// election happens without it; continued, it finds itself deposed) three
+// quarters of the way: no acknowledged INCR lost, none applied twice,
 // every group's members equal after quiescence.
 func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 	s := mustShards(t, 3, 3)
-	r := s.workload(shardLoad{workers: 8, ops: 3000, d: 20 * time.Second, kill: []int{1, 0}})
-	for i, n := range r.afterKill {
+	r := s.workload(shardLoad{workers: 8, ops: 3000, d: 20 * time.Second, faults: []shardFault{{group: 1}, {group: 0}, {group: 2, pause: 3 * time.Second}}})
+	for i, n := range r.afterFault {
 		if n == 0 {
-			t.Errorf("no operation on group %d's slots succeeded after its leader was killed", i)
+			t.Errorf("no operation on the slots of fault %d's group succeeded after it", i)
 		}
 	}
 	for _, c := range s.groups {
@@ -335,20 +387,26 @@ func TestClusterShardsGoRedisLeaderKill(t *testing.T) {
 }
 
 // shardLoad is a bounded workload: workers goroutines, each ops
-// operations at most, for d at most; the leaders of the groups in kill
-// are killed one after the other, the k-th (of n) once k/(n+1) of the
-// operations (or of d) has passed.
+// operations at most, for d at most; faults happen one after the other,
+// the k-th (of n) once k/(n+1) of the operations (or of d) has passed.
 type shardLoad struct {
 	workers, ops int
 	d            time.Duration
-	kill         []int
+	faults       []shardFault
 }
 
-// shardLoadResult: operations, errors, and per kill the operations on
+// shardFault is group's leader killed (started again after the load), or
+// with pause, stopped (SIGSTOP) for that long and continued.
+type shardFault struct {
+	group int
+	pause time.Duration
+}
+
+// shardLoadResult: operations, errors, and per fault the operations on
 // that group's slots that succeeded after it.
 type shardLoadResult struct {
-	ops, errs int64
-	afterKill []int64
+	ops, errs  int64
+	afterFault []int64
 }
 
 // noRetry makes go-redis send a command once: a write whose reply was
@@ -401,11 +459,11 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	sha := hex.EncodeToString(sum[:])
 	const keysPerWorker = 64
 	var ops, errs, errsBefore atomic.Int64
-	// kills done (written by the killer before each kill: the first errors
-	// come while kill waits for the exit), the node killed in each
-	var killed atomic.Int32
-	killedAt := make([]int, len(l.kill))
-	afterKill := make([]atomic.Int64, len(l.kill))
+	// faults begun (counted before each: the first errors come while kill
+	// waits for the exit), the leader each one hit
+	var faulted atomic.Int32
+	hit := make([]int, len(l.faults))
+	afterFault := make([]atomic.Int64, len(l.faults))
 	var failures []string
 	var mu sync.Mutex
 	fail := func(f string, a ...any) {
@@ -420,20 +478,54 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 	stop := make(chan struct{})
 	timer := time.AfterFunc(l.d, func() { close(stop) })
 	defer timer.Stop()
-	var killWG sync.WaitGroup
-	killWG.Add(1)
+	// while the load runs, every node that answers must answer a whole
+	// map: CLUSTER SLOTS covering every slot, cluster_state:ok (Jedis
+	// refuses a map with holes, ioredis reconnects on fail); a node that
+	// does not answer (killed, paused) is skipped
+	watchDone := make(chan struct{})
+	var watchWG sync.WaitGroup
+	var views atomic.Int64
+	watchWG.Add(1)
 	go func() {
-		defer killWG.Done()
-		for k, g := range l.kill {
-			frac := func(n int64) int64 { return n * int64(k+1) / int64(len(l.kill)+1) }
+		defer watchWG.Done()
+		for {
+			for g, c := range s.groups {
+				for i := range c.nodes {
+					select {
+					case <-watchDone:
+						return
+					default:
+					}
+					if err := s.wholeMap(g, i); err != nil {
+						fail("during the load, %v", err)
+					}
+					views.Add(1)
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	var faultWG sync.WaitGroup
+	faultWG.Add(1)
+	go func() {
+		defer faultWG.Done()
+		for k, f := range l.faults {
+			g := f.group
+			frac := func(n int64) int64 { return n * int64(k+1) / int64(len(l.faults)+1) }
 			for ops.Load() < frac(int64(l.workers*l.ops)) && time.Since(start) < time.Duration(frac(int64(l.d))) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			killedAt[k] = s.leaderOf(g)
-			killed.Add(1)
-			s.kill(g, killedAt[k])
-			t.Logf("killed group %d's leader %s after %d operations (%v)", g,
-				s.groups[g].nodes[killedAt[k]].id, ops.Load(), time.Since(start).Round(time.Millisecond))
+			hit[k] = s.leaderOf(g)
+			faulted.Add(1)
+			what := "killed"
+			if f.pause > 0 {
+				what = "paused for " + f.pause.String()
+				time.AfterFunc(f.pause, pauseNodes(t, s.groups[g], hit[k]))
+			} else {
+				s.kill(g, hit[k])
+			}
+			t.Logf("%s group %d's leader %s after %d operations (%v)", what, g,
+				s.groups[g].nodes[hit[k]].id, ops.Load(), time.Since(start).Round(time.Millisecond))
 		}
 	}()
 	var wg sync.WaitGroup
@@ -529,15 +621,15 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 			}
 			ops.Add(1)
 			if err != nil {
-				// an error before any kill is allowed too (a loaded machine's
+				// an error before any fault is allowed too (a loaded machine's
 				// election answers UNCERTAIN: a group of three keeps no
 				// leader for sure), counted: the test of groups of one
 				// requires none
 				errs.Add(1)
-				if killed.Load() == 0 {
+				if faulted.Load() == 0 {
 					errsBefore.Add(1)
 					if errsBefore.Load() <= 3 {
-						t.Logf("%s before any kill: %v", key, err)
+						t.Logf("%s before any fault: %v", key, err)
 					}
 				}
 				// a node gone: the client's map is refreshed now rather than
@@ -547,9 +639,9 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 				time.Sleep(20 * time.Millisecond)
 			} else {
 				g := s.groupOf(testKeySlot(key))
-				for k := range int(killed.Load()) {
-					if l.kill[k] == g {
-						afterKill[k].Add(1)
+				for k := range int(faulted.Load()) {
+					if l.faults[k].group == g {
+						afterFault[k].Add(1)
 					}
 				}
 			}
@@ -557,15 +649,19 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 		})
 	}
 	wg.Wait()
-	killWG.Wait()
+	faultWG.Wait()
+	close(watchDone)
+	watchWG.Wait()
 	elapsed := time.Since(start)
 	for _, f := range failures {
 		t.Error(f)
 	}
-	for k, g := range l.kill {
-		s.restart(g, killedAt[k])
+	for k, f := range l.faults {
+		if f.pause == 0 {
+			s.restart(f.group, hit[k])
+		}
 	}
-	if len(l.kill) > 0 {
+	if len(l.faults) > 0 {
 		s.waitOK(30 * time.Second)
 	}
 	// quiescence: every counter read back (a read may be retried)
@@ -593,12 +689,49 @@ func (s *testShards) workload(l shardLoad) shardLoadResult {
 		}
 	}
 	res := shardLoadResult{ops: ops.Load(), errs: errs.Load()}
-	for k := range afterKill {
-		res.afterKill = append(res.afterKill, afterKill[k].Load())
+	for k := range afterFault {
+		res.afterFault = append(res.afterFault, afterFault[k].Load())
 	}
-	t.Logf("%d operations in %v (%d errors, %d before any kill; on each killed group's slots after its kill: %v); counters: %d acknowledged, %d unsure, %d read back",
-		res.ops, elapsed.Round(time.Millisecond), res.errs, errsBefore.Load(), res.afterKill, acked, unsure, total)
+	t.Logf("%d operations in %v (%d errors, %d before any fault; on each fault's group's slots after it: %v); counters: %d acknowledged, %d unsure, %d read back; %d nodes' maps read during the load",
+		res.ops, elapsed.Round(time.Millisecond), res.errs, errsBefore.Load(), res.afterFault, acked, unsure, total, views.Load())
 	return res
+}
+
+// wholeMap reads node i of group g's CLUSTER SLOTS and CLUSTER INFO (1 s
+// each) and says what is not whole in them; a node that does not answer
+// in time (killed, paused, restarting) is no error.
+func (s *testShards) wholeMap(g, i int) error {
+	nd := s.groups[g].nodes[i]
+	if nd.cmd == nil {
+		return nil
+	}
+	cl := redis.NewClient(&redis.Options{Addr: s.groups[g].addr(i), MaxRetries: -1, DialTimeout: time.Second,
+		ReadTimeout: time.Second, Protocol: 2, PoolSize: 1})
+	defer cl.Close()
+	ctx := context.Background()
+	slots, err := cl.ClusterSlots(ctx).Result()
+	var rerr redis.Error
+	if err != nil && !errors.As(err, &rerr) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: CLUSTER SLOTS: %v", nd.id, err)
+	}
+	n := 0
+	for _, r := range slots {
+		n += int(r.End - r.Start + 1)
+	}
+	if n != 16384 {
+		return fmt.Errorf("%s: CLUSTER SLOTS covers %d slots: %+v", nd.id, n, slots)
+	}
+	info, err := cl.ClusterInfo(ctx).Result()
+	if err != nil {
+		return nil
+	}
+	if !strings.Contains(info, "cluster_state:ok\r\n") {
+		return fmt.Errorf("%s: CLUSTER INFO:\n%s", nd.id, info)
+	}
+	return nil
 }
 
 // TestClusterShardsRedisCliCreate: redis-cli --cluster create over three
@@ -679,4 +812,60 @@ func TestClusterShardsRestart(t *testing.T) {
 			t.Fatalf("GET %s after the restart: %d %v", k, v, err)
 		}
 	}
+}
+
+// TestClusterShardsAddGroup: a group started later joins a running
+// cluster of two with CLUSTER MEET and owns nothing (the map shows it, its
+// master has no slots); slots that group 1 gives up (DELSLOTSRANGE: the
+// directory frees them, every node's map has a hole, CLUSTERDOWN for them)
+// it then claims (ADDSLOTSRANGE), and the cluster of three is whole again:
+// every view, MOVED, busy, redis-cli's check, a ClusterClient workload.
+// (Their keys stay behind in group 1, as Redis leaves them on the node that
+// DELSLOTS ran on: moving them is a migration, not this.)
+func TestClusterShardsAddGroup(t *testing.T) {
+	s := mustShards(t, 2, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s.addGroup(1)
+	s.waitOK(30 * time.Second)
+	txt, err := s.groups[0].cli(0).ClusterNodes(ctx).Result()
+	if err != nil || !strings.Contains(txt, "127.0.0.1:"+strconv.Itoa(s.groups[2].nodes[0].port)+"@") {
+		t.Fatalf("the new group is not in the first's CLUSTER NODES: %v\n%s", err, txt)
+	}
+	// group 1 gives up its upper half
+	lo, hi := s.slotRange(1)
+	mid := (lo + hi + 1) / 2
+	if err := s.groups[1].cli(s.leaderOf(1)).Do(ctx, "CLUSTER", "DELSLOTSRANGE", mid, hi).Err(); err != nil {
+		t.Fatalf("DELSLOTSRANGE %d %d: %v", mid, hi, err)
+	}
+	s.ranges[1][1] = mid - 1
+	k, slot := "", 0
+	for i := 0; slot < mid; i++ {
+		k = "free" + strconv.Itoa(i)
+		slot = testKeySlot(k)
+	}
+	conn := mustDial(t, s.groups[0].addr(0))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := string(mustDo(t, conn, "GET", k))
+		if r == "-CLUSTERDOWN Hash slot not served\r\n" && s.clusterInfo(0, 0)["cluster_state"] == "fail" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s (slot %d, freed): %q, CLUSTER INFO %v", k, slot, r, s.clusterInfo(0, 0))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// the new group claims them
+	if err := s.groups[2].cli(0).Do(ctx, "CLUSTER", "ADDSLOTSRANGE", mid, hi).Err(); err != nil {
+		t.Fatalf("new group: ADDSLOTSRANGE %d %d: %v", mid, hi, err)
+	}
+	s.ranges[2] = [2]int{mid, hi}
+	s.waitOK(30 * time.Second)
+	s.checkSlots()
+	s.checkInfoNodes()
+	s.checkMoved()
+	s.checkBusy()
+	s.checkRedisCli()
+	clusterWorkload(t, s.clusterClient(), 300)
 }

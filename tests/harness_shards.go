@@ -29,6 +29,7 @@ import (
 type testShards struct {
 	t      *testing.T
 	groups []*testCluster
+	ranges [][2]int // each group's slots as the test assigned them
 }
 
 // mustShards starts groups × nodesPerGroup nodes in cluster mode (extra
@@ -39,6 +40,9 @@ type testShards struct {
 func mustShards(t *testing.T, groups, nodesPerGroup int, extra ...string) *testShards {
 	t.Helper()
 	s := mustShardGroups(t, groups, nodesPerGroup, extra...)
+	for g := 0; g < groups; g++ {
+		s.ranges = append(s.ranges, [2]int{g * 16384 / groups, (g+1)*16384/groups - 1})
+	}
 	s.meetAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -110,15 +114,31 @@ func pickPortPair(t testing.TB) int {
 	return 0
 }
 
-// slotRange is group g's share of the even split.
-func (s *testShards) slotRange(g int) (lo, hi int) {
-	n := len(s.groups)
-	return g * 16384 / n, (g+1)*16384/n - 1
+// addGroup starts one more group of n nodes (cluster-enabled yes and
+// extra) and meets it with the first group; it owns no slots (ranges
+// gets -1 -1 for it) until the test assigns some.
+func (s *testShards) addGroup(n int, extra ...string) *testCluster {
+	s.t.Helper()
+	c := newShardGroup(s.t, len(s.groups), n, append([]string{"--cluster-enabled", "yes"}, extra...))
+	c.startAll()
+	s.groups = append(s.groups, c)
+	s.ranges = append(s.ranges, [2]int{-1, -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l := s.leaderOf(len(s.groups) - 1)
+	if err := c.cli(l).Do(ctx, "CLUSTER", "MEET", "127.0.0.1", s.groups[0].nodes[0].port).Err(); err != nil {
+		s.t.Fatalf("new group: CLUSTER MEET: %v\n%s", err, c.log(l))
+	}
+	return c
 }
 
-// groupOf is the group that owns slot in the even split.
+// slotRange is group g's slots (the even split unless the test changed
+// them).
+func (s *testShards) slotRange(g int) (lo, hi int) { return s.ranges[g][0], s.ranges[g][1] }
+
+// groupOf is the group that owns slot (slotRange's).
 func (s *testShards) groupOf(slot int) int {
-	for g := range s.groups {
+	for g := range s.ranges {
 		if lo, hi := s.slotRange(g); slot >= lo && slot <= hi {
 			return g
 		}

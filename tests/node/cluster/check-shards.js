@@ -4,17 +4,37 @@
 // over every slot: SET/GET, INCR, EVAL of INCRBY, RL.ALLOW 5 per hour)
 // whose every reply is checked against a model, and CLUSTER SLOTS seen
 // through the client covering the 16,384 slots in one range per group.
-// Run by TestClusterShardsNode (tests/cluster_shards_clients_test.go).
-// Usage: node check-shards.js GROUPS PORT [PORT ...]
+//
+// With --seconds S each client's load runs for S seconds at most while the
+// test kills a group's leader: an error is allowed and leaves its
+// command's effect unknown (the model keeps both outcomes). Both clients
+// send a command again by themselves when its connection closed (ioredis's
+// Cluster retries a command on a closed connection; node-redis too), so a
+// command may apply twice with one reply: what is checked then is what
+// does not depend on the client — no acknowledged increment lost (every
+// INCR reply and every counter read back at least the acknowledged sum),
+// no RL.ALLOW key ever admitting more than 5 — and the counters above
+// acknowledged + unknown are reported, not failed.
+// Run by TestClusterShardsNode* (tests/cluster_shards_clients_test.go).
+// Usage: node check-shards.js [--seconds S] GROUPS PORT [PORT ...]
 'use strict';
 const Redis = require('ioredis');
 const { createCluster } = require('redis');
 
-const groups = Number(process.argv[2]);
-const ports = process.argv.slice(3).map(Number);
+let args = process.argv.slice(2);
+let seconds = null;
+if (args[0] === '--seconds') {
+  seconds = Number(args[1]);
+  args = args.slice(2);
+}
+const faults = seconds !== null;
+const groups = Number(args[0]);
+const ports = args.slice(1).map(Number);
 const WORKERS = 4;
-const OPS = 500; // per worker
+const OPS = faults ? 3000 : 500; // per worker
 const KEYS = 40; // per worker
+const stats = { errors: 0, surplus: 0, acked: 0, unknown: 0 };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const SCRIPT = "return redis.call('INCRBY', KEYS[1], ARGV[1])";
 let failed = 0;
 function check(what, ok, detail) {
@@ -54,63 +74,81 @@ function fields(reply) {
   return out;
 }
 
-// worker runs OPS operations through do(cmd, key, args) on its own keys,
-// checking each reply against what it wrote before
-async function worker(name, w, run) {
-  const str = new Array(KEYS).fill(null);
-  const ctr = new Array(KEYS).fill(0);
-  const rl = new Array(KEYS).fill(0);
-  for (let i = 0; i < OPS; i++) {
+// worker runs OPS operations (for S seconds at most with --seconds) on
+// its own keys, checking each reply against what it wrote before
+async function worker(name, w, run, deadline) {
+  const str = Array.from({ length: KEYS }, () => new Set([null])); // possible values
+  const ctr = Array.from({ length: KEYS }, () => [0, 0]); // acknowledged, unknown
+  const rl = Array.from({ length: KEYS }, () => [0, 0]); // allowed, unknown
+  let done = 0;
+  for (let i = 0; i < OPS && Date.now() < deadline; i++) {
     const j = Math.floor(i / 5) % KEYS;
     const s = `${name}:s:${w}:${j}`, c = `${name}:c:${w}:${j}`, r = `${name}:r:${w}:${j}`;
+    const op = i % 5;
     try {
-      switch (i % 5) {
-        case 0: {
-          const v = String(i);
-          check(`${name} SET ${s}`, (await run.set(s, v)) === 'OK');
-          str[j] = v;
-          break;
+      if (op === 0) {
+        const v = String(i);
+        str[j].add(v);
+        check(`${name} SET ${s}`, (await run.set(s, v)) === 'OK');
+        str[j] = new Set([v]);
+      } else if (op === 1) {
+        const got = await run.get(s);
+        check(`${name} GET ${s}`, str[j].has(got), [got, [...str[j]]]);
+        str[j] = new Set([got]);
+      } else if (op === 2 || op === 4) {
+        const inc = op === 2 ? 1 : 2;
+        const m = ctr[j];
+        m[1] += inc;
+        const got = Number(op === 2 ? await run.incr(c) : await run.script(c, inc));
+        m[1] -= inc;
+        check(`${name} ${op === 2 ? 'INCR' : 'EVAL INCRBY'} ${c}: none lost`, got >= m[0] + inc, [got, m]);
+        if (got > m[0] + m[1] + inc) {
+          if (!faults) check(`${name} ${op === 2 ? 'INCR' : 'EVAL INCRBY'} ${c}`, false, [got, m]);
+          // a client's resend: the surplus is taken as unknown from here on
+          stats.surplus++;
+          m[1] += got - (m[0] + m[1] + inc);
         }
-        case 1: {
-          const got = await run.get(s);
-          check(`${name} GET ${s}`, got === str[j], [got, str[j]]);
-          break;
-        }
-        case 2: {
-          const got = Number(await run.incr(c));
-          ctr[j] += 1;
-          check(`${name} INCR ${c}`, got === ctr[j], [got, ctr[j]]);
-          break;
-        }
-        case 3: {
-          const got = fields(await run.allow(r));
-          const allowed = rl[j] < 5;
-          if (allowed) rl[j]++;
-          check(`${name} RL.ALLOW ${r}`, got.allowed === (allowed ? 1 : 0) && got.limit === 5 && got.remaining === 5 - rl[j], got);
-          break;
-        }
-        case 4: {
-          const got = Number(await run.script(c, 2));
-          ctr[j] += 2;
-          check(`${name} EVAL INCRBY ${c}`, got === ctr[j], [got, ctr[j]]);
-          break;
+        m[0] += inc;
+      } else {
+        const m = rl[j];
+        const expect = m[0] < 5; // what a run without faults must answer
+        m[1]++;
+        const got = fields(await run.allow(r));
+        m[1]--;
+        const allowed = got.allowed === 1;
+        check(`${name} RL.ALLOW ${r}: at most 5 allowed`, !allowed || m[0] < 5, [got, m]);
+        if (allowed) m[0]++;
+        if (!faults) {
+          check(`${name} RL.ALLOW ${r}`, allowed === expect && got.limit === 5 && got.remaining === 5 - m[0], [got, m]);
         }
       }
     } catch (e) {
-      check(`${name} op ${i % 5} on worker ${w}`, false, String(e));
+      stats.errors++;
+      check(`${name} op ${op} on worker ${w}: no error without a fault`, faults, String(e));
+      await sleep(20);
     }
+    done++;
   }
-  // every counter read back once the worker is done
+  // every counter read back once the worker is done (retried a while)
   for (let j = 0; j < KEYS; j++) {
     const c = `${name}:c:${w}:${j}`;
-    const got = Number(await run.get(c));
-    check(`${name} GET ${c} after the load`, got === ctr[j], [got, ctr[j]]);
+    let got = null, err = null;
+    for (let t = 0; t < 50 && got === null; t++) {
+      try { got = Number(await run.get(c)); } catch (e) { err = e; await sleep(100); }
+    }
+    const [acked, unknown] = ctr[j];
+    check(`${name} GET ${c} after the load: none lost`, got !== null && got >= acked, [got, acked, unknown, String(err)]);
+    check(`${name} GET ${c} after the load: none applied twice`, faults || got <= acked + unknown, [got, acked, unknown]);
+    stats.acked += acked;
+    stats.unknown += unknown;
+    done++;
   }
-  return OPS + KEYS;
+  return done;
 }
 
 async function load(name, run) {
-  const done = await Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(name, w, run)));
+  const deadline = Date.now() + (faults ? seconds * 1000 : 90000);
+  const done = await Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(name, w, run, deadline)));
   return done.reduce((a, b) => a + b, 0);
 }
 
@@ -151,11 +189,12 @@ async function withNodeRedis() {
 
 // bounded: a client that keeps retrying (a slot not served, a cluster
 // down) fails the check instead of hanging it
-setTimeout(() => { console.log('FAIL: not done in 90 s'); process.exit(1); }, 90000).unref();
+setTimeout(() => { console.log('FAIL: not done in 100 s'); process.exit(1); }, 100000).unref();
 
 (async () => {
   const io = await withIoredis();
   const nr = await withNodeRedis();
-  console.log(failed ? `${failed} failed` : `shards: ioredis ${io} and node-redis ${nr} replies checked, all passed`);
+  console.log(failed ? `${failed} failed` : `shards: ioredis ${io} and node-redis ${nr} replies checked, ${stats.errors} errors, ` +
+    `counters ${stats.acked} acknowledged + ${stats.unknown} unknown, ${stats.surplus} replies above the bound (resends), all passed`);
   process.exit(failed ? 1 : 0);
 })().catch((e) => { console.log('FAIL', e); process.exit(1); });

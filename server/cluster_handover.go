@@ -302,29 +302,40 @@ func (s *Server) lockLeader() (byte, []byte, bool) {
 
 // answerCapture answers chunks of a frozen migration's capture from
 // first on, as many as captureAnswerMax holds (the leader only: a
-// follower may not have applied the FREEZE yet).
+// follower may not have applied the FREEZE yet). The capture holds the
+// lock only to copy the slots' entries (StartSlotCapture); they are
+// encoded with it released, and kept for the next requests (a frozen
+// slot never changes).
 func (s *Server) answerCapture(id string, first int) (byte, []byte) {
 	if st, body, ok := s.lockLeader(); !ok {
 		return st, body
 	}
-	defer s.door.Unlock()
 	m, ok := s.migrationByID(id)
 	if !ok || m.Role != engine.MigrationOut || m.State != engine.SlotFrozen {
+		s.door.Unlock()
 		return queryRefused, []byte("ERR migration '" + id + "' is not frozen here")
 	}
-	c := &s.hand.capture
-	if c.id != id {
-		c.id, c.chunks = id, s.eng.CaptureSlots(m.Ranges, captureChunk)
+	chunks := s.hand.capture.chunks
+	if s.hand.capture.id != id {
+		c := s.eng.StartSlotCapture(m.Ranges)
+		s.door.Unlock()
+		chunks = c.Chunks(captureChunk)
+		c.Release()
+		s.door.Lock()
+		if m, ok := s.migrationByID(id); ok && m.State == engine.SlotFrozen {
+			s.hand.capture.id, s.hand.capture.chunks = id, chunks
+		}
 	}
-	b := binary.AppendUvarint(nil, uint64(len(c.chunks)))
+	s.door.Unlock()
+	b := binary.AppendUvarint(nil, uint64(len(chunks)))
 	n, size := 0, 0
-	for i := first; i < len(c.chunks) && (n == 0 || size+len(c.chunks[i]) <= captureAnswerMax); i++ {
+	for i := first; i < len(chunks) && (n == 0 || size+len(chunks[i]) <= captureAnswerMax); i++ {
 		n++
-		size += len(c.chunks[i])
+		size += len(chunks[i])
 	}
 	b = binary.AppendUvarint(b, uint64(n))
 	for i := first; i < first+n; i++ {
-		b = appendQueryBytes(b, c.chunks[i])
+		b = appendQueryBytes(b, chunks[i])
 	}
 	return cluster.QueryOK, b
 }

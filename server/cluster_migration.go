@@ -80,6 +80,9 @@ type migTask struct {
 	sourceID string
 	destID   string
 	canceled bool
+	// logged is closed once the task's IMPORTs are committed: its driver
+	// asks the source nothing before (a leader change could lose them)
+	logged chan struct{}
 }
 
 func (t *migTask) active() bool {
@@ -218,7 +221,7 @@ func (s *Server) migrationImport(cl *client, argv [][]byte) {
 		}
 	}
 	t := &migTask{id: newRunID(), source: source, state: taskNone, created: time.Now().UnixMilli(),
-		started: -1, ended: -1, sourceID: s.groupMaster(source), destID: s.myNodeID()}
+		started: -1, ended: -1, sourceID: s.groupMaster(source), destID: s.myNodeID(), logged: make(chan struct{})}
 	// the batches: the merged slots, batchSlots at a time
 	var batches [][][2]int
 	var cur [][2]int
@@ -263,9 +266,12 @@ func (s *Server) migrationImport(cl *client, argv [][]byte) {
 	s.door.Lock()
 	cl.ctx.Now, _ = s.door.Now()
 	if err != nil {
+		// the driver stops: this node leads no more (a new leader
+		// resumes the imports if they were committed)
 		cl.w.Error(errText(err))
 		return
 	}
+	close(t.logged)
 	cl.w.BulkString(t.id)
 }
 
@@ -473,6 +479,15 @@ func (s *Server) driveTask(t *migTask) {
 		delete(s.hand.driving, t.id)
 		s.door.Unlock()
 	}()
+	if t.logged != nil {
+		select {
+		case <-t.logged:
+		case <-s.stop:
+			return
+		case <-time.After(hoAskWait):
+			return // not committed: a new leader resumes it if it was
+		}
+	}
 	for {
 		s.door.Lock()
 		if !t.active() || t.canceled {
@@ -817,6 +832,7 @@ func (s *Server) resumeImports() {
 			s.addTask(t)
 		}
 		s.log.Info("handover: resuming an import", "task", tid)
+		t.logged = nil // (its IMPORTs are this leader's state)
 		s.startTask(t)
 	}
 }

@@ -85,10 +85,15 @@ type handoverState struct {
 		id     string
 		chunks [][]byte
 	}
-	tasks   []*migTask   // the target's import tasks (cluster_migration.go)
-	pause   atomic.Int64 // DEBUG HANDOVER-PAUSE: ms the driver waits after a FREEZE
-	driving map[string]bool
-	started bool
+	tasks []*migTask // the target's import tasks (cluster_migration.go)
+	// the source's side as this leader saw it: when it froze a batch and
+	// when the target's word made it MOVED (write_pause_ms), and the
+	// tasks whose batches it dropped (STATUS's migrate rows)
+	frozenAt, movedAt map[string]int64
+	outDone           []*migTask
+	pause             atomic.Int64 // DEBUG HANDOVER-PAUSE: ms the driver waits after a FREEZE
+	driving           map[string]bool
+	started           bool
 }
 
 // frozenHere reports whether a migration of this group is frozen (the
@@ -271,6 +276,12 @@ func (s *Server) freezeHere(id string, to int, ranges [][2]int) (byte, []byte) {
 			delete(s.hand.moved, slot) // an earlier handover's: parked until this one's OWN
 		}
 	}
+	if s.hand.frozenAt == nil {
+		s.hand.frozenAt, s.hand.movedAt = map[string]int64{}, map[string]int64{}
+	}
+	if _, ok := s.hand.frozenAt[id]; !ok {
+		s.hand.frozenAt[id] = time.Now().UnixMilli()
+	}
 	if m.State != engine.SlotFrozen {
 		if msg := replyError(s.execEffect(effectArgv("LIMITDB.SLOTS", "FREEZE", id))); msg != "" {
 			return queryRefused, []byte(msg)
@@ -369,6 +380,11 @@ func (s *Server) markMoved(id, addr string) (byte, []byte) {
 		if addr == "" {
 			addr = s.groupMoved(m.Peer)
 		}
+		if s.hand.movedAt != nil {
+			if _, ok := s.hand.movedAt[id]; !ok {
+				s.hand.movedAt[id] = time.Now().UnixMilli()
+			}
+		}
 		if addr != "" {
 			if s.hand.moved == nil {
 				s.hand.moved = map[int]string{}
@@ -410,12 +426,14 @@ func (s *Server) dropMoved(id string) (byte, []byte) {
 	case <-t.C:
 	}
 	return s.onLeader(hoAskWait, func() (byte, []byte) {
-		if m, ok := s.migrationByID(id); !ok || m.Role != engine.MigrationOut || m.State != engine.SlotFrozen {
+		m, ok := s.migrationByID(id)
+		if !ok || m.Role != engine.MigrationOut || m.State != engine.SlotFrozen {
 			return cluster.QueryOK, nil // done meanwhile
 		}
 		if msg := replyError(s.execEffect(effectArgv("LIMITDB.SLOTS", "DONE", id))); msg != "" {
 			return queryRefused, []byte(msg)
 		}
+		s.recordOutDone(m, id)
 		s.forgetCapture(id)
 		s.updateClusterState()
 		s.wakeParked()
@@ -680,4 +698,42 @@ func (s *Server) shownSlots() [][2]int {
 		}
 	}
 	return out
+}
+
+// recordOutDone notes a batch this leader dropped in its task's migrate
+// row (lock held): its slots, its pause (FREEZE to the MOVEDs, when this
+// leader saw both) and the end time.
+func (s *Server) recordOutDone(m engine.Migration, id string) {
+	tid := taskOf(id)
+	var t *migTask
+	for _, x := range s.hand.outDone {
+		if x.id == tid {
+			t = x
+		}
+	}
+	now := time.Now().UnixMilli()
+	if t == nil {
+		t = &migTask{id: tid, state: taskCompleted, created: -1, started: -1,
+			sourceID: s.myNodeID(), destID: s.groupMaster(m.Peer)}
+		s.hand.outDone = append(s.hand.outDone, t)
+		if len(s.hand.outDone) > tasksKept {
+			s.hand.outDone = s.hand.outDone[1:]
+		}
+	}
+	if f, ok := s.hand.frozenAt[id]; ok {
+		if t.started < 0 || f < t.started {
+			t.started, t.created = f, f
+		}
+		if mv, ok := s.hand.movedAt[id]; ok {
+			t.pauseMs = max(t.pauseMs, mv-f)
+		}
+	}
+	delete(s.hand.frozenAt, id)
+	delete(s.hand.movedAt, id)
+	t.ended = now
+	for _, r := range m.Ranges {
+		for slot := r[0]; slot <= r[1]; slot++ {
+			t.ranges = addSlotRange(t.ranges, slot)
+		}
+	}
 }

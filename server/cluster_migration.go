@@ -332,6 +332,14 @@ func (s *Server) migrationStatus(cl *client, argv [][]byte) {
 	// the source's side: one per task id of its migrations out
 	out := map[string]*migTask{}
 	var outIDs []string
+	for _, t := range s.hand.outDone {
+		if id == "" || t.id == id {
+			c := *t
+			c.ranges = append([][2]int(nil), t.ranges...)
+			out[t.id] = &c
+			outIDs = append(outIDs, t.id)
+		}
+	}
 	for _, m := range s.eng.Migrations() {
 		if m.Role != engine.MigrationOut {
 			continue
@@ -352,8 +360,8 @@ func (s *Server) migrationStatus(cl *client, argv [][]byte) {
 				t.ranges = addSlotRange(t.ranges, slot)
 			}
 		}
-		if m.State == engine.SlotFrozen {
-			t.state = m.State.String()
+		if m.State == engine.SlotFrozen || t.state == taskCompleted {
+			t.state, t.ended = m.State.String(), -1 // a batch in progress
 		}
 	}
 	for _, tid := range outIDs {

@@ -338,6 +338,12 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 	h.checkDigests()
 	h.waitAgree()
 	s.checkRedisCli()
+	// the source's leader lists its side: a completed migrate task
+	if src := h.sourceStatus(id); src["operation"] != "migrate" || src["state"] != "completed" || src["slots"] != fmt.Sprintf("%d-%d", lo, hi) {
+		t.Errorf("STATUS ID %s at the source's leader: %v", id, src)
+	} else {
+		t.Logf("the source's side: write_pause_ms %v", src["write_pause_ms"])
+	}
 	// the directory gives the slots to group 1: ADDSLOTS in group 0 is busy
 	slot := testKeySlot(load.ctrs[0])
 	err := s.groups[0].cli(s.leaderOf(0)).Do(context.Background(), "CLUSTER", "ADDSLOTS", slot).Err()
@@ -549,4 +555,26 @@ func (h *handoverTest) large(lo, hi, n int) {
 		}
 	}
 	h.checkDigests()
+}
+
+// sourceStatus is STATUS ID id at group 0's leader (its migrate side),
+// waited for (5 s) until completed.
+func (h *handoverTest) sourceStatus(id string) map[string]any {
+	deadline := time.Now().Add(5 * time.Second)
+	var m map[string]any
+	for time.Now().Before(deadline) {
+		res, err := h.s.groups[0].cli(h.s.leaderOf(0)).Do(context.Background(), "CLUSTER", "MIGRATION", "STATUS", "ID", id).Slice()
+		if err == nil && len(res) == 1 {
+			kv, _ := res[0].([]any)
+			m = map[string]any{}
+			for j := 0; j+1 < len(kv); j += 2 {
+				m[fmt.Sprint(kv[j])] = kv[j+1]
+			}
+			if m["state"] == "completed" {
+				return m
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return m
 }

@@ -91,9 +91,11 @@ type handoverState struct {
 	// tasks whose batches it dropped (STATUS's migrate rows)
 	frozenAt, movedAt map[string]int64
 	outDone           []*migTask
-	pause             atomic.Int64 // DEBUG HANDOVER-PAUSE: ms the driver waits after a FREEZE
-	driving           map[string]bool
-	started           bool
+	// DEBUG HANDOVER-PAUSE and -PAUSE-OWN: ms the driver waits after a
+	// FREEZE, after an OWN
+	pause, pauseOwn atomic.Int64
+	driving         map[string]bool
+	started         bool
 }
 
 // frozenHere reports whether a migration of this group is frozen (the

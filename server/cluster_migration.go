@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"limitdb/cluster"
@@ -608,12 +609,7 @@ func (s *Server) importBatch(t *migTask, id string) error {
 		s.door.Lock()
 		t.state = taskLoading
 		s.door.Unlock()
-		if p := s.hand.pause.Load(); p > 0 {
-			select { // DEBUG HANDOVER-PAUSE (the tests' kills and cancels)
-			case <-time.After(time.Duration(p) * time.Millisecond):
-			case <-s.stop:
-			}
-		}
+		s.debugPause(&s.hand.pause)
 		if err := s.loadCapture(t, id, addrs); err != nil {
 			if err == errTaskStopped {
 				return err
@@ -648,6 +644,7 @@ func (s *Server) importBatch(t *migTask, id string) error {
 		addr := s.myClientAddr()
 		s.door.Unlock()
 		s.refreshMap()
+		s.debugPause(&s.hand.pauseOwn)
 		s.finishAtSource(t, id, addrs, addr, sh, m.Peer, m.Ranges)
 		return nil
 	}
@@ -850,13 +847,27 @@ func batchNo(id string) int {
 	return n
 }
 
-// debugHandoverPause is DEBUG HANDOVER-PAUSE ms.
-func (s *Server) debugHandoverPause(cl *client, arg []byte) {
+// debugHandoverPause is DEBUG HANDOVER-PAUSE ms (own: -PAUSE-OWN).
+func (s *Server) debugHandoverPause(cl *client, own bool, arg []byte) {
 	ms, ok := engine.ParseIntB(arg)
 	if !ok || ms < 0 {
 		cl.w.Error(engine.ErrNotInt)
 		return
 	}
-	s.hand.pause.Store(ms)
+	if own {
+		s.hand.pauseOwn.Store(ms)
+	} else {
+		s.hand.pause.Store(ms)
+	}
 	cl.w.OK()
+}
+
+// debugPause waits the ms of p (the tests' kills and cancels).
+func (s *Server) debugPause(p *atomic.Int64) {
+	if ms := p.Load(); ms > 0 {
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		case <-s.stop:
+		}
+	}
 }

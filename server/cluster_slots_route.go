@@ -100,6 +100,9 @@ func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int,
 						if moved = s.handoverMoved(slot); moved == "" {
 							return errSlotFrozen
 						}
+						if m := s.movedTo(slot); m != "" {
+							moved = m // the map's master of the target: fresher
+						}
 					} else if moved = s.movedTo(slot); moved == "" {
 						if moved = s.handoverMoved(slot); moved == "" {
 							return errSlotNotServed

@@ -54,6 +54,10 @@ func TestClusterMigration(t *testing.T) {
 			h.killed = append(h.killed, [2]int{1, l})
 		}, false)
 	})
+	t.Run("target-leader-killed-after-own", func(t *testing.T) {
+		h.t = t
+		h.moveOwnKill(500, 540)
+	})
 	t.Run("cancel-before-own", func(t *testing.T) {
 		h.t = t
 		h.cancel(300, 399)
@@ -462,9 +466,9 @@ func (h *handoverTest) checkDigests() {
 }
 
 // waitAgree waits (15 s at most) until redis-cli --cluster check from
-// every group's first node says the nodes agree: after a leader change
-// the other groups' maps take a few periods to name the new leader and
-// list the restarted node as its replica.
+// every group's first node says the nodes agree and lists every replica:
+// after a leader change the other groups' maps take a few periods to
+// name the new leader and list the restarted node as its replica.
 func (h *handoverTest) waitAgree() {
 	if _, err := exec.LookPath("redis-cli"); err != nil {
 		return
@@ -473,7 +477,9 @@ func (h *handoverTest) waitAgree() {
 	for _, c := range h.s.groups {
 		for time.Now().Before(deadline) {
 			out, err := runBounded(exec.Command("redis-cli", "--cluster", "check", c.addr(0)), 10*time.Second)
-			if err == nil && strings.Contains(out, "[OK] All nodes agree about slots configuration.") {
+			reps := fmt.Sprintf("%d additional replica(s)", len(c.nodes)-1) // a restarted node listed again
+			if err == nil && strings.Contains(out, "[OK] All nodes agree about slots configuration.") &&
+				strings.Count(out, reps) == len(h.s.groups) {
 				break
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -577,4 +583,44 @@ func (h *handoverTest) sourceStatus(id string) map[string]any {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return m
+}
+
+// moveOwnKill: group 1's leader commits OWN for one batch and is killed
+// before it tells the source; the source's leader learns from group 1's
+// new leader that the slots are owned there and logs DONE itself.
+func (h *handoverTest) moveOwnKill(lo, hi int) {
+	t, s := h.t, h.s
+	ctx := context.Background()
+	want := h.fill(lo, hi, 20)
+	load, stopLoad := h.startLoad(lo, hi, 4)
+	for i := range s.groups[1].nodes {
+		s.groups[1].cli(i).Do(ctx, "DEBUG", "HANDOVER-PAUSE", 0)
+	}
+	l := s.leaderOf(1)
+	s.groups[1].cli(l).Do(ctx, "DEBUG", "HANDOVER-PAUSE-OWN", 10000)
+	id := h.importOn(lo, hi)
+	h.waitState(id, "takeover", 20*time.Second)
+	s.kill(1, l)
+	h.waitSlotsOn(lo, hi, 1)
+	// the source dropped the batch by itself
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := s.groups[0].cli(s.leaderOf(0)).Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(load.ctrs[0])).Int64()
+		if err == nil && n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the source still holds %d keys of the owned batch (%v)\n%s", n, err, s.logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	stopLoad()
+	s.restart(1, l)
+	h.waitSlotsOn(8191, 8191, 0)
+	h.verify(load)
+	h.check(want)
+	h.checkDigests()
+	h.waitAgree()
+	s.checkRedisCli()
 }

@@ -192,8 +192,8 @@ async function withNodeRedis() {
 setTimeout(() => { console.log('FAIL: not done in 100 s'); process.exit(1); }, 100000).unref();
 
 (async () => {
-  const io = await withIoredis();
-  const nr = await withNodeRedis();
+  // both clients at once: a leader kill (--seconds) hits both loads
+  const [io, nr] = await Promise.all([withIoredis(), withNodeRedis()]);
   console.log(failed ? `${failed} failed` : `shards: ioredis ${io} and node-redis ${nr} replies checked, ${stats.errors} errors, ` +
     `counters ${stats.acked} acknowledged + ${stats.unknown} unknown, ${stats.surplus} replies above the bound (resends), all passed`);
   process.exit(failed ? 1 : 0);

@@ -104,8 +104,10 @@ type Node struct {
 	fsrv   *forwardServer
 	fan    *fanout                      // Pub/Sub messages to and from the other nodes (fanout.go)
 	query  atomic.Pointer[QueryHandler] // answers other nodes' queries (query.go)
-	clk    *clocks                      // the leader's view of the voters' clocks (clock.go)
-	exec   Executor
+	// queries are the query connections this node opened, kept for reuse
+	queries queryConns
+	clk     *clocks // the leader's view of the voters' clocks (clock.go)
+	exec    Executor
 
 	// serving is the epoch this node executes under while it is the
 	// leader and has applied everything before its term (0 otherwise).
@@ -471,6 +473,7 @@ func (n *Node) closeNode() error {
 		}
 		if n.mux != nil {
 			n.mux.close()
+			n.queries.closeAll()
 		}
 		if n.fsrv != nil {
 			n.fsrv.close()

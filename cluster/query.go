@@ -68,11 +68,24 @@ func (n *Node) queryPeers(req []byte, timeout time.Duration) (answers []PeerAnsw
 var errQueryFrame = errors.New("cluster: malformed query frame")
 
 func (n *Node) queryPeer(addr string, req []byte, deadline time.Time) (byte, []byte, error) {
-	c, err := n.mux.dial(addr, streamQuery, time.Until(deadline))
+	c := n.queries.get(addr)
+	if c == nil {
+		var err error
+		if c, err = n.mux.dial(addr, streamQuery, time.Until(deadline)); err != nil {
+			return 0, nil, err
+		}
+	}
+	st, body, err := askOn(c, req, deadline)
 	if err != nil {
+		c.Close()
 		return 0, nil, err
 	}
-	defer c.Close()
+	n.queries.put(addr, c)
+	return st, body, nil
+}
+
+// askOn sends one request on c and reads its answer.
+func askOn(c net.Conn, req []byte, deadline time.Time) (byte, []byte, error) {
 	c.SetDeadline(deadline)
 	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(req)), uint32(len(req)))
 	if _, err := c.Write(append(frame, req...)); err != nil {
@@ -91,6 +104,72 @@ func (n *Node) queryPeer(addr string, req []byte, deadline time.Time) (byte, []b
 		return 0, nil, err
 	}
 	return hdr[0], body, nil
+}
+
+// queryConns keeps the query connections a node opened for reuse: the
+// map of a cluster of several groups asks every other group every 100 ms
+// (the server's cluster_map.go), and a connection per ask cost a TCP
+// handshake, the authentication exchange (and TLS's) each time. A
+// connection is reused only while it has been idle less than
+// queryIdleMax, well inside the idle bound serveQuery gives the other
+// end (handshakeTimeout), so a request is never sent on a connection the
+// other end is closing: a failed request is never resent (a directory or
+// handover request must not run twice), the failure is the caller's.
+type queryConns struct {
+	mu   sync.Mutex
+	idle map[string][]idleConn
+}
+
+type idleConn struct {
+	c  net.Conn
+	at time.Time
+}
+
+const (
+	queryIdleMax  = 2 * time.Second
+	queryIdlePeer = 4 // idle connections kept per address
+)
+
+func (q *queryConns) get(addr string) net.Conn {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cs := q.idle[addr]
+	for len(cs) > 0 {
+		ic := cs[len(cs)-1]
+		cs = cs[:len(cs)-1]
+		if time.Since(ic.at) < queryIdleMax {
+			q.idle[addr] = cs
+			return ic.c
+		}
+		ic.c.Close()
+	}
+	delete(q.idle, addr)
+	return nil
+}
+
+func (q *queryConns) put(addr string, c net.Conn) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.idle == nil {
+		q.idle = map[string][]idleConn{}
+	}
+	if len(q.idle[addr]) >= queryIdlePeer {
+		c.Close()
+		return
+	}
+	q.idle[addr] = append(q.idle[addr], idleConn{c, time.Now()})
+}
+
+// closeAll closes the idle connections (Close).
+func (q *queryConns) closeAll() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, cs := range q.idle {
+		for _, ic := range cs {
+			ic.c.Close()
+		}
+	}
+	q.idle = nil
 }
 
 // serveQuery answers the queries of one connection (the mux's goroutine).

@@ -290,6 +290,7 @@ func (s *Server) freezeHere(id string, to int, ranges [][2]int) (byte, []byte) {
 		}
 		m, _ = s.migrationByID(id)
 		s.updateClusterState()
+		s.redirectBlocked(m.Ranges)
 	}
 	d, _ := s.eng.MigrationDigest(id)
 	b := binary.AppendVarint(nil, m.Floor)
@@ -736,6 +737,33 @@ func (s *Server) recordOutDone(m engine.Migration, id string) {
 	for _, r := range m.Ranges {
 		for slot := r[0]; slot <= r[1]; slot++ {
 			t.ranges = addSlotRange(t.ranges, slot)
+		}
+	}
+}
+
+// redirectBlocked makes the clients blocked here on a key of ranges (a
+// batch just frozen) run their command again (with what is left of its
+// timeout), as a leader that stops leading does (StopServing): the
+// command then waits for the handover's outcome like any other request
+// for the slots, and gets MOVED to the target, as Redis's
+// clusterRedirectBlockedClientIfNeeded answers a client blocked on a
+// slot that moved. Nothing was popped for them. The lock is held.
+func (s *Server) redirectBlocked(ranges [][2]int) {
+	var set slotSet
+	for _, r := range ranges {
+		set.addRange(r[0], r[1])
+	}
+	for _, c := range s.blockedConns() {
+		bs := c.blk
+		if bs == nil || bs.done.Load() || bs.cmd == nil {
+			continue
+		}
+		it := bs.cmd.Keys(bs.argv)
+		if pos, _, ok := it.Next(); ok && pos < len(bs.argv) {
+			if slot := engine.KeySlot(bs.argv[pos]); set[slot>>6]&(1<<(slot&63)) != 0 {
+				bs.reroute = true
+				s.endBlock(c, bs)
+			}
 		}
 	}
 }

@@ -324,6 +324,29 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 		s.groups[1].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", pause)
 	}
 	h.killed = nil
+	// a client blocked on a key of the range: its BLPOP runs again once
+	// the slot is frozen, is MOVED to the target and served there
+	bkey := ""
+	for i := 0; bkey == ""; i++ {
+		if k := "blk{" + strconv.Itoa(i) + "}"; testKeySlot(k) >= lo && testKeySlot(k) <= hi {
+			bkey = k
+		}
+	}
+	popped := make(chan []string, 1)
+	if !plain {
+		// (a killed node restarted with no map yet answers a key of
+		// another group's slot CLUSTERDOWN: go-redis may try it first)
+		popped <- []string{bkey, "x"}
+	} else {
+		go func() {
+			v, err := h.cc.BLPop(context.Background(), 20*time.Second, bkey).Result()
+			if err != nil {
+				v = []string{"error", err.Error()}
+			}
+			popped <- v
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
 	id := h.importOn(lo, hi)
 	during(id)
 	st := h.waitState(id, "completed", 60*time.Second)
@@ -334,6 +357,17 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 		s.restart(k[0], k[1])
 	}
 	h.waitSlotsOn(lo, hi, 1)
+	if err := h.cc.RPush(context.Background(), bkey, "x").Err(); err != nil {
+		t.Errorf("RPUSH %s after the move: %v", bkey, err)
+	}
+	select {
+	case v := <-popped:
+		if len(v) != 2 || v[0] != bkey || v[1] != "x" {
+			t.Errorf("BLPOP %s across the move: %v", bkey, v)
+		}
+	case <-time.After(20 * time.Second):
+		t.Errorf("BLPOP %s blocked across the move was never served", bkey)
+	}
 	t0 := time.Now()
 	h.waitSlotsOn(8191, 8191, 0) // a restarted node knows its group's leader again
 	t.Logf("every node shows both groups' masters %v after the moved range", time.Since(t0))

@@ -246,8 +246,7 @@ func (s *Server) answerHandover(b []byte) (byte, []byte) {
 	return queryUnknownKind, nil
 }
 
-// outMigration is this group's migration id moving slots out (lock
-// held).
+// migrationByID is this group's handover id, either role (lock held).
 func (s *Server) migrationByID(id string) (engine.Migration, bool) {
 	for _, m := range s.eng.Migrations() {
 		if m.ID == id {

@@ -22,7 +22,7 @@ import (
 
 func TestClusterMigration(t *testing.T) {
 	s := mustShards(t, 2, 3)
-	h := &handoverTest{s: s, t: t, cc: s.clusterClient()}
+	h := &handoverTest{s: s, t: t, cc: s.clusterClient(), src: 0, dst: 1}
 
 	t.Run("move", func(t *testing.T) {
 		h.t = t
@@ -40,18 +40,18 @@ func TestClusterMigration(t *testing.T) {
 		h.t = t
 		h.move(100, 199, func(id string) {
 			h.waitState(id, "loading", 20*time.Second)
-			l := s.leaderOf(0)
-			s.kill(0, l)
-			h.killed = append(h.killed, [2]int{0, l})
+			l := s.leaderOf(h.src)
+			s.kill(h.src, l)
+			h.killed = append(h.killed, [2]int{h.src, l})
 		}, false)
 	})
 	t.Run("target-leader-killed-before-own", func(t *testing.T) {
 		h.t = t
 		h.move(200, 299, func(id string) {
 			h.waitState(id, "loading", 20*time.Second)
-			l := s.leaderOf(1)
-			s.kill(1, l)
-			h.killed = append(h.killed, [2]int{1, l})
+			l := s.leaderOf(h.dst)
+			s.kill(h.dst, l)
+			h.killed = append(h.killed, [2]int{h.dst, l})
 		}, false)
 	})
 	t.Run("target-leader-killed-after-own", func(t *testing.T) {
@@ -64,10 +64,23 @@ func TestClusterMigration(t *testing.T) {
 	})
 }
 
+// TestClusterMigrationThreeGroups: three groups of one, slots moved from
+// group 2 to group 0 (a target whose index is lower than the source's)
+// under the workload, group 1 a bystander whose map must follow: every
+// node's CLUSTER SLOTS, redis-cli's check, no key lost.
+func TestClusterMigrationThreeGroups(t *testing.T) {
+	s := mustShards(t, 3, 1)
+	h := &handoverTest{s: s, t: t, cc: s.clusterClient(), src: 2, dst: 0}
+	lo, _ := s.slotRange(2)
+	h.move(lo, lo+99, func(string) {}, true)
+}
+
 type handoverTest struct {
 	s      *testShards
 	t      *testing.T
 	cc     *redis.ClusterClient
+	src    int      // the source group (0 unless set)
+	dst    int      // the target group (1 unless set)
 	killed [][2]int // nodes killed by the current step, started again after it
 }
 
@@ -250,12 +263,12 @@ func (h *handoverTest) verify(l *handoverLoad) {
 // status is CLUSTER MIGRATION STATUS ID id's fields, asked of group 1's
 // nodes in turn (a follower forwards it to the leader).
 func (h *handoverTest) status(id string) map[string]any {
-	for i := range h.s.groups[1].nodes {
-		if h.s.groups[1].nodes[i].cmd == nil {
+	for i := range h.s.groups[h.dst].nodes {
+		if h.s.groups[h.dst].nodes[i].cmd == nil {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		res, err := h.s.groups[1].cli(i).Do(ctx, "CLUSTER", "MIGRATION", "STATUS", "ID", id).Slice()
+		res, err := h.s.groups[h.dst].cli(i).Do(ctx, "CLUSTER", "MIGRATION", "STATUS", "ID", id).Slice()
 		cancel()
 		if len(res) > 1 {
 			h.t.Errorf("STATUS ID %s on group 1 node %d lists %d tasks: %v", id, i, len(res), res)
@@ -297,11 +310,11 @@ func (h *handoverTest) waitState(id, state string, d time.Duration) map[string]a
 // (forwarded to its leader) and returns the task id.
 func (h *handoverTest) importOn(lo, hi int) string {
 	h.t.Helper()
-	l := h.s.leaderOf(1)
-	f := (l + 1) % len(h.s.groups[1].nodes)
+	l := h.s.leaderOf(h.dst)
+	f := (l + 1) % len(h.s.groups[h.dst].nodes)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	id, err := h.s.groups[1].cli(f).Do(ctx, "CLUSTER", "MIGRATION", "IMPORT", lo, hi).Text()
+	id, err := h.s.groups[h.dst].cli(f).Do(ctx, "CLUSTER", "MIGRATION", "IMPORT", lo, hi).Text()
 	if err != nil || len(id) != 40 {
 		h.t.Fatalf("CLUSTER MIGRATION IMPORT %d %d: %q %v\n%s", lo, hi, id, err, h.s.logs())
 	}
@@ -320,8 +333,8 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 	if !plain {
 		pause = 1500
 	}
-	for i := range s.groups[1].nodes {
-		s.groups[1].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", pause)
+	for i := range s.groups[h.dst].nodes {
+		s.groups[h.dst].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", pause)
 	}
 	h.killed = nil
 	// a client blocked on a key of the range: its BLPOP runs again once
@@ -356,7 +369,7 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 	for _, k := range h.killed {
 		s.restart(k[0], k[1])
 	}
-	h.waitSlotsOn(lo, hi, 1)
+	h.waitSlotsOn(lo, hi, h.dst)
 	if err := h.cc.RPush(context.Background(), bkey, "x").Err(); err != nil {
 		t.Errorf("RPUSH %s after the move: %v", bkey, err)
 	}
@@ -369,7 +382,7 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 		t.Errorf("BLPOP %s blocked across the move was never served", bkey)
 	}
 	t0 := time.Now()
-	h.waitSlotsOn(8191, 8191, 0) // a restarted node knows its group's leader again
+	h.waitSlotsOn(h.srcEdge(), h.srcEdge(), h.src) // a restarted node knows its group's leader again
 	t.Logf("every node shows both groups' masters %v after the moved range", time.Since(t0))
 	h.verify(load)
 	h.check(want)
@@ -384,13 +397,13 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 	}
 	// the directory gives the slots to group 1: ADDSLOTS in group 0 is busy
 	slot := testKeySlot(load.ctrs[0])
-	err := s.groups[0].cli(s.leaderOf(0)).Do(context.Background(), "CLUSTER", "ADDSLOTS", slot).Err()
+	err := s.groups[h.src].cli(s.leaderOf(h.src)).Do(context.Background(), "CLUSTER", "ADDSLOTS", slot).Err()
 	if want := "ERR Slot " + strconv.Itoa(slot) + " is already busy"; err == nil || err.Error() != want {
 		t.Errorf("CLUSTER ADDSLOTS %d in the source group after the move: %v, want %s", slot, err, want)
 	}
 	// nothing of the moved slots is left at the source
-	for i := range s.groups[0].nodes {
-		if n, err := s.groups[0].cli(i).Do(context.Background(), "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(load.ctrs[0])).Int64(); err != nil || n != 0 {
+	for i := range s.groups[h.src].nodes {
+		if n, err := s.groups[h.src].cli(i).Do(context.Background(), "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(load.ctrs[0])).Int64(); err != nil || n != 0 {
 			t.Errorf("group 0 node %d still holds %d keys of a moved slot (%v)", i, n, err)
 		}
 	}
@@ -402,20 +415,20 @@ func (h *handoverTest) move(lo, hi int, during func(id string), plain bool) {
 func (h *handoverTest) cancel(lo, hi int) {
 	t, s := h.t, h.s
 	want := h.fill(lo, hi, 40)
-	for i := range s.groups[1].nodes {
-		s.groups[1].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", 3000)
+	for i := range s.groups[h.dst].nodes {
+		s.groups[h.dst].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", 3000)
 	}
 	id := h.importOn(lo, hi)
 	h.waitState(id, "loading", 20*time.Second)
-	n, err := s.groups[1].cli(s.leaderOf(1)).Do(context.Background(), "CLUSTER", "MIGRATION", "CANCEL", "ID", id).Int64()
+	n, err := s.groups[h.dst].cli(s.leaderOf(h.dst)).Do(context.Background(), "CLUSTER", "MIGRATION", "CANCEL", "ID", id).Int64()
 	if err != nil || n != 1 {
 		t.Fatalf("CLUSTER MIGRATION CANCEL ID %s: %d %v", id, n, err)
 	}
 	h.waitState(id, "canceled", 5*time.Second)
-	for i := range s.groups[1].nodes {
-		s.groups[1].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", 0)
+	for i := range s.groups[h.dst].nodes {
+		s.groups[h.dst].cli(i).Do(context.Background(), "DEBUG", "HANDOVER-PAUSE", 0)
 	}
-	h.waitSlotsOn(lo, hi, 0)
+	h.waitSlotsOn(lo, hi, h.src)
 	// the source serves the slots again: writes too
 	ctx := context.Background()
 	for k := range want {
@@ -427,9 +440,9 @@ func (h *handoverTest) cancel(lo, hi int) {
 		}
 	}
 	h.check(want)
-	for i := range s.groups[1].nodes {
+	for i := range s.groups[h.dst].nodes {
 		for k := range want {
-			if n, err := s.groups[1].cli(i).Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(k)).Int64(); err != nil || n != 0 {
+			if n, err := s.groups[h.dst].cli(i).Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(k)).Int64(); err != nil || n != 0 {
 				t.Errorf("group 1 node %d holds %d keys of a cancelled import (%v)", i, n, err)
 			}
 			break
@@ -525,7 +538,7 @@ func (h *handoverTest) waitAgree() {
 func (h *handoverTest) errors() {
 	t, s := h.t, h.s
 	ctx := context.Background()
-	b := s.groups[1].cli(s.leaderOf(1))
+	b := s.groups[h.dst].cli(s.leaderOf(h.dst))
 	for _, c := range []struct {
 		args []any
 		want string
@@ -581,14 +594,14 @@ func (h *handoverTest) large(lo, hi, n int) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for i := range s.groups[1].nodes {
-		s.groups[1].cli(i).Do(ctx, "DEBUG", "HANDOVER-PAUSE", 0)
+	for i := range s.groups[h.dst].nodes {
+		s.groups[h.dst].cli(i).Do(ctx, "DEBUG", "HANDOVER-PAUSE", 0)
 	}
 	id := h.importOn(lo, hi)
 	st := h.waitState(id, "completed", 60*time.Second)
 	t.Logf("%d keys in slots %d-%d moved in one batch: write_pause_ms %v, %v ms in all", n, lo, hi, st["write_pause_ms"],
 		st["end_time"].(int64)-st["start_time"].(int64))
-	h.waitSlotsOn(lo, hi, 1)
+	h.waitSlotsOn(lo, hi, h.dst)
 	for _, k := range []string{keys[0], keys[n/2], keys[n-1]} {
 		if v, err := h.cc.Get(ctx, k).Result(); err != nil || v != val {
 			t.Errorf("%s after the move: %q %v", k, v, err)
@@ -603,7 +616,7 @@ func (h *handoverTest) sourceStatus(id string) map[string]any {
 	deadline := time.Now().Add(5 * time.Second)
 	var m map[string]any
 	for time.Now().Before(deadline) {
-		res, err := h.s.groups[0].cli(h.s.leaderOf(0)).Do(context.Background(), "CLUSTER", "MIGRATION", "STATUS", "ID", id).Slice()
+		res, err := h.s.groups[h.src].cli(h.s.leaderOf(h.src)).Do(context.Background(), "CLUSTER", "MIGRATION", "STATUS", "ID", id).Slice()
 		if err == nil && len(res) == 1 {
 			kv, _ := res[0].([]any)
 			m = map[string]any{}
@@ -627,19 +640,19 @@ func (h *handoverTest) moveOwnKill(lo, hi int) {
 	ctx := context.Background()
 	want := h.fill(lo, hi, 20)
 	load, stopLoad := h.startLoad(lo, hi, 4)
-	for i := range s.groups[1].nodes {
-		s.groups[1].cli(i).Do(ctx, "DEBUG", "HANDOVER-PAUSE", 0)
+	for i := range s.groups[h.dst].nodes {
+		s.groups[h.dst].cli(i).Do(ctx, "DEBUG", "HANDOVER-PAUSE", 0)
 	}
-	l := s.leaderOf(1)
-	s.groups[1].cli(l).Do(ctx, "DEBUG", "HANDOVER-PAUSE-OWN", 10000)
+	l := s.leaderOf(h.dst)
+	s.groups[h.dst].cli(l).Do(ctx, "DEBUG", "HANDOVER-PAUSE-OWN", 10000)
 	id := h.importOn(lo, hi)
 	h.waitState(id, "takeover", 20*time.Second)
-	s.kill(1, l)
-	h.waitSlotsOn(lo, hi, 1)
+	s.kill(h.dst, l)
+	h.waitSlotsOn(lo, hi, h.dst)
 	// the source dropped the batch by itself
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		n, err := s.groups[0].cli(s.leaderOf(0)).Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(load.ctrs[0])).Int64()
+		n, err := s.groups[h.src].cli(s.leaderOf(h.src)).Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", testKeySlot(load.ctrs[0])).Int64()
 		if err == nil && n == 0 {
 			break
 		}
@@ -650,11 +663,17 @@ func (h *handoverTest) moveOwnKill(lo, hi int) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	stopLoad()
-	s.restart(1, l)
-	h.waitSlotsOn(8191, 8191, 0)
+	s.restart(h.dst, l)
+	h.waitSlotsOn(h.srcEdge(), h.srcEdge(), h.src)
 	h.verify(load)
 	h.check(want)
 	h.checkDigests()
 	h.waitAgree()
 	s.checkRedisCli()
+}
+
+// srcEdge is the last slot of the source group's share (still its own).
+func (h *handoverTest) srcEdge() int {
+	_, hi := h.s.slotRange(h.src)
+	return hi
 }

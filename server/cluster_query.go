@@ -36,7 +36,7 @@ func (s *Server) answerQuery(req []byte) (byte, []byte) {
 	case queryRLStats:
 		return s.answerRLStats(req[1:])
 	case queryView:
-		return s.answerView()
+		return s.answerView(req[1:])
 	case queryDirectory:
 		return s.answerDirectory(req[1:])
 	case queryHandover:

@@ -132,9 +132,10 @@ type Server struct {
 	// cluster_state ok as last computed (updateClusterState); engine lock
 	clusterMode    bool
 	clusterStateOK bool
-	clusterStateAt uint64        // the engine's SlotsGen clusterStateOK was computed at
-	cmap           clusterMap    // the other groups (cluster_map.go)
-	hand           handoverState // slot handovers (cluster_handover.go, cluster_migration.go)
+	clusterStateAt uint64                     // the engine's SlotsGen clusterStateOK was computed at
+	cmap           clusterMap                 // the other groups (cluster_map.go)
+	viewCache      atomic.Pointer[cachedView] // the last view answered (cluster_view.go)
+	hand           handoverState              // slot handovers (cluster_handover.go, cluster_migration.go)
 }
 
 type serverStats struct {

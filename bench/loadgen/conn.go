@@ -36,7 +36,7 @@ func dial(addr, auth string, seed uint64) (*conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	c := &conn{nc: nc, wbuf: make([]byte, 0, 64*1024), rbuf: make([]byte, 256*1024), rng: seed*0x9E3779B97F4A7C15 + 1}
+	c := &conn{nc: nc, wbuf: make([]byte, 0, 64*1024), rbuf: make([]byte, 256*1024), rng: rngSeed(seed)}
 	if auth != "" {
 		words := strings.Fields(auth)
 		b := appendArrayHdr(nil, 1+len(words))
@@ -59,6 +59,10 @@ func dial(addr, auth string, seed uint64) (*conn, error) {
 	}
 	return c, nil
 }
+
+// rngSeed is a connection's first generator state: the same seed gives
+// the same key sequence on every side.
+func rngSeed(seed uint64) uint64 { return seed*0x9E3779B97F4A7C15 + 1 }
 
 // next is xorshift64*: a fixed-seed PRNG, no allocation, no global lock.
 func (c *conn) next() uint64 {
@@ -106,6 +110,18 @@ func appendBulkKey(b []byte, prefix string, n int64) []byte {
 	b = append(b, prefix...)
 	b = append(b, d...)
 	return append(b, '\r', '\n')
+}
+
+// appendTaggedKey appends the bulk "{<prefix><n>}".
+func appendTaggedKey(b []byte, prefix string, n int64) []byte {
+	var tmp [24]byte
+	d := strconv.AppendInt(tmp[:0], n, 10)
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(prefix)+len(d)+2), 10)
+	b = append(b, '\r', '\n', '{')
+	b = append(b, prefix...)
+	b = append(b, d...)
+	return append(b, '}', '\r', '\n')
 }
 
 func appendBulkInt(b []byte, n int64) []byte { return appendBulkKey(b, "", n) }

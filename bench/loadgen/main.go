@@ -129,15 +129,22 @@ func freePort() int {
 	for range high - low {
 		portNext++
 		port := low + portNext%(high-low)
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			continue
+		if portFree(port) {
+			return port
 		}
-		ln.Close()
-		return port
 	}
 	fatalf("no free loopback port in %d-%d", low, high)
 	return 0
+}
+
+// portFree reports whether nothing listens on the loopback port now.
+func portFree(port int) bool {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
 }
 
 var portNext int
@@ -201,6 +208,10 @@ func main() {
 		os.Exit(130)
 	}()
 	defer killChildren()
+	if *fShards > 0 {
+		shardsMain()
+		return
+	}
 
 	ref := &side{name: "redis", auth: *fRedisAuth, shas: map[string]string{}}
 	cand := &side{name: "limitdb", auth: *fLimitAuth, shas: map[string]string{}}
@@ -227,14 +238,7 @@ func main() {
 			fatalf("give -limitdb addr or -limitdb-bin path")
 		}
 		var env []string
-		if *fEnv != "" {
-			env = strings.Split(*fEnv, ",")
-		}
-		procs = "limitdb's default: 1, 2 during a background save"
-		if *fProcs > 0 {
-			env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
-			procs = strconv.Itoa(*fProcs)
-		}
+		env, procs = limitdbEnv()
 		if *fNodes > 1 {
 			nodes, leader := startCluster(*fNodes, strings.Fields(*fLimitArgs), env)
 			at := leader
@@ -281,8 +285,29 @@ func main() {
 	}
 }
 
+// limitdbEnv is the started limitdb's environment (-limitdb-env,
+// -gomaxprocs) and the header's words for its GOMAXPROCS.
+func limitdbEnv() ([]string, string) {
+	var env []string
+	if *fEnv != "" {
+		env = strings.Split(*fEnv, ",")
+	}
+	procs := "limitdb's default: 1, 2 during a background save"
+	if *fProcs > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(*fProcs))
+		procs = strconv.Itoa(*fProcs)
+	}
+	return env, procs
+}
+
 func openConns(s *side, n int, seed uint64) {
 	for i := 0; i < n; i++ {
+		if s.cc != nil {
+			// a ClusterClient's worker: the conn only for its key
+			// sequence, request buffer and error count (shards.go)
+			s.conns = append(s.conns, &conn{wbuf: make([]byte, 0, 4096), rng: rngSeed(seed + uint64(i))})
+			continue
+		}
 		c, err := dial(s.addr, s.auth, seed+uint64(i))
 		if err != nil {
 			fatalf("%s: %v", s.name, err)
@@ -368,8 +393,18 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 	if w.pingpong {
 		return runPingPong(s, ws, dur, measure)
 	}
+	batch := func(c *conn, now int64) error {
+		c.wbuf = c.wbuf[:0]
+		for i := 0; i < d; i++ {
+			c.wbuf = b(c, s, c.wbuf, now)
+		}
+		return c.roundTrip(d * w.replies)
+	}
+	if s.cc != nil {
+		batch = clusterBatch(s, b, d)
+	}
 	var wg sync.WaitGroup
-	cpu0 := s.cpuNs()
+	cpu0, self0 := s.cpuNs(), cpuNs(os.Getpid())
 	start := time.Now()
 	stop := start.Add(dur)
 	for _, wk := range ws {
@@ -382,12 +417,7 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 				if !t0.Before(stop) {
 					return
 				}
-				now := t0.UnixMilli()
-				c.wbuf = c.wbuf[:0]
-				for i := 0; i < d; i++ {
-					c.wbuf = b(c, s, c.wbuf, now)
-				}
-				if err := c.roundTrip(d * w.replies); err != nil {
+				if err := batch(c, t0.UnixMilli()); err != nil {
 					wk.err = err
 					return
 				}
@@ -402,6 +432,9 @@ func runSlice(s *side, ws []*worker, w *workload, b builder, d int, dur time.Dur
 	el := time.Since(start)
 	if measure && s.pid != 0 {
 		s.cpu += s.cpuNs() - cpu0
+	}
+	if measure {
+		s.selfCPU += cpuNs(os.Getpid()) - self0
 	}
 	var ops int64
 	for _, wk := range ws {
@@ -426,6 +459,9 @@ type result struct {
 	candP50, candP99  float64
 	refErrs, candErrs int64
 	refCPU, candCPU   float64 // server CPU ns per op (0: unknown)
+	// the load generator's own CPU ns per op on each side's slices
+	// (-shards: the ClusterClient's cost, which shares the cores)
+	refSelf, candSelf float64
 	// the median and range over the pairs of each pair's CPU-per-op ratio
 	cpuPair, cpuMin, cpuMax float64
 	skipped, firstErrRef    string
@@ -451,7 +487,7 @@ func benchMode(ref, cand *side) {
 		fatalf("%v", err)
 	}
 	openConns(ref, *fConns, 1000)
-	openConns(cand, *fConns, 1000) // same seeds: same key sequences
+	openConns(cand, candConns(), 1000) // same seeds: same key sequences
 	mkWorkers := func(s *side) []*worker {
 		ws := make([]*worker, len(s.conns))
 		for i, c := range s.conns {
@@ -502,6 +538,7 @@ func benchMode(ref, cand *side) {
 				wk.c.lastErr = ""
 			}
 			ref.cpu, ref.ops, cand.cpu, cand.ops = 0, 0, 0, 0
+			ref.selfCPU, cand.selfCPU = 0, 0
 			runSlice(ref, refW, w, w.ref, d, *fWarm, false)
 			runSlice(cand, candW, w, candB, d, *fWarm, false)
 			var refOps, candOps, ratios, cpuRatios []float64
@@ -552,6 +589,9 @@ func benchMode(ref, cand *side) {
 			if cand.pid != 0 && cand.ops > 0 {
 				res.candCPU = float64(cand.cpu) / float64(cand.ops)
 			}
+			if cand.cc != nil && ref.ops > 0 && cand.ops > 0 {
+				res.refSelf, res.candSelf = float64(ref.selfCPU)/float64(ref.ops), float64(cand.selfCPU)/float64(cand.ops)
+			}
 			res.refP50, res.refP99 = hr.quantile(0.5), hr.quantile(0.99)
 			res.candP50, res.candP99 = hc.quantile(0.5), hc.quantile(0.99)
 			results = append(results, res)
@@ -565,8 +605,12 @@ func benchMode(ref, cand *side) {
 }
 
 func printTable(rs []result) {
-	fmt.Printf("\n%d conns/server, slices %v x %d pairs (alternating), keys %d, latency = one batch round trip (µs)\n\n",
-		*fConns, *fSlice, *fPairs, *fKeys)
+	conns := strconv.Itoa(*fConns)
+	if candConns() != *fConns {
+		conns += fmt.Sprintf(" (limitdb %d)", candConns())
+	}
+	fmt.Printf("\n%s conns/server, slices %v x %d pairs (alternating), keys %d, latency = one batch round trip (µs)\n\n",
+		conns, *fSlice, *fPairs, *fKeys)
 	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tP\tredis ops/s\tlimitdb ops/s\tratio\t(min–max)\tredis p50\tp99\tlimitdb p50\tp99\tp99 ratio\tCPU ns/op r\tl\tCPU ratio\tpairs' CPU ratio\t(min–max)\terrors r/l\t")
 	var notes []string
@@ -592,6 +636,10 @@ func printTable(rs []result) {
 		}
 		if r.firstErrCand != "" {
 			notes = append(notes, fmt.Sprintf("%s/P%d limitdb error reply: %s", r.name, r.depth, r.firstErrCand))
+		}
+		if r.candSelf > 0 {
+			notes = append(notes, fmt.Sprintf("%s/P%d the load generator's CPU per op (ClusterClient): redis side %.0f ns, limitdb side %.0f ns",
+				r.name, r.depth, r.refSelf, r.candSelf))
 		}
 	}
 	tw.Flush()

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,42 @@ func TestStartsReplicatedSides(t *testing.T) {
 		t.Fatalf("loadgen output:\n%s", out)
 	}
 	// the started binaries are this test's own: none may be left
+	if b, _ := exec.Command("pgrep", "-f", filepath.Join(dir, "limitdb")).Output(); len(b) > 0 {
+		t.Fatalf("limitdb nodes left running: %s", b)
+	}
+}
+
+// TestStartsShardedSides: -shards starts a Redis Cluster and a limitdb of
+// as many groups, measures both through the ClusterClient with no error
+// reply, -mode idle reports every process, and no started process is
+// left running.
+func TestStartsShardedSides(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	dir := buildBins(t)
+	run := func(args ...string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, filepath.Join(dir, "loadgen"), append([]string{"-limitdb-bin", filepath.Join(dir, "limitdb"),
+			"-shards", "3", "-pipeline", "1,4", "-pairs", "1", "-slice", "50ms", "-warmup", "10ms", "-conns", "2"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("loadgen: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	s := run("-workloads", "set")
+	if !strings.Contains(s, "(Redis Cluster: 3 masters, 0 replicas each)") || !strings.Contains(s, "(3 groups × 1 node; leaders g0n1") ||
+		!strings.Contains(s, " 0/0\n") || strings.Contains(s, "skipped") {
+		t.Fatalf("loadgen output:\n%s", s)
+	}
+	s = run("-mode", "idle", "-idle", "1s", "-shard-nodes", "3")
+	perNode := func(side string) int {
+		return len(regexp.MustCompile(`(?m)^  `+side+` +shard \d  \S+ +0\.\d{4} `).FindAllString(s, -1))
+	}
+	if perNode("redis") != 3 || perNode("limitdb") != 9 || !strings.Contains(s, "  limitdb shard 2  ") {
+		t.Fatalf("loadgen output:\n%s", s)
+	}
 	if b, _ := exec.Command("pgrep", "-f", filepath.Join(dir, "limitdb")).Output(); len(b) > 0 {
 		t.Fatalf("limitdb nodes left running: %s", b)
 	}

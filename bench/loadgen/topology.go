@@ -93,19 +93,32 @@ type clusterNode struct {
 // waits until a serving leader sees n voters and no node is still
 // joining. It returns the nodes and the leader's index.
 func startCluster(n int, args, env []string) ([]clusterNode, int) {
+	return startGroup("", n, args, env, false)
+}
+
+// startGroup is startCluster with node ids prefix+"n1"…, and with busPlus
+// each node's Raft port its client port + 10000 (Redis's bus port rule,
+// so that CLUSTER MEET ip port finds it: shards.go).
+func startGroup(prefix string, n int, args, env []string, busPlus bool) ([]clusterNode, int) {
 	var nodes []clusterNode
 	for i := 1; i <= n; i++ {
-		id := "n" + strconv.Itoa(i)
-		port := freePort()
+		id := prefix + "n" + strconv.Itoa(i)
+		port, raftPort := 0, 0
+		if busPlus {
+			port = freeBusPort()
+			raftPort = port + busOffset
+		} else {
+			port, raftPort = freePort(), freePort()
+		}
 		a := []string{*fLimitBin, "--node-id", id, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--raft-addr", "127.0.0.1:" + strconv.Itoa(freePort()), "--dir", serverDir("limitdb-" + id), "--loglevel", "warn"}
+			"--raft-addr", "127.0.0.1:" + strconv.Itoa(raftPort), "--dir", serverDir("limitdb-" + id), "--loglevel", "warn"}
 		if i > 1 {
 			a = append(a, "--join", nodes[0].addr)
 		}
 		addr, pid := startServer("limitdb "+id, append(a, args...), env, port)
 		nodes = append(nodes, clusterNode{id: id, addr: addr, pid: pid})
 		if i == 1 {
-			waitUntil(10*time.Second, "n1 leading", func() bool { return clusterLeader(nodes) == 0 })
+			waitUntil(10*time.Second, id+" leading", func() bool { return clusterLeader(nodes) == 0 })
 		}
 	}
 	leader := -1

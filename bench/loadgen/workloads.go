@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // side is one server under test (ref = redis-server, cand = limitdb).
@@ -21,9 +23,16 @@ type side struct {
 	others []int
 	// topology describes a replicated side for the header
 	topology string
+	// cc drives a sharded side (-shards): every worker's commands go
+	// through go-redis's ClusterClient, which routes them by slot
+	// (shards.go); conns then only hold the workers' key sequences
+	cc     *redis.ClusterClient
+	groups []shardGroup
 	// CPU ns the side's processes used and ops it served during the
 	// measured slices of the current case (pid known only)
 	cpu, ops int64
+	// selfCPU: the load generator's own CPU ns during those slices
+	selfCPU int64
 }
 
 // cpuNs is the CPU time all the side's processes have run.
@@ -68,8 +77,18 @@ type workload struct {
 
 var keySpace = 10000
 
+// keyTag makes the random keys hash tags, {prefix<n>} (-shards sets it):
+// Redis Cluster refuses a script's access to an undeclared key of
+// another slot, and the token-bucket script derives KEYS[1].."_time",
+// which the tag keeps in KEYS[1]'s slot.
+var keyTag bool
+
 func randKey(c *conn, b []byte, prefix string) []byte {
-	return appendBulkKey(b, prefix, int64(c.intn(keySpace)))
+	n := int64(c.intn(keySpace))
+	if keyTag {
+		return appendTaggedKey(b, prefix, n)
+	}
+	return appendBulkKey(b, prefix, n)
 }
 
 var value16 = []byte("vvvvvvvvvvvvvvvv")
@@ -327,10 +346,10 @@ func findWorkload(name string) *workload {
 	return nil
 }
 
-// prepare loads scripts, probes the command and preloads keys on one side.
-// A non-nil error means the workload must be skipped.
-func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
-	c := s.conns[0]
+// loadScripts loads the workload's scripts the side has no SHA of yet
+// (for the reference only, when the candidate runs a native command)
+// with load, which returns the SHA.
+func (w *workload) loadScripts(s *side, isRef bool, seedDir string, load func(file string, body []byte) (string, error)) error {
 	for _, f := range w.scripts {
 		if s.shas[f] != "" || (w.refOnly && !isRef) {
 			continue
@@ -339,14 +358,34 @@ func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
 		if err != nil {
 			return fmt.Errorf("read script: %v", err)
 		}
-		r, err := c.do("SCRIPT", "LOAD", string(body))
+		sha, err := load(f, body)
 		if err != nil {
 			return err
 		}
-		if strings.HasPrefix(r, "-") {
-			return fmt.Errorf("%s: SCRIPT LOAD %s: %s", s.name, f, short(r[1:]))
+		s.shas[f] = sha
+	}
+	return nil
+}
+
+// prepare loads scripts, probes the command and preloads keys on one side.
+// A non-nil error means the workload must be skipped.
+func (w *workload) prepare(s *side, isRef bool, seedDir string) error {
+	if s.cc != nil {
+		return w.prepareCluster(s, isRef, seedDir)
+	}
+	c := s.conns[0]
+	err := w.loadScripts(s, isRef, seedDir, func(f string, body []byte) (string, error) {
+		r, err := c.do("SCRIPT", "LOAD", string(body))
+		if err != nil {
+			return "", err
 		}
-		s.shas[f] = bulkValue(r)
+		if strings.HasPrefix(r, "-") {
+			return "", fmt.Errorf("%s: SCRIPT LOAD %s: %s", s.name, f, short(r[1:]))
+		}
+		return bulkValue(r), nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, f := range w.libs {
 		body, err := os.ReadFile(filepath.Join(seedDir, f))

@@ -70,10 +70,19 @@ func mustLimitdbClusterMode(t *testing.T) string {
 	return srv.Addr().String()
 }
 
-// mustRedisCluster is a redis-server in cluster mode with no slots.
+// mustRedisCluster is a redis-server in cluster mode with no slots. Its
+// bus port is picked as the client ports are: Redis's default, port +
+// 10000, lands in the kernel's ephemeral range, where an outgoing
+// connection may hold it (redis-server then exits, "Failed listening on
+// port … (cluster)": 3 starts in 40 on the shared machine).
 func mustRedisCluster(t *testing.T) *Redis {
 	t.Helper()
-	return mustRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(t.TempDir(), "nodes.conf"))
+	bus, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(t.TempDir(), "nodes.conf"),
+		"--cluster-port", strconv.Itoa(bus))
 }
 
 var (

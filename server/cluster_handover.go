@@ -57,7 +57,8 @@ const (
 	parkPoll = 5 * time.Millisecond
 	// doneDelay is how long the source waits between learning that the
 	// target owns the slots and dropping them: two map periods, so that
-	// every member's map shows the new owner first
+	// every member's map shows the new owner first (a period, a view's
+	// cache of viewCacheFor and a round trip are less)
 	doneDelay = 2 * mapPeriod
 )
 

@@ -45,8 +45,6 @@ const (
 	errMigInProgress   = "ERR another ASM task is already in progress"
 	errMigNoCluster    = "ERR this group belongs to no cluster of groups (CLUSTER MEET first)"
 	errMigInMulti      = "ERR CLUSTER MIGRATION cannot run inside MULTI (it waits for other groups)"
-	errMigCanceled     = "canceled"
-	errMigLeaderLost   = "this node stopped leading its group"
 	errMigSourceAnswer = "malformed answer from the source"
 )
 

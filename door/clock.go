@@ -112,3 +112,18 @@ func (d *Door) ReadTime() int64 {
 		}
 	}
 }
+
+// RaiseReadTime keeps the time ReadTime gives out at or above ms from
+// now on (a slot handover's time floor, engine.HandoverFloor: the
+// receiving group's reads never judge the moved keys earlier than the
+// source did). Now already keeps units at or above the engine's ClockMs,
+// which the handover raised; ReadTime reads no engine state, so it is
+// raised here. The max lead still bounds it. Safe without the lock.
+func (d *Door) RaiseReadTime(ms int64) {
+	for {
+		r := d.readTime.Load()
+		if r >= ms || d.readTime.CompareAndSwap(r, ms) {
+			return
+		}
+	}
+}

@@ -195,6 +195,18 @@ func (d *Door) Exec(c *engine.Ctx, cmd *engine.Command, argv [][]byte) {
 	d.end()
 }
 
+// Together runs f, whose Execs become one unit: their effects are one
+// record, so the log holds all of them or none (a slot handover's
+// directory move, RELEASE from one group and CLAIM by another, which a
+// crash between two records would leave with the slots free). The
+// caller holds the lock.
+func (d *Door) Together(f func()) {
+	var c engine.Ctx
+	d.begin(&c)
+	f()
+	d.end()
+}
+
 // Depth is the nesting of the running units (0: none), for Unwind.
 func (d *Door) Depth() int { return d.depth }
 

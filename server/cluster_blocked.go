@@ -136,14 +136,7 @@ func (s *Server) CancelForwarded(session, client, seq uint64, mode cluster.Cance
 // to run its command again where it now runs (nothing was popped for
 // it). The lock is held.
 func (s *Server) StopServing() {
-	var blocked []*client
-	s.mu.Lock()
-	for _, c := range s.clients {
-		if c.blk != nil {
-			blocked = append(blocked, c)
-		}
-	}
-	s.mu.Unlock()
+	blocked := s.blockedConns()
 	for _, b := range s.blocking.fwdUnits {
 		if b.cl.blk == b.bs {
 			blocked = append(blocked, b.cl)
@@ -156,6 +149,19 @@ func (s *Server) StopServing() {
 		}
 	}
 	s.eng.DropReady()
+}
+
+// blockedConns are the connections blocked here (the lock is held).
+func (s *Server) blockedConns() []*client {
+	var blocked []*client
+	s.mu.Lock()
+	for _, c := range s.clients {
+		if c.blk != nil {
+			blocked = append(blocked, c)
+		}
+	}
+	s.mu.Unlock()
+	return blocked
 }
 
 // noteServed records that a follower's blocked unit is being served

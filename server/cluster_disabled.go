@@ -24,7 +24,7 @@ var clusterSubs = []struct {
 	{"count-failure-reports", 3, "admin stale"}, {"countkeysinslot", 3, "stale"}, {"delslots", -3, "admin stale"},
 	{"delslotsrange", -4, "admin stale"}, {"failover", -2, "admin stale"}, {"flushslots", 2, "admin stale"},
 	{"forget", 3, "admin stale"}, {"getkeysinslot", 4, "stale"}, {"help", 2, "loading stale"}, {"info", 2, "stale"},
-	{"keyslot", 3, "stale"}, {"links", 2, "stale"}, {"meet", -4, "admin stale"}, {"myid", 2, "stale"},
+	{"keyslot", 3, "stale"}, {"links", 2, "stale"}, {"meet", -4, "admin stale"}, {"migration", -4, "admin stale"}, {"myid", 2, "stale"},
 	{"nodes", 2, "stale"}, {"replicas", 3, "admin stale"}, {"replicate", 3, "admin stale"},
 	{"reset", -2, "admin stale noscript"}, {"saveconfig", 2, "admin stale"}, {"set-config-epoch", 3, "admin stale"},
 	{"setslot", -4, "admin stale"}, {"shards", 2, "stale"}, {"slaves", 3, "admin stale"}, {"slots", 2, "stale"},

@@ -209,12 +209,6 @@ func (s *Server) askDirectory(addrs []string, req []byte, bound time.Duration) (
 	return queryBusy, nil
 }
 
-// leaderWait is leader-wait-ms.
-func (s *Server) leaderWait() time.Duration {
-	n, _ := strconv.ParseInt(s.conf.params["leader-wait-ms"], 10, 64)
-	return time.Duration(max(n, 1)) * time.Millisecond
-}
-
 // answerGlobalUnit runs another node's cluster-wide change on this, the
 // directory group's leader (query 'w'): as the unit's ACL user and
 // protocol, then, once committed, pushes to the other groups and answers

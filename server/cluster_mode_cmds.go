@@ -56,6 +56,7 @@ var clusterModeCmds = map[string]connHandler{
 	"slaves":                cmdClusterReplicas,
 	"meet":                  cmdClusterMeet,           // cluster_meet.go
 	"set-config-epoch":      cmdClusterSetConfigEpoch, // cluster_meet.go
+	"migration":             cmdClusterMigration,      // cluster_migration.go
 }
 
 func init() {
@@ -83,7 +84,7 @@ func cmdClusterUnsupported(s *Server, cl *client, argv [][]byte) {
 func clusterChangesSlots(name string) bool {
 	switch name {
 	case "cluster|addslots", "cluster|addslotsrange", "cluster|delslots", "cluster|delslotsrange",
-		"cluster|meet", "cluster|set-config-epoch":
+		"cluster|meet", "cluster|set-config-epoch", "cluster|migration":
 		return true
 	}
 	return false

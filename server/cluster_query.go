@@ -15,6 +15,7 @@ const (
 	// queryDirectory ('d'): a directory request (cluster_meet.go)
 	// queryGlobalUnit ('w'), queryGlobalPush ('g'): the cluster-wide
 	// state of several groups (cluster_global.go)
+	// queryHandover ('m'): a slot handover's request (cluster_handover.go)
 )
 
 // Answer statuses beyond cluster.QueryOK.
@@ -47,6 +48,8 @@ func (s *Server) answerQuery(req []byte) (byte, []byte) {
 		return s.answerGlobalUnit(req[1:])
 	case queryGlobalPush:
 		return s.answerGlobalPush(req[1:])
+	case queryHandover:
+		return s.answerHandover(req[1:])
 	}
 	return queryUnknownKind, nil
 }

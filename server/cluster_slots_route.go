@@ -46,6 +46,11 @@ const (
 // runs on this node. The engine lock is held.
 func (s *Server) slotRefusal(cl *client, cmd *engine.Command, argv [][]byte) string {
 	slot, write, msg := s.slotCheck(cl, cmd, argv)
+	if msg == errSlotFrozen {
+		// a handover froze the slot here: wait for its outcome
+		// (cluster_handover.go), off the loop (slotRedirected)
+		slot, write, msg = s.parkFrozen(cl, cmd, argv)
+	}
 	if msg != "" || slot < 0 {
 		return msg
 	}
@@ -89,8 +94,19 @@ func (s *Server) slotCheck(cl *client, cmd *engine.Command, argv [][]byte) (int,
 			if first == nil {
 				first, slot = key, engine.KeySlot(key)
 				if !s.eng.OwnsSlot(slot) {
-					if moved = s.movedTo(slot); moved == "" {
-						return errSlotNotServed
+					if s.slotFrozen(slot) {
+						// a handover froze it here: parked (slotRefusal)
+						// until the target owns it (cluster_handover.go)
+						if moved = s.handoverMoved(slot); moved == "" {
+							return errSlotFrozen
+						}
+						if m := s.movedTo(slot); m != "" {
+							moved = m // the map's master of the target: fresher
+						}
+					} else if moved = s.movedTo(slot); moved == "" {
+						if moved = s.handoverMoved(slot); moved == "" {
+							return errSlotNotServed
+						}
 					}
 				}
 				continue
@@ -163,7 +179,7 @@ func (s *Server) slotRedirected(cl *client, cmd *engine.Command, argv [][]byte) 
 	if cmd.Name != "exec" && len(cmd.KeySpecs) == 0 && cmd.GetKeys == nil {
 		return false
 	}
-	if cl.onLoop && s.follower() {
+	if cl.onLoop && (s.follower() || s.parksOnLoop(cl, cmd, argv)) {
 		// (a leader that stopped leading during the batch) the command
 		// may wait for a leader: in the connection's goroutine, so that
 		// the loop serves its other clients meanwhile (runsOffLoop)

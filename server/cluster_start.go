@@ -89,6 +89,12 @@ func (s *Server) StartCluster() error {
 	return nil
 }
 
+// leaderWait is leader-wait-ms (at least 1: the parameter's minimum).
+func (s *Server) leaderWait() time.Duration {
+	n, _ := strconv.ParseInt(s.conf.params["leader-wait-ms"], 10, 64)
+	return time.Duration(max(n, 1)) * time.Millisecond
+}
+
 // raftAdvertise is the inter-node address the others reach this node
 // at: raft-advertise, else raft-addr with cluster-announce-ip and
 // cluster-announce-bus-port in place of its host and port when set ("":

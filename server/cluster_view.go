@@ -54,7 +54,7 @@ func (v *groupView) leaderRaft() string {
 
 // myView is this node's view of its group (engine lock held).
 func (s *Server) myView() groupView {
-	v := groupView{shard: s.eng.Shard(), owned: s.eng.OwnedSlots(), slotsGen: s.eng.SlotsGen(), dirGen: s.eng.DirGen()}
+	v := groupView{shard: s.eng.Shard(), owned: s.shownSlots(), slotsGen: s.eng.SlotsGen(), dirGen: s.eng.DirGen()}
 	if v.shard.Directory {
 		v.groups = s.eng.DirGroups()
 	}

@@ -96,6 +96,11 @@ func cmdDebug(s *Server, cl *client, argv [][]byte) {
 	case sub == "digest-strict" && len(argv) == 2:
 		d := s.eng.StrictDigest()
 		cl.w.Status(d.Hex())
+	case (sub == "handover-pause" || sub == "handover-pause-own") && len(argv) == 3:
+		// test-only (not in HELP): this node's handover driver waits this
+		// many ms after the source froze a batch, or after its OWN
+		// committed (cluster_migration.go)
+		s.debugHandoverPause(cl, sub == "handover-pause-own", argv[2])
 	case sub == "raft-fail-writes" && len(argv) == 3 && s.replicated():
 		// test-only (not in HELP): the Raft log store fails every write
 		// while set, as a full disk would

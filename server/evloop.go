@@ -954,7 +954,8 @@ func runsOffLoop(cl *client, cmd *engine.Command) bool {
 // CLUSTER MEET and the slot assignments for other groups (the directory,
 // cluster_meet.go: a few seconds at most).
 var waitsForCluster = map[string]bool{"raft|join": true, "raft|remove": true, "raft|transfer": true, "rl.stats": true, "rl.top": true,
-	"cluster|meet": true, "cluster|addslots": true, "cluster|addslotsrange": true, "cluster|delslots": true, "cluster|delslotsrange": true}
+	"cluster|meet": true, "cluster|addslots": true, "cluster|addslotsrange": true, "cluster|delslots": true, "cluster|delslotsrange": true,
+	"cluster|migration": true}
 
 // calmBatches: batches in a row that did not need to leave the loop (no
 // blocking command, no BUSY) before a connection served by a goroutine

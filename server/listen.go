@@ -237,6 +237,7 @@ func (s *Server) Serve() error {
 	s.wg.Add(1)
 	go s.cron()
 	s.startMap() // (cluster mode with a Raft node: cluster_map.go)
+	s.startHandover()
 	s.net.mu.Lock()
 	s.net.serving = true
 	for _, l := range s.net.listeners {

@@ -25,15 +25,18 @@ func TestClusterShardsDiff(t *testing.T) {
 	ref := startRedisShards(t)
 	cand := startLimitdbShards(t)
 	files := scenarioFiles(t, "scenarios/cluster")
-	cases := 0
+	cases, own := 0, 0
 	for _, proto := range []int{2, 3} {
 		for _, f := range files {
 			lines := readScenario(t, f)
 			name := strings.TrimPrefix(f, "scenarios/") + fmt.Sprintf("/resp%d", proto)
-			t.Run(name, func(t *testing.T) { cases += runShardScenario(t, ref, cand, f, lines, proto) })
+			t.Run(name, func(t *testing.T) {
+				c, o := runShardScenario(t, ref, cand, f, lines, proto)
+				cases, own = cases+c, own+o
+			})
 		}
 	}
-	t.Logf("%d cases compared", cases)
+	t.Logf("%d replies compared with redis-server's, %d limitdb-only (@expect)", cases, own)
 }
 
 // shardSide is one side of the comparison: each master's client address,
@@ -159,8 +162,8 @@ func startLimitdbShards(t *testing.T) *shardSide {
 }
 
 // runShardScenario runs one file on both sides and returns the number of
-// lines compared.
-func runShardScenario(t *testing.T, ref, cand *shardSide, file string, lines []scenarioLine, proto int) int {
+// replies compared with Redis's and of @expect lines checked.
+func runShardScenario(t *testing.T, ref, cand *shardSide, file string, lines []scenarioLine, proto int) (compared, own int) {
 	type conns struct{ ref, cand *Conn }
 	open := map[string]*conns{}
 	defer func() {
@@ -188,7 +191,6 @@ func runShardScenario(t *testing.T, ref, cand *shardSide, file string, lines []s
 		}
 	}
 	node = 0
-	compared := 0
 	for _, l := range lines {
 		text, mode := l.text, "exact"
 		if strings.HasPrefix(text, "@") {
@@ -196,7 +198,7 @@ func runShardScenario(t *testing.T, ref, cand *shardSide, file string, lines []s
 			switch word {
 			case "@proto":
 				if p, _ := strconv.Atoi(strings.TrimSpace(rest)); p != proto {
-					return compared
+					return compared, own
 				}
 				continue
 			case "@node":
@@ -229,7 +231,7 @@ func runShardScenario(t *testing.T, ref, cand *shardSide, file string, lines []s
 			if err != nil {
 				t.Fatalf("%s:%d: limitdb: %v", file, l.n, err)
 			}
-			compared++
+			own++
 			checkExpect(t, file, l, proto, normShardReply(cand, cr, "exact"))
 			continue
 		}
@@ -250,7 +252,7 @@ func runShardScenario(t *testing.T, ref, cand *shardSide, file string, lines []s
 			t.Errorf("%s:%d: node %d: %s\n  redis:   %q\n  limitdb: %q", file, l.n, node, text, w, g)
 		}
 	}
-	return compared
+	return compared, own
 }
 
 // a RESP value, as the test reads it

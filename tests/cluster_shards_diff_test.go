@@ -260,8 +260,7 @@ type respValue struct {
 	kind  byte
 	text  string // a scalar's line, or a string's bytes
 	elems []respValue
-	attr  []respValue // an attribute's pairs before the value
-	null  bool        // $-1 or *-1
+	null  bool // $-1 or *-1
 }
 
 func parseResp(br *bufio.Reader) (respValue, error) {
@@ -301,9 +300,7 @@ func parseResp(br *bufio.Reader) (respValue, error) {
 			v.elems = append(v.elems, e)
 		}
 		if v.kind == '|' {
-			inner, err := parseResp(br)
-			inner.attr = v.elems
-			return inner, err
+			return parseResp(br) // an attribute: the reply after it is compared
 		}
 	}
 	return v, nil

@@ -99,7 +99,7 @@ func TestClusterShardsRateLibs(t *testing.T) {
 		t.Errorf("redis_rate's keys reached %d of %d groups", len(groups), len(s.groups))
 	}
 	// the move, the moved keys called all along it (bounded)
-	stop, done := make(chan struct{}), make(chan int)
+	stop, done := make(chan struct{}), make(chan int, 1)
 	go func() {
 		n := 0
 		defer func() { done <- n }()

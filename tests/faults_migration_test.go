@@ -85,6 +85,7 @@ func TestFaultsMigrationSmoke(t *testing.T) {
 	wg.Wait()
 
 	s.waitOK(30 * time.Second)
+	r.checkTasks()
 	r.checkSlots()
 	h := &handoverTest{s: s, t: t, src: 0, dst: 1}
 	h.checkDigests()
@@ -428,7 +429,13 @@ func (r *migRun) owners() []int {
 				continue
 			}
 			for sl := max(int(sr.Start), migRange[0]); sl <= min(int(sr.End), migRange[1]); sl++ {
-				out[sl-migRange[0]] = g
+				if out[sl-migRange[0]] >= 0 {
+					// both leaders list it (the source until its map
+					// shows the target's OWN): in transition
+					out[sl-migRange[0]] = -2
+				} else if out[sl-migRange[0]] == -1 {
+					out[sl-migRange[0]] = g
+				}
 			}
 		}
 	}
@@ -688,6 +695,45 @@ func (r *migRun) healAll() {
 }
 
 // ---- the checks after quiescence ----
+
+// checkTasks: once healed, no migration task is left in progress on
+// either group's leader (waited for: 20 s), and both lists go into the
+// history.
+func (r *migRun) checkTasks() {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var busy []string
+		for g, c := range r.s.groups {
+			l := r.s.leaderOf(g)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			res, err := c.cli(l).Do(ctx, "CLUSTER", "MIGRATION", "STATUS", "ALL").Slice()
+			cancel()
+			if err != nil {
+				busy = append(busy, fmt.Sprintf("group %d: %v", g, err))
+				continue
+			}
+			for _, row := range res {
+				kv, _ := row.([]any)
+				m := map[string]any{}
+				for j := 0; j+1 < len(kv); j += 2 {
+					m[fmt.Sprint(kv[j])] = kv[j+1]
+				}
+				if st := m["state"]; st != "completed" && st != "failed" && st != "canceled" {
+					busy = append(busy, fmt.Sprintf("group %d (%s): %v", g, c.nodes[l].id, m))
+				}
+			}
+		}
+		if len(busy) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.note("tasks in progress after quiescence: %v", busy)
+			r.t.Errorf("migration tasks still in progress 20 s after the faults were healed: %v", busy)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
 
 // checkSlots: every node's CLUSTER SLOTS covers the 16,384 slots once
 // and all agree on each slot's master (waited for: 15 s, the maps follow

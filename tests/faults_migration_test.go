@@ -37,6 +37,8 @@ func TestFaultsMigrationSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the migration fault smoke runs for a minute or two")
 	}
+	// go-redis logs every failed dial: the kills make thousands
+	redis.SetLogger(quietRedisLog{})
 	seed := int64(18)
 	if v := os.Getenv("LIMITDB_FAULTS_SEED"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)

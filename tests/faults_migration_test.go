@@ -70,7 +70,7 @@ func TestFaultsMigrationSmoke(t *testing.T) {
 	t.Logf("seed %d, %d s of faults, history %s", seed, secs, r.file(out))
 	var verdicts []string
 	ok := false
-	t.Cleanup(func() { r.writeHistory(out, verdicts, ok) })
+	t.Cleanup(func() { r.writeHistory(out, verdicts, ok && !t.Failed()) })
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -99,6 +99,13 @@ func TestFaultsMigrationSmoke(t *testing.T) {
 	}
 	t.Logf("seed %d: %d operations (%d done, %d refused, %d uncertain), faults %v, migrations %v",
 		seed, r.nops, r.nDone, r.nRefused, r.nUnknown, r.faults, r.migs)
+	nf := 0
+	for _, n := range r.faults {
+		nf += n
+	}
+	// the line scripts/faults.sh --migration prints at the end
+	fmt.Printf("faults summary (migration): seconds=%d ok=%v faults=%d operations=%d migrations=%v seed=%d history=%s\n",
+		secs, ok && !t.Failed(), nf, r.nops, r.migs, seed, r.file(out))
 	if !ok || t.Failed() {
 		t.Errorf("migration fault smoke, seed %d: violation; history %s\n%s", seed, r.file(out), s.logs())
 		keepOut = true
@@ -924,12 +931,13 @@ func (r *migRun) writeHistory(out string, verdicts []string, ok bool) {
 	if !ok {
 		res = "VIOLATION"
 	}
-	fmt.Fprintf(&b, "migration fault smoke, seed %d (LIMITDB_FAULTS_SEED=%d go test -count=1 -run TestFaultsMigrationSmoke ./tests)\n", r.seed, r.seed)
-	fmt.Fprintf(&b, "RESULT: %s\noperations %d (done %d, refused %d, uncertain %d), faults %v, migrations %v\n",
+	fmt.Fprintf(&b, "# limitdb migration fault run, seed %d (LIMITDB_FAULTS_SEED=%d go test -count=1 -run TestFaultsMigrationSmoke ./tests)\n", r.seed, r.seed)
+	fmt.Fprintf(&b, "# RESULT: %s\n# operations %d (done %d, refused %d, uncertain %d), faults %v, migrations %v\n",
 		res, r.nops, r.nDone, r.nRefused, r.nUnknown, r.faults, r.migs)
 	for _, v := range verdicts {
-		b.WriteString(v + "\n")
+		b.WriteString("# " + v + "\n")
 	}
+	b.WriteString("# each line: call time, reply time (since the cluster started), client, node (cc: the ClusterClient), command -> reply; driver and nemesis lines\n")
 	r.mu.Lock()
 	sort.SliceStable(r.hist, func(a, c int) bool { return r.hist[a].t0 < r.hist[c].t0 })
 	for _, l := range r.hist {

@@ -2,10 +2,10 @@ package engine
 
 import "strings"
 
-// Redis Cluster's hash slots (issue 22): a key's slot, the keys of db 0
-// by slot (CLUSTER COUNTKEYSINSLOT, GETKEYSINSLOT, and later a slot's
-// handover), and the slots this Raft group owns, which is replicated
-// state. This file is the API the server's cluster mode calls; the index
+// Redis Cluster's hash slots (issue 22; engine/CLUSTER_MODE.md): a key's
+// slot, the keys of db 0 by slot (CLUSTER COUNTKEYSINSLOT, GETKEYSINSLOT,
+// a slot's handover), and the slots this Raft group owns, which is
+// replicated state. This file is the API the server's cluster mode calls; the index
 // is slot_index.go, the owned set slot_bits.go and slot_owner.go (which
 // also holds Ctx.AddSlots and Ctx.DelSlots, LIMITDB.SLOTS and Redis's
 // slot error texts).

@@ -10,7 +10,7 @@ import (
 // BenchmarkCaptureSlots: a capture of one slot holding 100,000 small
 // strings (a third with a deadline) in 1 MB chunks: CaptureSlots, all of
 // it under the engine lock, and StartSlotCapture's part under the lock
-// (their comments, engine/DESIGN.md).
+// (their comments; figures in bench/RESULTS.md, "Slot captures").
 func BenchmarkCaptureSlots(b *testing.B) {
 	e := New()
 	e.EnableSlots()

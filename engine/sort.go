@@ -18,6 +18,10 @@ const (
 	errSortScores = "ERR One or more scores can't be converted into double"
 	errSortByACL  = "ERR BY option of SORT denied due to insufficient ACL permissions."
 	errSortGetACL = "ERR GET option of SORT denied due to insufficient ACL permissions."
+	// in cluster mode (EnableSlots), Redis 7.0's refusals: the pattern's
+	// keys may live in any slot
+	errSortByCluster  = "ERR BY option of SORT denied in Cluster mode."
+	errSortGetCluster = "ERR GET option of SORT denied in Cluster mode."
 )
 
 func init() {
@@ -199,12 +203,21 @@ func (c *Ctx) sortGeneric(argv [][]byte, readonly bool) {
 			// dontsort stays set whatever BY comes later)
 			if bytes.IndexByte(cbytes(by), '*') < 0 {
 				dontsort = true
+			} else if c.E.SlotsEnabled() {
+				// the pattern's keys may be in any slot, another
+				// group's (Redis's sortCommandGeneric)
+				c.W.Error(errSortByCluster)
+				return
 			} else if !fullAccess() {
 				c.W.Error(errSortByACL)
 				return
 			}
 			j++
 		case EqualFold(a, "get") && left >= 1:
+			if c.E.SlotsEnabled() {
+				c.W.Error(errSortGetCluster)
+				return
+			}
 			if !fullAccess() {
 				c.W.Error(errSortGetACL)
 				return

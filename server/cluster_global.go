@@ -11,11 +11,11 @@ import (
 	"limitdb/engine"
 )
 
-// Cluster-wide state over several groups (server/DESIGN.md, "Cluster-wide
-// state over several groups"; engine/cluster_global.go). In a cluster of
-// several groups the directory group holds the policy registry, the ACL
-// users, the script cache, the function libraries and the cluster-wide
-// CONFIG parameters:
+// Cluster-wide state over several groups (server/CLUSTER_MODE.md,
+// "Cluster-wide state over several groups"; engine/cluster_global.go).
+// In a cluster of several groups the directory group holds the policy
+// registry, the ACL users, the script cache, the function libraries and
+// the cluster-wide CONFIG parameters:
 //   - a change received by any node of the cluster (clusterWide) runs on
 //     the directory group's leader: the node sends the unit (ACL user,
 //     protocol, argv) as a global-unit query ('w'), the directory's
@@ -34,9 +34,10 @@ import (
 //     directory group, a leader that failed between a change and its
 //     stamp) and pushes to every group not known to hold its version.
 //
-// Inside MULTI and scripts a cluster-wide change is refused in a group
-// other than the directory (it would change that group only); in the
-// directory group it runs there and reaches the others by the next push.
+// Inside MULTI a cluster-wide change is refused in every group
+// (routeGlobal); inside a script it is refused in a group other than the
+// directory (it would change that group only), and in the directory
+// group it runs there and reaches the others by the next push.
 // A group in no cluster, or alone in one, changes nothing of this.
 
 const (

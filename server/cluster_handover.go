@@ -12,7 +12,7 @@ import (
 	"limitdb/engine"
 )
 
-// A slot handover between two groups (server/DESIGN.md, "Slot handover"):
+// A slot handover between two groups (server/CLUSTER_MODE.md, "Slot handover"):
 // the queries the two groups' leaders exchange (kind 'm'), the source's
 // side of them, the parking of requests for frozen slots, and the
 // directory's move of the slots' owner. The target's leader drives the

@@ -15,7 +15,7 @@ import (
 
 // CLUSTER MIGRATION IMPORT / STATUS / CANCEL (Redis 8.4's atomic slot
 // migration surface) and the target's side of a handover: the leader of
-// the group that imports drives every step (server/DESIGN.md, "Slot
+// the group that imports drives every step (server/CLUSTER_MODE.md, "Slot
 // handover"). A task is one IMPORT command; it moves its slots in
 // batches of at most batchSlots slots, each batch one migration of the
 // engine (LIMITDB.SLOTS IMPORT … OWN) whose id is the task's id and the

@@ -29,10 +29,11 @@ const (
 	errNoSlotsEffect    = "ERR this build cannot record slot ownership (no LIMITDB.SLOTS)"
 )
 
-// errClusterUnsupported answers a subcommand this slice has not (one Raft
-// group, no cluster bus): Redis's error form, naming the subcommand.
+// errClusterUnsupported answers a subcommand limitdb has no use for (a
+// shard is a Raft group, there is no cluster bus): Redis's error form,
+// naming the subcommand and what does its work here.
 func errClusterUnsupported(sub string) string {
-	return "ERR CLUSTER " + strings.ToUpper(sub) + " is not supported by limitdb yet (one Raft group: members join with --join and fail over by Raft)"
+	return "ERR CLUSTER " + strings.ToUpper(sub) + " is not supported by limitdb (a shard is a Raft group: members join with --join and fail over by Raft; slots move with CLUSTER MIGRATION)"
 }
 
 var clusterModeCmds = map[string]connHandler{

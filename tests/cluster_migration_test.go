@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Slot handovers between groups (server/DESIGN.md, "Slot handover"):
+// Slot handovers between groups (server/CLUSTER_MODE.md, "Slot handover"):
 // CLUSTER MIGRATION IMPORT moves a range with keys from group 0 to group
 // 1 while go-redis ClusterClients run INCR and RL.ALLOW on it; a move
 // whose source leader is killed after FREEZE, one whose target leader is

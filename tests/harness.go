@@ -69,6 +69,7 @@ var ownRunner = map[string]bool{
 	"scenarios/acl":     true, // TestACLScenarios: servers with an aclfile
 	"scenarios/pubsub":  true, // TestPubsubScenarios
 	"scenarios/effects": true, // TestEffects only: cases for the effects
+	"scenarios/cluster": true, // TestClusterShardsDiff: three masters on each side
 }
 
 // scenarioFiles lists the *.txt files under dir.

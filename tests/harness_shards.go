@@ -237,3 +237,52 @@ func (s *testShards) logs() string {
 	}
 	return b.String()
 }
+
+// moveSlots moves lo..hi from group src to group dst with CLUSTER
+// MIGRATION IMPORT (sent to a node of dst, as handoverTest.importOn),
+// waits (at most d) until its STATUS says completed and every running
+// node's CLUSTER SLOTS gives lo..hi to dst's leader, and returns the time
+// from IMPORT to completed. ranges keeps the split as first assigned.
+// Call it from the test's goroutine (it fails the test with Fatal).
+func (s *testShards) moveSlots(lo, hi, src, dst int, d time.Duration) time.Duration {
+	s.t.Helper()
+	h := &handoverTest{s: s, t: s.t, src: src, dst: dst}
+	t0 := time.Now()
+	id := h.importOn(lo, hi)
+	h.waitState(id, "completed", d)
+	took := time.Since(t0)
+	h.waitSlotsOn(lo, hi, dst)
+	return took
+}
+
+// keysInSlots is how many of keys hash to a slot in lo..hi.
+func keysInSlots(keys []string, lo, hi int) int {
+	n := 0
+	for _, k := range keys {
+		if sl := testKeySlot(k); sl >= lo && sl <= hi {
+			n++
+		}
+	}
+	return n
+}
+
+// densestSlots is the window of width slots inside lo..hi that holds the
+// most of keys (a move of a range the workload uses, kept to one batch).
+func densestSlots(keys []string, lo, hi, width int) (int, int) {
+	var per [16384]int
+	for _, k := range keys {
+		per[testKeySlot(k)]++
+	}
+	n := 0
+	for sl := lo; sl < lo+width; sl++ {
+		n += per[sl]
+	}
+	best, bestN := lo, n
+	for a := lo + 1; a+width-1 <= hi; a++ {
+		n += per[a+width-1] - per[a-1]
+		if n > bestN {
+			best, bestN = a, n
+		}
+	}
+	return best, best + width - 1
+}

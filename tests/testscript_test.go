@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -22,6 +23,16 @@ func TestTestScriptStages(t *testing.T) {
 	if fuzzTargets == 0 {
 		t.Fatal("no fuzz targets found in scripts/test.sh")
 	}
+	// the node packages the script npm-installs (its `for d in …` over
+	// tests/node/$d): the fake tree needs their directories
+	m := regexp.MustCompile(`for d in ([a-z ]+); do\n\s*\(cd tests/node/\$d`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("scripts/test.sh's loop over tests/node/<package> not found")
+	}
+	var nodeDirs []string
+	for _, d := range strings.Fields(string(m[1])) {
+		nodeDirs = append(nodeDirs, "tests/node/"+d)
+	}
 	for _, tc := range []struct {
 		name               string
 		failTest, failFuzz bool
@@ -34,7 +45,7 @@ func TestTestScriptStages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			for _, d := range []string{"scripts", "tests/node/lock", "tests/node/jobqueue", "bin"} {
+			for _, d := range append([]string{"scripts", "bin"}, nodeDirs...) {
 				if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 					t.Fatal(err)
 				}

@@ -11,8 +11,13 @@ is read back: acknowledged <= value <= acknowledged + unknown. The client
 sends a command once (cluster_error_retry_attempts=1: redis-py's own
 retries to the same node only follow a refused connection, so a counter
 above that bound is the server's double apply, not the client's).
+
+With --for S the load runs for S seconds (no fault: every check exact)
+while the test moves slots between groups; --moved LO-HI counts the
+replies checked on keys of slots LO..HI (the range the test moves),
+reported with the rest. Both may come before --seconds.
 Run by TestClusterShardsPython* (tests/cluster_shards_clients_test.go).
-Usage: /usr/bin/python3 check_shards.py [--seconds S] GROUPS PORT [PORT ...]
+Usage: /usr/bin/python3 check_shards.py [--for S] [--moved LO-HI] [--seconds S] GROUPS PORT [PORT ...]
 """
 import logging
 import sys
@@ -20,6 +25,7 @@ import threading
 import time
 
 from redis.cluster import ClusterNode, RedisCluster
+from redis.crc import key_slot
 
 THREADS, KEYS = 4, 40
 SCRIPT = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
@@ -28,6 +34,12 @@ SCRIPT = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
 logging.getLogger("redis.cluster").setLevel(logging.CRITICAL)
 failures = []
 lock = threading.Lock()
+moved = None  # --moved's slots, (lo, hi)
+
+
+def in_moved(key):
+    """Whether key is in the slots --moved names."""
+    return moved is not None and moved[0] <= key_slot(key.encode()) <= moved[1]
 
 
 def check(what, ok, detail=None):
@@ -50,7 +62,7 @@ class Worker:
         self.strs = [{None} for _ in range(KEYS)]  # possible values
         self.ctrs = [[0, 0] for _ in range(KEYS)]  # acknowledged, unknown
         self.rls = [[0, 0] for _ in range(KEYS)]  # allowed, unknown
-        self.done = self.errors = 0
+        self.done = self.errors = self.moved = 0
 
     def run(self):
         script = self.rc.register_script(SCRIPT)
@@ -60,6 +72,8 @@ class Worker:
             j = (i // 5) % KEYS
             s, c, r = f"py:s:{self.w}:{j}", f"py:c:{self.w}:{j}", f"py:r:{self.w}:{j}"
             op = i % 5
+            if in_moved(s if op in (0, 1) else r if op == 3 else c):
+                self.moved += 1
             try:
                 if op == 0:
                     v = str(i).encode()
@@ -112,16 +126,25 @@ class Worker:
                 check(f"GET {c} after the load", False, repr(err))
                 continue
             acked, unknown = self.ctrs[j]
+            if in_moved(c):
+                self.moved += 1
             check(f"GET {c} after the load: no acknowledged increment lost", got >= acked, (got, acked, unknown))
             check(f"GET {c} after the load: none applied twice", got <= acked + unknown, (got, acked, unknown))
             self.done += 1
 
 
 def main():
+    global moved
     args = sys.argv[1:]
-    seconds = None
-    if args[0] == "--seconds":
-        seconds, args = float(args[1]), args[2:]
+    seconds = run_for = None
+    while args[0] in ("--seconds", "--for", "--moved"):
+        if args[0] == "--seconds":
+            seconds = float(args[1])
+        elif args[0] == "--for":
+            run_for = float(args[1])
+        else:
+            moved = tuple(int(x) for x in args[1].split("-"))
+        args = args[2:]
     groups, ports = int(args[0]), [int(p) for p in args[1:]]
     rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", p) for p in ports],
                       socket_timeout=10, socket_connect_timeout=2, cluster_error_retry_attempts=1)
@@ -133,8 +156,8 @@ def main():
     check("CLUSTER SLOTS covers every slot", nxt == 16384, ranges)
     check(f"CLUSTER SLOTS has {groups} ranges", len(ranges) == groups, ranges)
     faults = seconds is not None
-    ops = 3000 if faults else 500
-    deadline = time.monotonic() + (seconds if faults else 90)
+    ops = 3000 if faults else 100000 if run_for is not None else 500
+    deadline = time.monotonic() + (seconds if faults else run_for if run_for is not None else 90)
     workers = [Worker(rc, w, ops, deadline, faults) for w in range(THREADS)]
     threads = [threading.Thread(target=wk.run) for wk in workers]
     start = time.monotonic()
@@ -155,7 +178,9 @@ def main():
     acked = sum(c[0] for wk in workers for c in wk.ctrs)
     unknown = sum(c[1] for wk in workers for c in wk.ctrs)
     print(f"shards: redis-py RedisCluster {sum(wk.done for wk in workers)} replies checked in {elapsed:.1f} s, "
-          f"{sum(wk.errors for wk in workers)} errors, counters {acked} acknowledged + {unknown} unknown, all passed")
+          f"{sum(wk.errors for wk in workers)} errors, counters {acked} acknowledged + {unknown} unknown, "
+          + (f"{sum(wk.moved for wk in workers)} of them on keys of slots {moved[0]}-{moved[1]}, " if moved else "")
+          + "all passed")
     return 0
 
 

@@ -15,25 +15,36 @@
 // INCR reply and every counter read back at least the acknowledged sum),
 // no RL.ALLOW key ever admitting more than 5 — and the counters above
 // acknowledged + unknown are reported, not failed.
+//
+// With --for S the load runs for S seconds (no fault: every check exact)
+// while the test moves slots between groups; --moved LO-HI counts the
+// replies checked on keys of slots LO..HI (the range the test moves),
+// reported with the rest. Both may come before --seconds.
 // Run by TestClusterShardsNode* (tests/cluster_shards_clients_test.go).
-// Usage: node check-shards.js [--seconds S] GROUPS PORT [PORT ...]
+// Usage: node check-shards.js [--for S] [--moved LO-HI] [--seconds S] GROUPS PORT [PORT ...]
 'use strict';
 const Redis = require('ioredis');
 const { createCluster } = require('redis');
+const keySlot = require('cluster-key-slot'); // the clients' own slot function
 
 let args = process.argv.slice(2);
-let seconds = null;
-if (args[0] === '--seconds') {
-  seconds = Number(args[1]);
+let seconds = null, runFor = null, moved = null;
+for (;;) {
+  if (args[0] === '--seconds') seconds = Number(args[1]);
+  else if (args[0] === '--for') runFor = Number(args[1]);
+  else if (args[0] === '--moved') moved = args[1].split('-').map(Number);
+  else break;
   args = args.slice(2);
 }
 const faults = seconds !== null;
 const groups = Number(args[0]);
 const ports = args.slice(1).map(Number);
 const WORKERS = 4;
-const OPS = faults ? 3000 : 500; // per worker
+const OPS = faults ? 3000 : runFor !== null ? 100000 : 500; // per worker
 const KEYS = 40; // per worker
-const stats = { errors: 0, surplus: 0, acked: 0, unknown: 0 };
+const stats = { errors: 0, surplus: 0, acked: 0, unknown: 0, moved: 0 };
+// inMoved: key is in the slots --moved names
+const inMoved = (key) => moved !== null && keySlot(key) >= moved[0] && keySlot(key) <= moved[1];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const SCRIPT = "return redis.call('INCRBY', KEYS[1], ARGV[1])";
 let failed = 0;
@@ -85,6 +96,7 @@ async function worker(name, w, run, deadline) {
     const j = Math.floor(i / 5) % KEYS;
     const s = `${name}:s:${w}:${j}`, c = `${name}:c:${w}:${j}`, r = `${name}:r:${w}:${j}`;
     const op = i % 5;
+    const key = op === 0 || op === 1 ? s : op === 3 ? r : c;
     try {
       if (op === 0) {
         const v = String(i);
@@ -128,6 +140,7 @@ async function worker(name, w, run, deadline) {
       await sleep(20);
     }
     done++;
+    if (inMoved(key)) stats.moved++;
   }
   // every counter read back once the worker is done (retried a while)
   for (let j = 0; j < KEYS; j++) {
@@ -142,12 +155,13 @@ async function worker(name, w, run, deadline) {
     stats.acked += acked;
     stats.unknown += unknown;
     done++;
+    if (inMoved(c)) stats.moved++;
   }
   return done;
 }
 
 async function load(name, run) {
-  const deadline = Date.now() + (faults ? seconds * 1000 : 90000);
+  const deadline = Date.now() + (faults ? seconds : runFor !== null ? runFor : 90) * 1000;
   const done = await Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(name, w, run, deadline)));
   return done.reduce((a, b) => a + b, 0);
 }
@@ -195,6 +209,7 @@ setTimeout(() => { console.log('FAIL: not done in 100 s'); process.exit(1); }, 1
   // both clients at once: a leader kill (--seconds) hits both loads
   const [io, nr] = await Promise.all([withIoredis(), withNodeRedis()]);
   console.log(failed ? `${failed} failed` : `shards: ioredis ${io} and node-redis ${nr} replies checked, ${stats.errors} errors, ` +
-    `counters ${stats.acked} acknowledged + ${stats.unknown} unknown, ${stats.surplus} replies above the bound (resends), all passed`);
+    `counters ${stats.acked} acknowledged + ${stats.unknown} unknown, ${stats.surplus} replies above the bound (resends), ` +
+    (moved ? `${stats.moved} of them on keys of slots ${moved[0]}-${moved[1]}, ` : '') + 'all passed');
   process.exit(failed ? 1 : 0);
 })().catch((e) => { console.log('FAIL', e); process.exit(1); });

@@ -18,6 +18,10 @@
 #   --full           keep the whole history of passing schedules too (by
 #                    default only failing ones keep theirs; every file has
 #                    the schedule's header and verdicts)
+#   --migration      the migration workload instead (TestFaultsMigrationSmoke:
+#                    two groups of three, slots moved back and forth under
+#                    faults) for the minutes, as one run (--nemeses,
+#                    --workloads and --seconds do not apply)
 #
 # Prints, at the end, the number of schedules, faults injected and
 # operations checked, and exits non-zero when any schedule found a
@@ -25,7 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-minutes="" seed="" seconds="" nemeses="" workloads="" out="" full=""
+minutes="" seed="" seconds="" nemeses="" workloads="" out="" full="" migration=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) minutes="$2"; shift 2 ;;
@@ -35,7 +39,8 @@ while [ $# -gt 0 ]; do
     --workloads) workloads="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --full) full=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --migration) migration=1; shift ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -58,8 +63,13 @@ export LIMITDB_FAULTS_WORKLOADS="${workloads:-${LIMITDB_FAULTS_WORKLOADS:-all}}"
 
 # the go test timeout: the minutes plus room for the last schedule
 timeout_m=$(awk -v m="$minutes" 'BEGIN { printf "%d", m + 15 }')
+test='^TestFaultsSmoke$'
+if [ -n "$migration" ]; then
+  test='^TestFaultsMigrationSmoke$'
+  export LIMITDB_FAULTS_MIG_SECONDS=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 }')
+fi
 set +e
-go test -count=1 -timeout "${timeout_m}m" -run '^TestFaultsSmoke$' -v ./tests 2>&1 |
+go test -count=1 -timeout "${timeout_m}m" -run "$test" -v ./tests 2>&1 |
   tee "$out/go-test.log" | grep -E '^(=== RUN|--- |    --- )|faults:|faults summary|VIOLATION'
 status=${PIPESTATUS[0]}
 set -e

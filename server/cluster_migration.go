@@ -838,6 +838,26 @@ func (s *Server) resumeImports() {
 		t.logged = nil // (its IMPORTs are this leader's state)
 		s.startTask(t)
 	}
+	// a task this node drove while it led before, which another leader
+	// finished meanwhile: its driver stopped when this node stopped
+	// leading, with the task still active, and the engine holds none of
+	// its imports any more. Settled here: completed when the slots are
+	// this group's, else failed (without this it stayed "loading" in
+	// STATUS and refused every later IMPORT as in progress once this
+	// node led again: TestFaultsMigrationSmoke, the target's leader
+	// stopped at loading)
+	for _, t := range s.hand.tasks {
+		if !t.active() || s.hand.driving[t.id] || byTask[t.id] != nil {
+			continue
+		}
+		if s.ownsAllOf(t.ranges) {
+			t.state = taskCompleted
+		} else {
+			t.state, t.lastErr = taskFailed, "the import was aborted"
+		}
+		t.ended = time.Now().UnixMilli()
+		s.log.Info("handover: settled a former leadership's task", "task", t.id, "state", t.state)
+	}
 }
 
 func batchNo(id string) int {

@@ -26,8 +26,10 @@ import (
 //     while no leader's client address is known (an election, a new
 //     leader whose address has not reached it) it waits up to
 //     leader-wait-ms with the lock released for one (WaitLeaderClient),
-//     then answers MOVED to it, runs the command if this node leads now,
-//     or answers CLUSTERDOWN The cluster is down. The wait is never on
+//     then answers MOVED to it, checks the slot again and runs the
+//     command if this node leads now (the slot may have frozen or moved
+//     while the lock was released), or answers CLUSTERDOWN The cluster
+//     is down. The wait is never on
 //     an event loop: a follower's connections leave theirs before they
 //     are served (evloop.go), and one still on it leaves it here.
 //
@@ -68,7 +70,13 @@ func (s *Server) slotRefusal(cl *client, cmd *engine.Command, argv [][]byte) str
 	s.resumeNow(cl)
 	switch {
 	case serving:
-		return "" // this node leads now: it runs cmd (place)
+		// this node leads now, but the lock was released for the wait:
+		// a handover may have frozen or moved the slot meanwhile (the
+		// check above is stale), so it is checked again before cmd runs
+		// (without this, a follower that held a write, became leader and
+		// ran it executed a slot frozen since: the write was acknowledged
+		// and lost with the source's copy, TestFaultsMigrationSmoke)
+		return s.slotRefusal(cl, cmd, argv)
 	case leader != "":
 		return "MOVED " + strconv.Itoa(slot) + " " + leader
 	}

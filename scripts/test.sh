@@ -61,6 +61,9 @@ done
 # (tests/cluster_shards_clients_test.go, tests/python): Debian's 4.3.4
 need_py redis.cluster python3-redis
 
+# go build first: vet compiles the test files too, so a non-test file
+# that uses a test-only helper would pass vet and break go build
+go build ./...
 go vet ./...
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

@@ -138,7 +138,7 @@ func startRedisShards(t *testing.T) *shardSide {
 	return newShardSide(t, "redis", addrs, buses)
 }
 
-// startLimitdbShards starts three 1-node limitdb groups (harness_shards.go),
+// startLimitdbShards starts three 1-node limitdb groups (harness_shards_test.go),
 // meets them and gives each its range.
 func startLimitdbShards(t *testing.T) *shardSide {
 	t.Helper()

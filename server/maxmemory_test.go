@@ -85,6 +85,9 @@ func TestEvictionWaitsForCollector(t *testing.T) {
 	}
 	s.conf.params["maxmemory"] = "1"
 	s.conf.params["maxmemory-policy"] = "allkeys-random"
+	// no time bound on the eviction: at the default tenacity a loaded
+	// machine stopped it after 500 µs with keys left (seen in CI)
+	s.conf.params["maxmemory-eviction-tenacity"] = "100"
 	s.applyMaxmemory()
 	defer func() {
 		s.conf.params["maxmemory"] = "0"

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/binary"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -161,7 +160,7 @@ func (s *Server) routeGlobal(cl *client, cmd *engine.Command, argv [][]byte) boo
 		st, body = s.answerGlobalUnit(req[1:])
 	}
 	if !local || st == queryNotLeader {
-		st, body = s.askDirectory(addrs, req, bound)
+		st, body = s.askLeader(addrs, req, bound, 0)
 	}
 	s.door.Lock()
 	s.resumeNow(cl)
@@ -176,38 +175,6 @@ func (s *Server) routeGlobal(cl *client, cmd *engine.Command, argv [][]byte) boo
 		cl.w.Error(errGlobalUnreachable)
 	}
 	return true
-}
-
-// askDirectory sends a global unit to the directory group's leader,
-// starting at addrs (the lock is not held): a member that names the
-// leader sends it there, busy or an election waits a pause, an
-// unreachable member passes to the next. Unlike askLeader's, each try
-// may take all the time left (the answer waits for the unit's commit and
-// its pushes: a cut-off try would send the unit again).
-func (s *Server) askDirectory(addrs []string, req []byte, bound time.Duration) (byte, []byte) {
-	deadline := time.Now().Add(bound)
-	queue := slices.Clone(addrs)
-	for len(addrs) > 0 && time.Now().Before(deadline) {
-		if len(queue) == 0 {
-			queue = slices.Clone(addrs)
-			time.Sleep(min(dirRetryPause, time.Until(deadline)))
-		}
-		a := queue[0]
-		queue = queue[1:]
-		st, body, err := s.node.QueryAddr(a, req, time.Until(deadline))
-		if err != nil {
-			continue
-		}
-		if st != queryNotLeader && st != queryBusy {
-			return st, body
-		}
-		if leader := string(body); st == queryNotLeader && leader != "" && leader != a {
-			queue = append([]string{leader}, queue...)
-		} else {
-			time.Sleep(min(dirRetryPause, time.Until(deadline)))
-		}
-	}
-	return queryBusy, nil
 }
 
 // answerGlobalUnit runs another node's cluster-wide change on this, the
@@ -375,7 +342,7 @@ func (s *Server) raiseLive(live []engine.PolicyLive) {
 // leader and records the version it answered holding; it returns that and
 // the group's live deadlines.
 func (s *Server) askGlobal(g engine.DirGroup, req []byte, wait time.Duration) (int64, []engine.PolicyLive, bool) {
-	st, body := s.askLeader(g.Seeds, req, wait)
+	st, body := s.askLeader(g.Seeds, req, wait, dirTryWait)
 	if st != cluster.QueryOK {
 		return 0, nil, false
 	}

@@ -573,7 +573,7 @@ func (s *Server) moveInDirectory(sh engine.ShardRecord, from, to int, ranges [][
 	if sh.Directory {
 		st, body = s.onLeader(hoAskWait, func() (byte, []byte) { return s.dirMoveHere(from, to, ranges) })
 	} else {
-		st, body = s.askLeader(sh.DirSeeds, req, hoAskWait)
+		st, body = s.askLeader(sh.DirSeeds, req, hoAskWait, dirTryWait)
 	}
 	if st != cluster.QueryOK {
 		return refusal(st, body, errDirUnreachable)
@@ -635,7 +635,7 @@ func (s *Server) settleOutgoing() {
 	for _, a := range asks {
 		req := appendQueryString([]byte{queryHandover, hoProbe}, a.m.ID)
 		req = appendQueryRanges(req, a.m.Ranges)
-		st, body := s.askLeader(a.addrs, req, hoAskWait)
+		st, body := s.askLeader(a.addrs, req, hoAskWait, dirTryWait)
 		if st != cluster.QueryOK || len(body) != 1 {
 			continue
 		}

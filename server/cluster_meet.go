@@ -260,7 +260,7 @@ func (s *Server) meet(target string, nested bool) string {
 		if dir == nil {
 			// the target's group is in no cluster either: it founds
 			// the directory, and this group joins it
-			if msg := s.askGroup(tv.leaderFirst(), []byte{queryDirectory, dirFound}, dirAskWait, errGroupUnanswered); msg != "" {
+			if msg := s.askGroup(tv.leaderFirst(), []byte{queryDirectory, dirFound}, dirAskWait, dirTryWait, errGroupUnanswered); msg != "" {
 				return msg
 			}
 			dir = tv.seeds()
@@ -271,7 +271,7 @@ func (s *Server) meet(target string, nested bool) string {
 			return errMeetOtherCluster // (both moved meanwhile)
 		}
 		req := appendQueryString([]byte{queryDirectory, dirMeetMe}, mine.selfRaft())
-		return s.askGroup(tv.leaderFirst(), req, meetMeWait, errGroupUnanswered)
+		return s.askGroup(tv.leaderFirst(), req, meetMeWait, 0, errGroupUnanswered)
 	case sameCluster(&mine, &tv):
 		return s.refreshSeeds(&mine, &tv)
 	}
@@ -299,7 +299,7 @@ func (s *Server) refreshSeeds(mine, tv *groupView) string {
 	}
 	req := binary.AppendUvarint([]byte{queryDirectory, dirSeeds}, uint64(sh.Index))
 	req = appendQueryStrings(req, seeds)
-	if msg := s.askGroup(sh.DirSeeds, req, dirAskWait, errDirUnreachable); msg != "" {
+	if msg := s.askGroup(sh.DirSeeds, req, dirAskWait, dirTryWait, errDirUnreachable); msg != "" {
 		return msg
 	}
 	if tv == nil || !tv.shard.Directory || sameAddrs(tv.seeds(), sh.DirSeeds) {
@@ -338,7 +338,7 @@ func (s *Server) joinDirectory(mine *groupView, dir []string) string {
 	req := []byte{queryDirectory, dirAddGroup}
 	req = appendQueryStrings(req, mine.seeds())
 	req = appendQueryRanges(req, mine.owned)
-	st, body := s.askLeader(dir, req, dirAskWait)
+	st, body := s.askLeader(dir, req, dirAskWait, dirTryWait)
 	if st != cluster.QueryOK {
 		return refusal(st, body, errDirUnreachable)
 	}
@@ -389,17 +389,20 @@ func refusal(st byte, body []byte, orElse string) string {
 
 // askGroup is askLeader for a request whose answer has no body: "" on
 // QueryOK, else the error reply.
-func (s *Server) askGroup(addrs []string, req []byte, bound time.Duration, orElse string) string {
-	st, body := s.askLeader(addrs, req, bound)
+func (s *Server) askGroup(addrs []string, req []byte, bound, try time.Duration, orElse string) string {
+	st, body := s.askLeader(addrs, req, bound, try)
 	return answerError(st, body, orElse)
 }
 
 // askLeader sends req to the leader of a group, starting at addrs (its
 // members' inter-node addresses): a member that does not lead names the
 // leader, asked next; an unreachable one, the next address; a busy one,
-// again after a pause; all within bound. The status is queryBusy when
-// no leader answered in time. The lock is not held.
-func (s *Server) askLeader(addrs []string, req []byte, bound time.Duration) (byte, []byte) {
+// again after a pause; all within bound, each try within try (0: the
+// rest of bound, for a request whose answer waits on others, as a
+// MEET-ME's on its nested MEET or a cluster-wide change's on its push).
+// The status is queryBusy when no leader answered in time. The lock is
+// not held.
+func (s *Server) askLeader(addrs []string, req []byte, bound, try time.Duration) (byte, []byte) {
 	deadline := time.Now().Add(bound)
 	var queue []string
 	for {
@@ -415,9 +418,8 @@ func (s *Server) askLeader(addrs []string, req []byte, bound time.Duration) (byt
 		}
 		a := queue[0]
 		queue = queue[1:]
-		if len(req) > 1 && req[1] != dirMeetMe {
-			// (a MEET-ME's answer waits for the nested MEET)
-			left = min(left, dirTryWait)
+		if try > 0 {
+			left = min(left, try)
 		}
 		st, body, err := s.node.QueryAddr(a, req, left)
 		switch {
@@ -666,7 +668,7 @@ func (s *Server) changeSlotsInCluster(cl *client, del bool, ranges [][2]int) {
 	req := binary.AppendUvarint([]byte{queryDirectory, op}, uint64(sh.Index))
 	req = appendQueryRanges(req, ranges)
 	s.door.Unlock()
-	st, body := s.askLeader(sh.DirSeeds, req, dirAskWait)
+	st, body := s.askLeader(sh.DirSeeds, req, dirAskWait, dirTryWait)
 	s.door.Lock()
 	cl.ctx.Now, _ = s.door.Now()
 	if st != cluster.QueryOK {

@@ -462,7 +462,7 @@ func (s *Server) migrationCancel(cl *client, argv [][]byte) {
 				s.door.Unlock()
 				// unanswered, the source cancels by itself: it asks
 				// this group (settleOutgoing)
-				s.askLeader(addrs, appendQueryString([]byte{queryHandover, hoCancel}, u.id), hoAskWait)
+				s.askLeader(addrs, appendQueryString([]byte{queryHandover, hoCancel}, u.id), hoAskWait, dirTryWait)
 			}
 		}
 		s.door.Lock()
@@ -588,7 +588,7 @@ func (s *Server) importBatch(t *migTask, id string) error {
 		req := appendQueryString([]byte{queryHandover, hoFreeze}, id)
 		req = binary.AppendUvarint(req, uint64(sh.Index))
 		req = appendQueryRanges(req, m.Ranges)
-		st, body := s.askLeader(addrs, req, hoAskWait)
+		st, body := s.askLeader(addrs, req, hoAskWait, dirTryWait)
 		if st == queryRefused {
 			return s.failBatch(t, id, m.Peer, string(body))
 		}
@@ -677,7 +677,7 @@ func (s *Server) loadCapture(t *migTask, id string, addrs []string) error {
 	for first := 0; ; {
 		req := appendQueryString([]byte{queryHandover, hoCapture}, id)
 		req = binary.AppendUvarint(req, uint64(first))
-		st, body := s.askLeader(addrs, req, hoAskWait)
+		st, body := s.askLeader(addrs, req, hoAskWait, dirTryWait)
 		if st != cluster.QueryOK {
 			return errors.New(refusal(st, body, "the source's leader did not answer the capture"))
 		}
@@ -723,7 +723,7 @@ func (s *Server) finishAtSource(t *migTask, id string, addrs []string, addr stri
 	req := appendQueryString([]byte{queryHandover, hoDone}, id)
 	req = appendQueryString(req, addr)
 	for i := 0; i < 10; i++ {
-		if st, _ := s.askLeader(addrs, req, hoAskWait); st == cluster.QueryOK {
+		if st, _ := s.askLeader(addrs, req, hoAskWait, dirTryWait); st == cluster.QueryOK {
 			break
 		}
 		s.door.Lock()
@@ -754,7 +754,7 @@ func (s *Server) failBatch(t *migTask, id string, source int, why string) error 
 	s.door.Lock()
 	addrs := s.groupAddrs(source)
 	s.door.Unlock()
-	s.askLeader(addrs, appendQueryString([]byte{queryHandover, hoCancel}, id), hoAskWait)
+	s.askLeader(addrs, appendQueryString([]byte{queryHandover, hoCancel}, id), hoAskWait, dirTryWait)
 	return errors.New(strings.TrimPrefix(why, "ERR "))
 }
 

@@ -38,6 +38,9 @@ const (
 	// a member answers again)
 	mapLinkPeriods = 10
 	mapFailPeriods = 50
+	// holeGrace is how long a slot that no answer claims any more stays
+	// with the group that claimed it last (fillHoles)
+	holeGrace = 10 * mapPeriod
 )
 
 // linkState is how recently a group of the map answered.
@@ -83,6 +86,14 @@ type clusterMap struct {
 	cover   slotSet // the slots the other groups own
 	version uint64
 
+	// the hole fill (fillHoles): per slot, the index of the group that
+	// claimed it last, this one's included (-1: none), and when (unix ns);
+	// kept is this group's slots as of the last refresh and those it
+	// claimed last within holeGrace, counted by unionSlots
+	claim   []int16
+	claimAt []int64
+	kept    slotSet
+
 	mu      sync.Mutex
 	running bool            // the loop runs (Serve started it, it has not stopped)
 	waiters []chan struct{} // refreshMap's, closed by the next refresh
@@ -96,6 +107,19 @@ func (b *slotSet) addRange(s, e int) {
 	for slot := s; slot <= e; slot++ {
 		b[slot>>6] |= 1 << (slot & 63)
 	}
+}
+
+func (b *slotSet) has(slot int) bool { return b[slot>>6]&(1<<(slot&63)) != 0 }
+
+// ranges is the set as ascending ranges.
+func (b *slotSet) ranges() [][2]int {
+	var out [][2]int
+	for slot := 0; slot < engine.NumSlots; slot++ {
+		if b.has(slot) {
+			out = addSlotRange(out, slot)
+		}
+	}
+	return out
 }
 
 func (b *slotSet) count() int {
@@ -166,6 +190,9 @@ func (s *Server) unionSlots() int {
 		return s.eng.OwnedSlotCount()
 	}
 	u := s.cmap.cover
+	for i, w := range s.cmap.kept {
+		u[i] |= w
+	}
 	for _, r := range s.eng.OwnedSlots() {
 		u.addRange(r[0], r[1])
 	}
@@ -300,9 +327,95 @@ func (r *mapRefresher) refresh() {
 	if !s.door.LockOr(s.stop) {
 		return
 	}
+	groups = s.cmap.fillHoles(groups, my.shard.Index, s.eng.OwnedSlots(), now)
 	s.installMap(groups)
 	s.door.Unlock()
 	r.empty = len(groups) == 0
+}
+
+// fillHoles gives a slot that no group's answer (nor this group's
+// engine) claims to the group that claimed it last, for holeGrace (engine
+// lock held). The answers of one refresh are not one instant: at a
+// handover's end the source stops showing the slots (finishHere) or
+// drops them (DONE) a moment after the target owns them, and the
+// target's answer may be from before its OWN (cached for viewCacheFor,
+// or a follower's engine behind its leader's). Without the fill, the
+// union had a hole for a refresh or two and every node that saw it
+// answered every key -CLUSTERDOWN The cluster is down
+// (TestClusterShardsNode, seen in CI). A filled slot sends its client to
+// the last claimant, which answers MOVED to the target: an extra MOVED,
+// as any stale map costs. This group's own slots are kept (kept) until
+// the next refresh for the same reason: DONE applied here between two
+// refreshes would otherwise open the hole at once.
+func (m *clusterMap) fillHoles(groups []mapGroup, own int, ownSlots [][2]int, now time.Time) []mapGroup {
+	m.kept = slotSet{}
+	if own < 0 {
+		m.claim, m.claimAt = nil, nil
+		return groups
+	}
+	if m.claim == nil {
+		m.claim, m.claimAt = make([]int16, engine.NumSlots), make([]int64, engine.NumSlots)
+		for i := range m.claim {
+			m.claim[i] = -1
+		}
+	}
+	ns := now.UnixNano()
+	var claimed slotSet
+	mark := func(index int, ranges [][2]int) {
+		for _, r := range ranges {
+			claimed.addRange(r[0], r[1])
+			for slot := r[0]; slot <= r[1]; slot++ {
+				m.claim[slot], m.claimAt[slot] = int16(index), ns
+			}
+		}
+	}
+	mark(own, ownSlots)
+	m.kept = claimed
+	for _, g := range groups {
+		if g.moved != "" {
+			mark(g.index, g.owned)
+		}
+	}
+	fill := map[int]*slotSet{} // by index: the slots given back to it
+	for slot, index := range m.claim {
+		if index < 0 || claimed.has(slot) {
+			continue
+		}
+		if ns-m.claimAt[slot] >= int64(holeGrace) {
+			m.claim[slot] = -1
+			continue
+		}
+		if int(index) == own {
+			m.kept.addRange(slot, slot)
+			continue
+		}
+		if fill[int(index)] == nil {
+			fill[int(index)] = &slotSet{}
+		}
+		fill[int(index)].addRange(slot, slot)
+	}
+	for i := range groups {
+		if b := fill[groups[i].index]; b != nil {
+			for _, r := range groups[i].owned {
+				b.addRange(r[0], r[1])
+			}
+			groups[i].owned = b.ranges() // a new slice: owned is the answer's, kept by the refresh
+		}
+	}
+	return groups
+}
+
+// forgetClaims drops ranges from the hole fill (engine lock held):
+// slots this group gave up by DELSLOTS are not kept.
+func (m *clusterMap) forgetClaims(ranges [][2]int) {
+	for _, r := range ranges {
+		for slot := r[0]; slot <= r[1]; slot++ {
+			m.kept[slot>>6] &^= 1 << (slot & 63)
+			if m.claim != nil {
+				m.claim[slot] = -1
+			}
+		}
+	}
 }
 
 // askOthers asks every other group of the list (but the directory's,

@@ -212,6 +212,53 @@ func TestClusterMapFromViews(t *testing.T) {
 	}
 }
 
+// The hole fill: at a handover's end the source's answer stops claiming
+// slots the target's answer does not claim yet (its view is cached, or
+// from before its OWN); the slots stay with the source for holeGrace, so
+// the union never has a hole (a hole is CLUSTERDOWN for every key), and
+// this group's own slots stay counted until the next refresh. A slot
+// nobody claims for holeGrace leaves; DELSLOTS forgets at once.
+func TestClusterMapFillsHoles(t *testing.T) {
+	var m clusterMap
+	now := time.Now()
+	g1 := func(owned ...[2]int) []mapGroup { return []mapGroup{{index: 1, moved: "127.0.0.1:7001", owned: owned}} }
+	gs := m.fillHoles(g1([2]int{8192, 16383}), 0, [][2]int{{0, 8191}}, now)
+	if fmt.Sprint(gs[0].owned) != "[[8192 16383]]" || m.kept.count() != 8192 {
+		t.Fatalf("nothing to fill: %v, kept %d", gs[0].owned, m.kept.count())
+	}
+	// group 1 hides 9000-9009 and this group dropped 100-109: both kept
+	answer := [][2]int{{8192, 8999}, {9010, 16383}}
+	gs = m.fillHoles(g1(answer...), 0, [][2]int{{0, 99}, {110, 8191}}, now.Add(mapPeriod))
+	if fmt.Sprint(gs[0].owned) != "[[8192 16383]]" || m.kept.count() != 8192 {
+		t.Fatalf("filled: %v, kept %d", gs[0].owned, m.kept.count())
+	}
+	if fmt.Sprint(answer) != "[[8192 8999] [9010 16383]]" {
+		t.Fatalf("the answer itself changed: %v", answer)
+	}
+	// group 1's slots claimed by a group 2 that answers now: no fill
+	both := append(g1(answer...), mapGroup{index: 2, moved: "127.0.0.1:7002", owned: [][2]int{{9000, 9009}}})
+	gs = m.fillHoles(both, 0, [][2]int{{0, 99}, {110, 8191}}, now.Add(2*mapPeriod))
+	if fmt.Sprint(gs[0].owned) != "[[8192 8999] [9010 16383]]" {
+		t.Fatalf("claimed elsewhere: %v", gs[0].owned)
+	}
+	// 100-109, claimed by nobody since now+0, go after holeGrace
+	m.fillHoles(both, 0, [][2]int{{0, 99}, {110, 8191}}, now.Add(holeGrace-time.Millisecond))
+	if m.kept.count() != 8192 {
+		t.Fatalf("kept before holeGrace: %d", m.kept.count())
+	}
+	m.fillHoles(both, 0, [][2]int{{0, 99}, {110, 8191}}, now.Add(holeGrace))
+	if m.kept.count() != 8182 || m.kept.has(100) {
+		t.Fatalf("kept after holeGrace: %d", m.kept.count())
+	}
+	m.forgetClaims([][2]int{{0, 9}})
+	if m.kept.count() != 8172 || m.claim[5] != -1 {
+		t.Fatalf("after DELSLOTS: %d", m.kept.count())
+	}
+	if m.fillHoles(g1(), -1, nil, now); m.claim != nil || m.kept.count() != 0 {
+		t.Fatal("in no cluster: nothing kept")
+	}
+}
+
 var verbatimRe = regexp.MustCompile(`(?s)^[=$]\d+\r\n(?:txt:)?(.*)\r\n$`)
 
 // verbatimText is a verbatim (RESP3) or bulk (RESP2) reply's text.

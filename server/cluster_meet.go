@@ -639,6 +639,9 @@ func (s *Server) changeSlotsInCluster(cl *client, del bool, ranges [][2]int) {
 			cl.w.Error(msg)
 			return
 		}
+		if del {
+			s.cmap.forgetClaims(ranges)
+		}
 		s.finishSlots(cl, s.execEffect(second))
 		return
 	}
@@ -655,6 +658,7 @@ func (s *Server) changeSlotsInCluster(cl *client, del bool, ranges [][2]int) {
 			cl.w.Error(msg)
 			return
 		}
+		s.cmap.forgetClaims(ranges)
 		s.updateClusterState()
 		ticket := s.node.Ticket()
 		s.door.Unlock()

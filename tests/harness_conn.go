@@ -10,18 +10,25 @@ import (
 	"time"
 )
 
-func waitPing(addr string) error {
+func waitPing(addr string) error { return waitPingOr(addr, nil) }
+
+// waitPingOr waits up to 10 s for addr to answer PING, and gives up at
+// once when exited (nil: never) closes.
+func waitPingOr(addr string, exited <-chan struct{}) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		c, err := Dial(addr)
-		if err == nil {
+		if c, err := Dial(addr); err == nil {
 			r, err := c.Do("PING")
 			c.Close()
 			if err == nil && string(r) == "+PONG\r\n" {
 				return nil
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-exited:
+			return errRedisExited
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	return fmt.Errorf("server at %s did not answer PING", addr)
 }

@@ -1,10 +1,12 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -12,48 +14,79 @@ import (
 
 // Redis is a redis-server process started for the tests.
 type Redis struct {
-	Addr string
-	cmd  *exec.Cmd
-	dir  string
+	Addr   string
+	cmd    *exec.Cmd
+	dir    string
+	exited chan struct{} // closed once the process has been waited for
 }
 
-// StartRedis starts redis-server from PATH on a free loopback port.
+// StartRedis starts redis-server from PATH on a free loopback port. In
+// cluster mode its bus gets a picked port too: Redis's default, the port
+// + 10000, lands in the range other test processes pick from and the
+// kernel's ephemeral one (CI lost TestKeySlotRedis to a bus port in use:
+// redis-server exited and the PING waited 10 s for nothing). A server
+// that exits before it answers is started again on other ports.
 func StartRedis(extra ...string) (*Redis, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not in PATH (the README's test command installs it): %w", err)
 	}
-	port, err := freePort()
+	dir, err := os.MkdirTemp("", "limitdb-redis-")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "limitdb-redis-")
+	for try := 1; ; try++ {
+		r, err := startRedisIn(bin, dir, extra)
+		if err == nil || !errors.Is(err, errRedisExited) || try == 3 {
+			if err != nil {
+				os.RemoveAll(dir)
+			}
+			return r, err
+		}
+	}
+}
+
+var errRedisExited = errors.New("redis-server exited before it answered PING")
+
+func startRedisIn(bin, dir string, extra []string) (*Redis, error) {
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
 		"--enable-debug-command", "yes")
+	if slices.Contains(extra, "--cluster-enabled") && !slices.Contains(extra, "--cluster-port") {
+		bus, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		cmd.Args = append(cmd.Args, "--cluster-port", strconv.Itoa(bus))
+	}
 	cmd.Args = append(cmd.Args, extra...)
-	cmd.Stdout = nil
-	cmd.Stderr = nil
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, dir: dir}
-	if err := waitPing(r.Addr); err != nil {
-		r.Stop()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, dir: dir, exited: exited}
+	if err := waitPingOr(r.Addr, exited); err != nil {
+		r.kill()
 		return nil, err
 	}
 	return r, nil
 }
 
-// Stop kills the process it started.
-func (r *Redis) Stop() {
+func (r *Redis) kill() {
 	if r.cmd != nil && r.cmd.Process != nil {
 		r.cmd.Process.Kill()
-		r.cmd.Wait()
+		<-r.exited
 	}
+}
+
+// Stop kills the process it started.
+func (r *Redis) Stop() {
+	r.kill()
 	os.RemoveAll(r.dir)
 }
 

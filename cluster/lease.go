@@ -57,9 +57,15 @@ type lease struct {
 	last    atomic.Int64  // the ticker's last run (door.Nanotime: monotonic, so a step of the wall clock is no pause)
 	gaps    atomic.Uint64 // gaps seen; ConfirmLease clears only its own
 	suspect atomic.Bool   // a gap since the last confirmation
+	wake    chan struct{} // the monitor's, while Raft says this node leads
 }
 
-// leaseTicker notes the gaps in this process's running.
+// leaseTicker notes the gaps in this process's running while this node
+// is Raft's leader. A follower serves nothing under the lease, so its
+// ticker waits for the monitor to see a leadership (leaseLeading) rather
+// than wake 100 times a second: that was 200 of an idle 3-node group's
+// ~4,200 context switches a second. It resumes suspect (as after a
+// gap): the first units under the new leadership wait in ConfirmLease.
 func (n *Node) leaseTicker() {
 	t := time.NewTicker(leaseTick)
 	defer t.Stop()
@@ -70,11 +76,33 @@ func (n *Node) leaseTicker() {
 			return
 		case <-t.C:
 		}
+		if raft.RaftState(n.state.Load()) != raft.Leader {
+			t.Stop()
+			select {
+			case <-n.closing:
+				return
+			case <-n.lease.wake:
+			}
+			n.lease.gaps.Add(1)
+			n.lease.suspect.Store(true)
+			n.lease.last.Store(door.Nanotime())
+			t.Reset(leaseTick)
+			continue
+		}
 		now := door.Nanotime()
 		if now-n.lease.last.Swap(now) > int64(leaseGap) {
 			n.lease.gaps.Add(1)
 			n.lease.suspect.Store(true)
 		}
+	}
+}
+
+// leaseLeading wakes a waiting ticker (the monitor, while Raft says
+// this node leads).
+func (n *Node) leaseLeading() {
+	select {
+	case n.lease.wake <- struct{}{}:
+	default:
 	}
 }
 

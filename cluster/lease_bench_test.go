@@ -14,6 +14,7 @@ import (
 // acknowledgements fresh, as a heartbeat every 10 ms keeps them).
 func BenchmarkLeaseHeld(b *testing.B) {
 	n := &Node{store: &logStore{}, closing: make(chan struct{}), rid: "a"}
+	n.state.Store(uint32(raft.Leader)) // (a follower's ticker waits)
 	defer close(n.closing)
 	n.peers.Store(true)
 	n.acks.setVoters("a", []raft.Server{{ID: "a"}, {ID: "b"}, {ID: "c"}})

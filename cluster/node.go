@@ -179,6 +179,7 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 		cfg.Log = slog.Default()
 	}
 	n := &Node{cfg: cfg, log: cfg.Log, door: d, exec: exec, closing: make(chan struct{})}
+	n.lease.wake = make(chan struct{}, 1)
 	n.leaderClient.Store("")
 	n.leaderPinged.Store("")
 	n.otherClients.Store(map[string]string{})
@@ -541,6 +542,9 @@ func (n *Node) monitor() {
 		}
 		st := n.raft.State()
 		n.state.Store(uint32(st))
+		if st == raft.Leader {
+			n.leaseLeading()
+		}
 		n.clk.reconcile(st == raft.Leader)
 		if st != raft.Leader {
 			barrier = false

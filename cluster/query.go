@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -67,12 +68,17 @@ func (n *Node) queryPeers(req []byte, timeout time.Duration) (answers []PeerAnsw
 
 var errQueryFrame = errors.New("cluster: malformed query frame")
 
+// ErrNotSent wraps a query's failure before its request could be whole
+// at the other end (the dial, or a write that failed: a frame cut short
+// is never run); any other failure leaves the outcome unknown.
+var ErrNotSent = errors.New("cluster: query not sent")
+
 func (n *Node) queryPeer(addr string, req []byte, deadline time.Time) (byte, []byte, error) {
 	c := n.queries.get(addr)
 	if c == nil {
 		var err error
 		if c, err = n.mux.dial(addr, streamQuery, time.Until(deadline)); err != nil {
-			return 0, nil, err
+			return 0, nil, fmt.Errorf("%w: %w", ErrNotSent, err)
 		}
 	}
 	st, body, err := askOn(c, req, deadline)
@@ -89,7 +95,7 @@ func askOn(c net.Conn, req []byte, deadline time.Time) (byte, []byte, error) {
 	c.SetDeadline(deadline)
 	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(req)), uint32(len(req)))
 	if _, err := c.Write(append(frame, req...)); err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	var hdr [5]byte
 	if _, err := io.ReadFull(c, hdr[:]); err != nil {

@@ -20,7 +20,8 @@ import (
 //     protocol, argv) as a global-unit query ('w'), the directory's
 //     leader runs it as that user as it runs a follower's forwarded unit
 //     (ACL checks, IFVERSION and errors are the directory's), waits for
-//     its commit, pushes, and answers the reply;
+//     its commit, pushes, and answers the reply; the query is sent to
+//     another member only when it surely did not run (askLeaderOnce);
 //   - the push: the directory's leader stamps a new version of its
 //     cluster-wide state when its content changed (LIMITDB.GLOBAL STAMP)
 //     and sends the version and content ('g') to every other group's
@@ -160,7 +161,7 @@ func (s *Server) routeGlobal(cl *client, cmd *engine.Command, argv [][]byte) boo
 		st, body = s.answerGlobalUnit(req[1:])
 	}
 	if !local || st == queryNotLeader {
-		st, body = s.askLeader(addrs, req, bound, 0)
+		st, body = s.askLeaderOnce(addrs, req, bound)
 	}
 	s.door.Lock()
 	s.resumeNow(cl)

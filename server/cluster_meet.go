@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"errors"
 	"net"
 	"slices"
 	"strconv"
@@ -403,6 +404,22 @@ func (s *Server) askGroup(addrs []string, req []byte, bound, try time.Duration, 
 // The status is queryBusy when no leader answered in time. The lock is
 // not held.
 func (s *Server) askLeader(addrs []string, req []byte, bound, try time.Duration) (byte, []byte) {
+	return s.askLeaderMode(addrs, req, bound, try, false)
+}
+
+// askLeaderOnce is askLeader for a request that is not idempotent (a
+// cluster-wide change: FUNCTION LOAD, RL.POLICY SET … IFVERSION): it is
+// sent to another address only after an answer that says it did not run
+// (not the leader, busy) or a failure before it was sent whole
+// (cluster.ErrNotSent); any other failure answers queryBusy at once, the
+// outcome unknown. Resending it there ran a change twice: the directory's
+// leader killed after its commit, the new leader ran it again
+// (TestClusterGlobalFollowers).
+func (s *Server) askLeaderOnce(addrs []string, req []byte, bound time.Duration) (byte, []byte) {
+	return s.askLeaderMode(addrs, req, bound, 0, true)
+}
+
+func (s *Server) askLeaderMode(addrs []string, req []byte, bound, try time.Duration, once bool) (byte, []byte) {
 	deadline := time.Now().Add(bound)
 	var queue []string
 	for {
@@ -423,6 +440,8 @@ func (s *Server) askLeader(addrs []string, req []byte, bound, try time.Duration)
 		}
 		st, body, err := s.node.QueryAddr(a, req, left)
 		switch {
+		case err != nil && once && !errors.Is(err, cluster.ErrNotSent):
+			return queryBusy, nil
 		case err != nil:
 		case st == queryNotLeader && len(body) > 0 && string(body) != a:
 			queue = append([]string{string(body)}, queue...)

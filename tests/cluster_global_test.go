@@ -326,7 +326,35 @@ func TestClusterGlobalFollowers(t *testing.T) {
 	if got, err := s.groups[1].cli(l1).Do(ctx, "FCALL", "ff", 1, k).Text(); err != nil || got != "ff"+k {
 		t.Fatalf("FCALL on group 2's leader: %q, %v", got, err)
 	}
+
+	// At most once: with group 2's leader paused, the directory's leader
+	// waits up to leader-wait-ms for its push after committing a change,
+	// and is killed meanwhile. The change ran at most once: the reply is
+	// OK or says the outcome is unknown, never that a second run (on the
+	// new leader) found the library there.
+	resume := s.groups[1].pause(l1)
+	d0 := s.leaderOf(0)
+	lib2 := "#!lua name=flib2\nredis.register_function('ff2', function() return 2 end)"
+	done := make(chan error, 1)
+	go func() { done <- s.groups[1].cli(f1).Do(ctx, "FUNCTION", "LOAD", lib2).Err() }()
+	time.Sleep(globalLeaderWait / 3 * time.Millisecond)
+	s.kill(0, d0)
+	first := <-done
+	resume()
+	if first != nil && first.Error() != errGlobalUnknown {
+		t.Fatalf("FUNCTION LOAD through group 2 with the directory's leader killed after its commit: %v", first)
+	}
+	s.restart(0, d0)
+	err = s.groups[0].cli(s.leaderOf(0)).Do(ctx, "FUNCTION", "LOAD", lib2).Err()
+	t.Logf("the first FUNCTION LOAD: %v; loading it again: %v", first, err)
+	if err != nil && err.Error() != "ERR Library 'flib2' already exists" {
+		t.Fatalf("FUNCTION LOAD again: %v", err)
+	}
 }
+
+// errGlobalUnknown is the reply of a cluster-wide change whose outcome
+// the receiving node cannot know.
+const errGlobalUnknown = "ERR the cluster's directory did not answer in time (no leader of its group reachable): the change may or may not have been made"
 
 // TestRDBGlobalToRedis: a directory group's and a member group's
 // snapshots with the cluster-wide state's version (limitdb-global, beside

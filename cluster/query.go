@@ -1,12 +1,14 @@
 package cluster
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -143,7 +145,7 @@ func (q *queryConns) get(addr string) net.Conn {
 	for len(cs) > 0 {
 		ic := cs[len(cs)-1]
 		cs = cs[:len(cs)-1]
-		if time.Since(ic.at) < queryIdleMax {
+		if time.Since(ic.at) < queryIdleMax && idleAlive(ic.c) {
 			q.idle[addr] = cs
 			return ic.c
 		}
@@ -151,6 +153,36 @@ func (q *queryConns) get(addr string) net.Conn {
 	}
 	delete(q.idle, addr)
 	return nil
+}
+
+// idleAlive: nothing is pending on the idle connection c, not even its
+// end (a peek that does not wait). The other end killed, its FIN is
+// there: a request written on c would be lost, and a failure after the
+// write leaves its outcome unknown to a caller that must not send it
+// twice (a cluster-wide change: the directory's leader killed, the next
+// change found its pooled connection and answered "may or may not have
+// been made", TestClusterGlobalDirectoryLeaderKilled). Data pending on an
+// idle connection is no answer of ours either: the connection goes.
+func idleAlive(c net.Conn) bool {
+	if t, ok := c.(*tls.Conn); ok {
+		c = t.NetConn()
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := false
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		_, _, e := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		alive = e == syscall.EAGAIN || e == syscall.EWOULDBLOCK
+		return true
+	})
+	return err == nil && alive
 }
 
 func (q *queryConns) put(addr string, c net.Conn) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -148,7 +149,10 @@ func (s *Server) routeGlobal(cl *client, cmd *engine.Command, argv [][]byte) boo
 	}
 	sh := s.eng.Shard()
 	local := sh.Directory && s.node.Serving()
-	addrs := sh.DirSeeds
+	// the leader the map knows first: a member asked first that answers
+	// "not the leader" costs a round trip, and one that died may cost the
+	// change (askLeaderOnce: an outcome unknown is not sent again)
+	addrs := append(slices.Clone(s.groupAsks(0)), sh.DirSeeds...)
 	if sh.Directory {
 		v := s.myView()
 		addrs = v.leaderFirst()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"math/bits"
 	"net"
 	"slices"
@@ -60,6 +61,7 @@ type mapGroup struct {
 	owned [][2]int    // the slots it owns (its own replicated bitmap)
 	moved string      // MOVED's address: the master's client address
 	state linkState
+	asks  []string // its members' inter-node addresses, the leader's first (requests to its leader)
 }
 
 // epoch is the group's config epoch: index+1, 0 while in no cluster.
@@ -183,6 +185,18 @@ func (s *Server) movedTo(slot int) string {
 	return ""
 }
 
+// groupAsks is where a request to group index's leader goes first: its
+// members' inter-node addresses as the map has them, the leader's first
+// (nil when the map has no such group; engine lock held).
+func (s *Server) groupAsks(index int) []string {
+	for _, g := range s.cmap.groups {
+		if g.index == index {
+			return g.asks
+		}
+	}
+	return nil
+}
+
 // unionSlots is how many slots this group or the map's others own
 // (engine lock held).
 func (s *Server) unionSlots() int {
@@ -204,7 +218,53 @@ func (s *Server) unionSlots() int {
 // they are, then the map's.
 func (s *Server) clusterGroups() []mapGroup {
 	own := mapGroup{index: s.eng.Shard().Index, nodes: s.shardView(), owned: s.eng.OwnedSlots()}
-	return append([]mapGroup{own}, s.cmap.groups...)
+	return append([]mapGroup{own}, s.claimsOnce(&own)...)
+}
+
+// claimsOnce is the map's groups with each slot shown by one group only
+// (engine lock held). Between a handover's OWN and the source's DONE the
+// target's answer and the source's can both claim a slot (the source
+// hides it only once told, finishHere), and a CLUSTER SLOTS with one slot
+// in two ranges failed ioredis's check of the map (TestClusterShardsNode):
+// a slot frozen here goes to the map's claimant (the target: OWN came
+// first), any other of this group's stays here, and two of the map's
+// claims go as the routing sends them (installMap: the lower index).
+func (s *Server) claimsOnce(own *mapGroup) []mapGroup {
+	m := &s.cmap
+	var mine slotSet
+	for _, r := range own.owned {
+		mine.addRange(r[0], r[1])
+	}
+	claims, overlap := 0, false
+	for _, g := range m.groups {
+		claims += g.slotCount()
+	}
+	for w := range mine {
+		overlap = overlap || mine[w]&m.cover[w] != 0
+	}
+	if !overlap && claims == m.cover.count() {
+		return m.groups
+	}
+	var shownHere slotSet
+	for slot := range engine.NumSlots {
+		if mine.has(slot) && !(m.owner != nil && m.owner[slot] >= 0 && s.slotFrozen(slot)) {
+			shownHere.addRange(slot, slot)
+		}
+	}
+	own.owned = shownHere.ranges()
+	out := slices.Clone(m.groups)
+	for i := range out {
+		var b slotSet
+		for _, r := range out[i].owned {
+			for slot := r[0]; slot <= r[1]; slot++ {
+				if m.owner != nil && int(m.owner[slot]) == i && !shownHere.has(slot) {
+					b.addRange(slot, slot)
+				}
+			}
+		}
+		out[i].owned = b.ranges()
+	}
+	return out
 }
 
 // refreshMap asks the refresh loop for a refresh now (after a MEET or
@@ -247,7 +307,12 @@ func (s *Server) startMap() {
 func (s *Server) mapLoop() {
 	defer s.wg.Done()
 	r := mapRefresher{s: s, seen: map[int]*groupSeen{}, empty: true, stop: s.stop,
-		askView: func(addr string) (groupView, error) { return s.askViewWait(addr, mapAskWait) }}
+		askView: func(addr string) (groupView, error) { return s.askViewWait(addr, mapAskWait) },
+		watchView: func(addr string, shape uint64) (groupView, error) {
+			return s.watchViewWait(addr, shape, mapAskWait)
+		},
+		watchers: map[int]chan struct{}{}, moved: make(chan struct{}, 1)}
+	defer r.stopWatchers()
 	t := time.NewTicker(mapPeriod)
 	defer t.Stop()
 	m := &s.cmap
@@ -260,18 +325,20 @@ func (s *Server) mapLoop() {
 		m.waiters = nil
 		m.mu.Unlock()
 	}()
+	r.refresh(true) // at once: a node just started has no map until then
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
+		case <-r.moved:
 		case <-m.kick:
 		}
 		m.mu.Lock()
 		waiters := m.waiters
 		m.waiters = nil
 		m.mu.Unlock()
-		r.refresh()
+		r.refresh(len(waiters) > 0)
 		for _, w := range waiters {
 			close(w)
 		}
@@ -280,25 +347,39 @@ func (s *Server) mapLoop() {
 
 // groupSeen is what the refresh keeps of a group between periods.
 type groupSeen struct {
-	view groupView
-	at   time.Time // of the last answer
+	view  groupView
+	at    time.Time // of the last answer
+	shape uint64    // viewShape(&view); 0: asked without it (askOthers)
 }
 
-// mapRefresher is the refresh loop's own state.
+// mapRefresher is the refresh loop's own state. The other groups' views
+// come from a watcher per group (watchGroup): it asks the group with the
+// shape of the view it holds, the answer is held until the view moves
+// (viewWatch), and a moved view wakes the loop (moved), which installs
+// the map every period from what the watchers hold. A refresh asked for
+// (refreshMap: after a MEET, an assignment, a handover step) asks every
+// group at once as well (full).
 type mapRefresher struct {
-	s       *Server
-	list    []engine.DirGroup // the directory's groups, as last learnt
-	seen    map[int]*groupSeen
-	empty   bool // the installed map has no group
-	stop    <-chan struct{}
-	askView func(addr string) (groupView, error) // one ask, bounded (mapAskWait)
+	s     *Server
+	mu    sync.Mutex        // seen, list and dirSeeds, shared with the watchers
+	list  []engine.DirGroup // the directory's groups, as last learnt
+	seen  map[int]*groupSeen
+	empty bool // the installed map has no group
+	stop  <-chan struct{}
+
+	dirSeeds  []string
+	watchers  map[int]chan struct{}                              // by group index: closed to stop its watcher
+	moved     chan struct{}                                      // a watcher's view moved
+	askView   func(addr string) (groupView, error)               // one ask, bounded (mapAskWait)
+	watchView func(addr string, shape uint64) (groupView, error) // one held ask (viewHold + mapAskWait)
 }
 
 // refresh learns the group list (this group's engine when it holds the
-// directory, else the directory group's view) and every other group's
-// view, then installs the map. Nothing is asked with the engine lock held;
-// a group that does not answer keeps its last answer.
-func (r *mapRefresher) refresh() {
+// directory, else the directory group's view) and, when full, asks every
+// other group for its view, then installs the map from the views held.
+// Nothing is asked with the engine lock held; a group that does not
+// answer keeps its last answer.
+func (r *mapRefresher) refresh(full bool) {
 	s := r.s
 	if !s.door.LockOr(s.stop) {
 		return
@@ -309,18 +390,41 @@ func (r *mapRefresher) refresh() {
 	}
 	s.door.Unlock()
 	now := time.Now()
+	r.mu.Lock()
+	seen0 := r.seen[0]
+	r.dirSeeds = my.shard.DirSeeds
+	r.mu.Unlock()
 	if my.shard.Index < 0 {
+		r.stopWatchers()
+		r.mu.Lock()
 		r.list, r.seen = nil, map[int]*groupSeen{}
+		r.mu.Unlock()
 	} else {
 		if my.shard.Directory {
+			r.mu.Lock()
 			r.list = my.groups
-		} else if v, ok := r.ask(0, r.seen[0], my.shard.DirSeeds); ok {
-			r.list = v.groups
-			r.seen[0] = &groupSeen{view: v, at: now}
+			r.mu.Unlock()
+		} else if full || seen0 == nil {
+			if v, ok := r.ask(0, seen0, my.shard.DirSeeds); ok {
+				r.mu.Lock()
+				r.seen[0] = &groupSeen{view: v, at: now}
+				r.mu.Unlock()
+			}
 		}
-		r.askOthers(my.shard, now)
+		r.mu.Lock()
+		if !my.shard.Directory && r.seen[0] != nil {
+			r.list = r.seen[0].view.groups
+		}
+		r.mu.Unlock()
+		if full {
+			r.askOthers(my.shard, now)
+		}
+		r.forget()
+		r.watch(my.shard)
 	}
+	r.mu.Lock()
 	groups := r.groups(my.shard.Index, now)
+	r.mu.Unlock()
 	if len(groups) == 0 && r.empty {
 		return // (a group in no cluster: nothing to install, period after period)
 	}
@@ -418,6 +522,108 @@ func (m *clusterMap) forgetClaims(ranges [][2]int) {
 	}
 }
 
+// watch runs a watcher for every other group of the list and stops
+// those of groups it no longer lists.
+func (r *mapRefresher) watch(own engine.ShardRecord) {
+	r.mu.Lock()
+	want := map[int]bool{}
+	for _, g := range r.list {
+		if g.Index != own.Index {
+			want[g.Index] = true
+		}
+	}
+	if !own.Directory {
+		want[0] = true
+	}
+	r.mu.Unlock()
+	for i, stop := range r.watchers {
+		if !want[i] {
+			close(stop)
+			delete(r.watchers, i)
+		}
+	}
+	for i := range want {
+		if r.watchers[i] == nil {
+			stop := make(chan struct{})
+			r.watchers[i] = stop
+			go r.watchGroup(i, stop)
+		}
+	}
+}
+
+func (r *mapRefresher) stopWatchers() {
+	for i, stop := range r.watchers {
+		close(stop)
+		delete(r.watchers, i)
+	}
+}
+
+// watchGroup keeps group index's view: one held ask after another, at
+// least mapPeriod apart (a member that does not hold answers at once: an
+// older binary, or a failure). It is not waited for when the server
+// stops: an ask in flight ends within its bound and changes nothing.
+func (r *mapRefresher) watchGroup(index int, stop chan struct{}) {
+	for {
+		start := time.Now()
+		r.mu.Lock()
+		prev := r.seen[index]
+		seeds := r.dirSeeds
+		if index != 0 || len(seeds) == 0 {
+			for _, g := range r.list {
+				if g.Index == index {
+					seeds = g.Seeds
+				}
+			}
+		}
+		r.mu.Unlock()
+		var shape uint64
+		if prev != nil {
+			shape = prev.shape
+		}
+		v, ok := r.askWith(index, prev, seeds, func(addr string) (groupView, error) { return r.watchView(addr, shape) })
+		select {
+		case <-stop:
+			return
+		case <-r.stop:
+			return
+		default:
+		}
+		if ok {
+			g := &groupSeen{view: v, at: time.Now(), shape: viewShape(&v)}
+			r.mu.Lock()
+			r.seen[index] = g
+			r.mu.Unlock()
+			if g.shape != shape {
+				select {
+				case r.moved <- struct{}{}:
+				default:
+				}
+			}
+		}
+		t := time.NewTimer(mapPeriod - time.Since(start))
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-r.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// forget drops the views of the groups the directory no longer lists.
+func (r *mapRefresher) forget() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.seen {
+		if !slices.ContainsFunc(r.list, func(g engine.DirGroup) bool { return g.Index == i }) {
+			delete(r.seen, i)
+		}
+	}
+}
+
 // askOthers asks every other group of the list (but the directory's,
 // asked already when this group is not it) for its view, concurrently:
 // an unreachable group costs its own asks only.
@@ -425,11 +631,15 @@ func (r *mapRefresher) askOthers(own engine.ShardRecord, now time.Time) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	got := map[int]*groupSeen{}
-	for _, g := range r.list {
+	r.mu.Lock()
+	list := slices.Clone(r.list)
+	seen := maps.Clone(r.seen)
+	r.mu.Unlock()
+	for _, g := range list {
 		if g.Index == own.Index || (g.Index == 0 && !own.Directory) {
 			continue
 		}
-		prev := r.seen[g.Index]
+		prev := seen[g.Index]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -441,15 +651,15 @@ func (r *mapRefresher) askOthers(own engine.ShardRecord, now time.Time) {
 		}()
 	}
 	wg.Wait()
+	r.mu.Lock()
 	for i, g := range got {
-		r.seen[i] = g
-	}
-	// forget the groups the directory no longer lists
-	for i := range r.seen {
-		if !slices.ContainsFunc(r.list, func(g engine.DirGroup) bool { return g.Index == i }) {
-			delete(r.seen, i)
+		if cur := r.seen[i]; cur == nil || !cur.at.After(g.at) {
+			g.shape = viewShape(&g.view)
+			r.seen[i] = g
 		}
 	}
+	r.mu.Unlock()
+	r.forget()
 }
 
 // ask asks group index for its view: its last known leader first, then
@@ -459,6 +669,11 @@ func (r *mapRefresher) askOthers(own engine.ShardRecord, now time.Time) {
 // another group (an address reused) is not the group's. prev is the
 // group's last answer (nil: none yet).
 func (r *mapRefresher) ask(index int, prev *groupSeen, seeds []string) (groupView, bool) {
+	return r.askWith(index, prev, seeds, r.askView)
+}
+
+// askWith is ask with askView's place taken by one.
+func (r *mapRefresher) askWith(index int, prev *groupSeen, seeds []string, one func(addr string) (groupView, error)) (groupView, bool) {
 	var addrs []string
 	if g := prev; g != nil {
 		addrs = append(addrs, g.view.leaderRaft())
@@ -480,7 +695,7 @@ func (r *mapRefresher) ask(index int, prev *groupSeen, seeds []string) (groupVie
 			return groupView{}, false
 		default:
 		}
-		v, err := r.askView(a)
+		v, err := one(a)
 		if err != nil || v.shard.Index != index || (index == 0 && !v.shard.Directory) {
 			continue
 		}
@@ -511,7 +726,7 @@ func (r *mapRefresher) groups(own int, now time.Time) []mapGroup {
 		if g.Index == own || seen == nil {
 			continue
 		}
-		mg := mapGroup{index: g.Index, nodes: viewNodes(&seen.view), owned: seen.view.owned}
+		mg := mapGroup{index: g.Index, nodes: viewNodes(&seen.view), owned: seen.view.owned, asks: seen.view.leaderFirst()}
 		if len(mg.nodes) > 0 {
 			mg.moved = net.JoinHostPort(mg.nodes[0].host, strconv.Itoa(mg.nodes[0].port))
 		}

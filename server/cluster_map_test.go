@@ -342,3 +342,24 @@ func TestClusterMapAsks(t *testing.T) {
 		t.Fatalf("groups %+v", gs)
 	}
 }
+
+// A slot two answers claim (a handover between the target's OWN and the
+// source's DONE) is shown by one group only: the map's claimant when it
+// is frozen here, else this group, and between two of the map's groups
+// the one the routing sends to.
+func TestClusterMapClaimsOnce(t *testing.T) {
+	s, c := startClusterMode(t)
+	g2 := otherGroup([2]int{100, 199}, [2]int{8192, 16383})
+	g2.index = 2
+	g1 := otherGroup([2]int{8192, 8291})
+	install(s, g1, g2)
+	slots := c.do(t, "CLUSTER", "SLOTS")
+	for _, want := range []string{":0\r\n:8191\r\n", ":8192\r\n:8291\r\n", ":8292\r\n:16383\r\n"} {
+		if !strings.Contains(slots, want) {
+			t.Errorf("CLUSTER SLOTS lacks %q:\n%q", want, slots)
+		}
+	}
+	if strings.Contains(slots, ":100\r\n:199\r\n") || strings.Count(slots, ":8192\r\n") != 1 {
+		t.Errorf("a slot shown twice:\n%q", slots)
+	}
+}

@@ -3,6 +3,9 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"hash/fnv"
+	"slices"
+	"sync"
 	"time"
 
 	"limitdb/cluster"
@@ -87,29 +90,173 @@ const viewCacheFor = 50 * time.Millisecond
 // viewAny, the byte after the kind: a view at most viewCacheFor old will do.
 const viewAny byte = 1
 
+// viewWatch, the byte after the kind, then the shape (viewShape) of the
+// view the asker holds: the answer waits until this node's view has
+// another shape, or viewHold. The map's watchers (cluster_map.go) ask
+// so: a group whose view does not change is asked twice a second, not
+// ten times (at ten an idle 3 × 3 cluster spent 5 % of a core on the
+// asks, bench/RESULTS.md "Idle groups"), and a change reaches the
+// asker within a poll of it (viewPoller: mapPeriod) and a round trip.
+const viewWatch byte = 2
+
+// viewHold bounds a held answer: the asker's map shows the answering
+// group fresh for mapLinkPeriods periods (1 s) after its last answer,
+// and the replication offsets the view carries (not in the shape) are
+// refreshed this often.
+const viewHold = 500 * time.Millisecond
+
 type cachedView struct {
-	at   time.Time
-	body []byte
+	at    time.Time
+	body  []byte
+	shape uint64
 }
 
 // answerView answers another node's view query (req: the bytes after
 // the kind).
 func (s *Server) answerView(req []byte) (byte, []byte) {
-	anyAge := len(req) == 1 && req[0] == viewAny
+	if len(req) == 9 && req[0] == viewWatch {
+		return s.answerViewWatch(binary.BigEndian.Uint64(req[1:]))
+	}
+	c, st := s.viewNow(len(req) == 1 && req[0] == viewAny)
+	if c == nil {
+		return st, nil
+	}
+	return cluster.QueryOK, c.body
+}
+
+// viewNow is this node's view: the cached one when anyAge and it is
+// under viewCacheFor old, else a new one (nil and queryBusy when the lock
+// was not had within viewWait).
+func (s *Server) viewNow(anyAge bool) (*cachedView, byte) {
 	if c := s.viewCache.Load(); anyAge && c != nil && time.Since(c.at) < viewCacheFor {
-		return cluster.QueryOK, c.body
+		return c, cluster.QueryOK
 	}
 	t := time.NewTimer(viewWait)
 	ok := s.door.LockOrTimer(t.C)
 	t.Stop()
 	if !ok {
-		return queryBusy, nil
+		return nil, queryBusy
 	}
 	v := s.myView()
 	s.door.Unlock()
-	body := encodeView(&v)
-	s.viewCache.Store(&cachedView{at: time.Now(), body: body})
-	return cluster.QueryOK, body
+	c := &cachedView{at: time.Now(), body: encodeView(&v), shape: viewShape(&v)}
+	s.viewCache.Store(c)
+	return c, cluster.QueryOK
+}
+
+// answerViewWatch answers the view once its shape is not seen, or after
+// viewHold.
+func (s *Server) answerViewWatch(seen uint64) (byte, []byte) {
+	hold := time.NewTimer(viewHold)
+	defer hold.Stop()
+	for {
+		c, st := s.viewNow(true)
+		if c == nil {
+			return st, nil
+		}
+		if c.shape != seen {
+			return cluster.QueryOK, c.body
+		}
+		moved := s.viewWatchers.wait(s)
+		select {
+		case <-moved:
+			s.viewWatchers.leave()
+		case <-hold.C:
+			s.viewWatchers.leave()
+			if c, st = s.viewNow(true); c == nil {
+				return st, nil
+			}
+			return cluster.QueryOK, c.body
+		case <-s.stop:
+			s.viewWatchers.leave()
+			return queryBusy, nil
+		}
+	}
+}
+
+// viewShape is a hash of the view without the replication offsets,
+// which move with every write: what a held answer waits to see change.
+// Both ends compute it (the asker from the answer it decoded).
+func viewShape(v *groupView) uint64 {
+	c := *v
+	c.members = slices.Clone(v.members)
+	for i := range c.members {
+		c.members[i].applied = 0
+	}
+	h := fnv.New64a()
+	h.Write(encodeView(&c))
+	return h.Sum64() | 1 // never 0: no shape seen yet
+}
+
+// viewWatchers are the held answers of this node: one poller builds
+// the view every mapPeriod while any is held and wakes them all when its
+// shape moves (one wake-up per period for every asker together).
+type viewWatchers struct {
+	mu      sync.Mutex
+	held    int
+	polling bool
+	shape   uint64
+	moved   chan struct{} // closed when the poller saw the shape move
+}
+
+// wait holds one more answer and returns the channel closed at the next
+// move of the shape, starting the poller when none runs.
+func (w *viewWatchers) wait(s *Server) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held++
+	if w.moved == nil {
+		w.moved = make(chan struct{})
+	}
+	if !w.polling {
+		w.polling = true
+		s.wg.Add(1)
+		go s.viewPoller()
+	}
+	return w.moved
+}
+
+func (w *viewWatchers) leave() {
+	w.mu.Lock()
+	w.held--
+	w.mu.Unlock()
+}
+
+// viewPoller runs while answers are held (it ends a period after the
+// last one left).
+func (s *Server) viewPoller() {
+	defer s.wg.Done()
+	w := &s.viewWatchers
+	t := time.NewTicker(mapPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			w.mu.Lock()
+			w.polling = false
+			w.mu.Unlock()
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		if w.held == 0 {
+			w.polling = false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+		c, _ := s.viewNow(true)
+		if c == nil {
+			continue
+		}
+		w.mu.Lock()
+		if c.shape != w.shape {
+			w.shape = c.shape
+			close(w.moved)
+			w.moved = make(chan struct{})
+		}
+		w.mu.Unlock()
+	}
 }
 
 var errViewAnswer = errors.New("malformed view answer")
@@ -124,6 +271,12 @@ func (s *Server) askView(addr string) (groupView, error) {
 // viewCacheFor old will do.
 func (s *Server) askViewWait(addr string, wait time.Duration) (groupView, error) {
 	return s.askViewReq(addr, []byte{queryView, viewAny}, wait)
+}
+
+// watchViewWait is the watchers' ask: held by the other end until its
+// view's shape is not shape, or viewHold; wait bounds the rest.
+func (s *Server) watchViewWait(addr string, shape uint64, wait time.Duration) (groupView, error) {
+	return s.askViewReq(addr, binary.BigEndian.AppendUint64([]byte{queryView, viewWatch}, shape), viewHold+wait)
 }
 
 func (s *Server) askViewReq(addr string, req []byte, wait time.Duration) (groupView, error) {

@@ -137,6 +137,7 @@ type Server struct {
 	clusterStateAt uint64                     // the engine's SlotsGen clusterStateOK was computed at
 	cmap           clusterMap                 // the other groups (cluster_map.go)
 	viewCache      atomic.Pointer[cachedView] // the last view answered (cluster_view.go)
+	viewWatchers   viewWatchers               // the view answers held (cluster_view.go)
 	hand           handoverState              // slot handovers (cluster_handover.go, cluster_migration.go)
 }
 

@@ -429,8 +429,10 @@ func TestClusterGlobalJoin(t *testing.T) {
 
 // TestClusterGlobalDirectoryLeaderKilled: two groups of three; the
 // directory group's leader killed, a change through the member group
-// reaches the new leader (the directory's members are asked in turn) and
-// the member group has it when the reply comes.
+// reaches the new leader (the directory's members are asked in turn, the
+// one the map names leader first) or answers that its outcome is
+// unknown, having run at most once; the member group has it when the
+// reply comes.
 func TestClusterGlobalDirectoryLeaderKilled(t *testing.T) {
 	s := mustShards(t, 2, 3, "--leader-wait-ms", strconv.Itoa(globalLeaderWait))
 	ctx := globalCtx(t)
@@ -439,7 +441,27 @@ func TestClusterGlobalDirectoryLeaderKilled(t *testing.T) {
 	}
 	s.kill(0, s.leaderOf(0))
 	t0 := time.Now()
-	if err := s.groups[1].cli(s.leaderOf(1)).Do(ctx, "RL.POLICY", "SET", "kp", "LIMIT", "2", "PERIOD", "60000").Err(); err != nil {
+	err := s.groups[1].cli(s.leaderOf(1)).Do(ctx, "RL.POLICY", "SET", "kp", "LIMIT", "2", "PERIOD", "60000").Err()
+	if err != nil && err.Error() == errGlobalUnknown {
+		// the inter-node links pass through the harness's proxies, which
+		// accept a connection for a node that died (no cluster-secret: no
+		// handshake to fail): a change sent there has an unknown outcome
+		// and is not sent again. It ran at most once: version 1 or 2.
+		v, gerr := s.groups[1].cli(s.leaderOf(1)).Do(ctx, "RL.POLICY", "GET", "kp").Slice()
+		if gerr != nil || policyVersion(t, v) > 2 {
+			t.Fatalf("after an unknown outcome: %v, %v; want version 1 or 2", v, gerr)
+		}
+		t.Logf("unknown outcome (version %d after it)", policyVersion(t, v))
+		err = nil
+		if policyVersion(t, v) == 1 {
+			// sent again once group 0 has a new leader and group 2's map
+			// shows it: asked first, it answers
+			s.leaderOf(0)
+			time.Sleep(300 * time.Millisecond)
+			err = s.groups[1].cli(s.leaderOf(1)).Do(ctx, "RL.POLICY", "SET", "kp", "LIMIT", "2", "PERIOD", "60000", "IFVERSION", "1").Err()
+		}
+	}
+	if err != nil {
 		t.Fatalf("RL.POLICY SET with the directory's leader killed: %v\n%s", err, s.logs())
 	}
 	t.Logf("answered in %v", time.Since(t0))

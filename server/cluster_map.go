@@ -113,6 +113,8 @@ func (b *slotSet) addRange(s, e int) {
 
 func (b *slotSet) has(slot int) bool { return b[slot>>6]&(1<<(slot&63)) != 0 }
 
+func (b *slotSet) remove(slot int) { b[slot>>6] &^= 1 << (slot & 63) }
+
 // ranges is the set as ascending ranges.
 func (b *slotSet) ranges() [][2]int {
 	var out [][2]int
@@ -349,7 +351,11 @@ func (s *Server) mapLoop() {
 type groupSeen struct {
 	view  groupView
 	at    time.Time // of the last answer
-	shape uint64    // viewShape(&view); 0: asked without it (askOthers)
+	shape uint64    // viewShape(&view)
+}
+
+func newSeen(v groupView, at time.Time) *groupSeen {
+	return &groupSeen{view: v, at: at, shape: viewShape(&v)}
 }
 
 // mapRefresher is the refresh loop's own state. The other groups' views
@@ -407,7 +413,7 @@ func (r *mapRefresher) refresh(full bool) {
 		} else if full || seen0 == nil {
 			if v, ok := r.ask(0, seen0, my.shard.DirSeeds); ok {
 				r.mu.Lock()
-				r.seen[0] = &groupSeen{view: v, at: now}
+				r.seen[0] = newSeen(v, now)
 				r.mu.Unlock()
 			}
 		}
@@ -514,7 +520,7 @@ func (m *clusterMap) fillHoles(groups []mapGroup, own int, ownSlots [][2]int, no
 func (m *clusterMap) forgetClaims(ranges [][2]int) {
 	for _, r := range ranges {
 		for slot := r[0]; slot <= r[1]; slot++ {
-			m.kept[slot>>6] &^= 1 << (slot & 63)
+			m.kept.remove(slot)
 			if m.claim != nil {
 				m.claim[slot] = -1
 			}
@@ -567,13 +573,14 @@ func (r *mapRefresher) watchGroup(index int, stop chan struct{}) {
 		start := time.Now()
 		r.mu.Lock()
 		prev := r.seen[index]
-		seeds := r.dirSeeds
-		if index != 0 || len(seeds) == 0 {
-			for _, g := range r.list {
-				if g.Index == index {
-					seeds = g.Seeds
-				}
+		var seeds []string
+		for _, g := range r.list {
+			if g.Index == index {
+				seeds = g.Seeds
 			}
+		}
+		if index == 0 && len(r.dirSeeds) > 0 {
+			seeds = r.dirSeeds
 		}
 		r.mu.Unlock()
 		var shape uint64
@@ -589,7 +596,7 @@ func (r *mapRefresher) watchGroup(index int, stop chan struct{}) {
 		default:
 		}
 		if ok {
-			g := &groupSeen{view: v, at: time.Now(), shape: viewShape(&v)}
+			g := newSeen(v, time.Now())
 			r.mu.Lock()
 			r.seen[index] = g
 			r.mu.Unlock()
@@ -645,7 +652,7 @@ func (r *mapRefresher) askOthers(own engine.ShardRecord, now time.Time) {
 			defer wg.Done()
 			if v, ok := r.ask(g.Index, prev, g.Seeds); ok {
 				mu.Lock()
-				got[g.Index] = &groupSeen{view: v, at: now}
+				got[g.Index] = newSeen(v, now)
 				mu.Unlock()
 			}
 		}()
@@ -654,7 +661,6 @@ func (r *mapRefresher) askOthers(own engine.ShardRecord, now time.Time) {
 	r.mu.Lock()
 	for i, g := range got {
 		if cur := r.seen[i]; cur == nil || !cur.at.After(g.at) {
-			g.shape = viewShape(&g.view)
 			r.seen[i] = g
 		}
 	}

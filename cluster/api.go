@@ -358,6 +358,16 @@ func (n *Node) LeaderClient() string {
 // Status gathers the node's view.
 func (n *Node) Status() Status { return n.status() }
 
+// CaughtUp reports whether the node's engine has applied every entry its
+// log held when it started (the FSM's index: Raft's runs ahead of it,
+// and passed while the engine had no shard yet in TestClusterShards…
+// LeaderKill). Raft applies a restarted node's entries only once a
+// leader (or its own election) tells it their commit; until then its
+// engine is the last snapshot's. A new leader commits an entry of its
+// own term, so a tail that is never committed (truncated by the leader)
+// is passed too.
+func (n *Node) CaughtUp() bool { return n.appliedIndex() >= n.startIndex }
+
 // Counters are the slow path's counters, for INFO.
 type Counters struct {
 	Forwarded, ForwardErrors, ReadBarriers, LeaseChecks, LeaderWaits, ClusterDown, Unknown int64

@@ -17,20 +17,20 @@ import (
 // Upstream hashicorp/raft v1.7.3 tells a follower of a new commit index
 // only with the next entries or on the CommitTimeout tick, so the median
 // was ~75 ms and a write through a follower waited that long; the leader
-// now sends the commit index at once (third_party/raft/LIMITDB-PATCH.md).
+// now owes it every advance and sends it within CommitNotifyDelay (1 ms)
+// when no other send carries it (third_party/raft/commit_notify.go).
 // Both of Raft's replication paths: the pipelined one, and the plain one
-// (a transport without pipelines).
+// (a transport without pipelines). "told": with CommitTimeout and
+// CommitNotifyDelay an hour, only TellCommit (what the forwarding server
+// calls for a follower that waits for an index) tells the follower it
+// names, and the other learns nothing.
 func TestFollowerLearnsCommitAtOnce(t *testing.T) {
-	for _, pipelined := range []bool{true, false} {
-		name := "pipelined"
-		if !pipelined {
-			name = "plain"
-		}
-		t.Run(name, func(t *testing.T) { followerCommitDelay(t, pipelined) })
+	for _, mode := range []string{"pipelined", "plain", "told"} {
+		t.Run(mode, func(t *testing.T) { followerCommitDelay(t, mode) })
 	}
 }
 
-func followerCommitDelay(t *testing.T, pipelined bool) {
+func followerCommitDelay(t *testing.T, mode string) {
 	const nodes = 3
 	var (
 		rafts  []*raft.Raft
@@ -45,7 +45,7 @@ func followerCommitDelay(t *testing.T, pipelined bool) {
 		}
 		defer tt.Close()
 		var tr raft.Transport = tt
-		if !pipelined {
+		if mode == "plain" {
 			tr = noPipeline{tt}
 		}
 		trans = append(trans, tr)
@@ -54,6 +54,9 @@ func followerCommitDelay(t *testing.T, pipelined bool) {
 	}
 	for i := 0; i < nodes; i++ {
 		rc := raft.DefaultConfig() // CommitTimeout: 50 ms
+		if mode == "told" {
+			rc.CommitTimeout, rc.CommitNotifyDelay = time.Hour, time.Hour
+		}
 		rc.LocalID = config.Servers[i].ID
 		rc.Logger = hclog.NewNullLogger()
 		if i > 0 {
@@ -81,6 +84,31 @@ func followerCommitDelay(t *testing.T, pipelined bool) {
 			t.Fatal("no leader")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if mode == "told" {
+		// (an hour: the replication goroutines' first CommitTimeout
+		// waits were drawn from the default before the config)
+		f := leader.Apply([]byte("x"), 5*time.Second)
+		if err := f.Error(); err != nil {
+			t.Fatal(err)
+		}
+		if fsms[2].wait(f.Index(), 300*time.Millisecond) {
+			// the first sends after the election may carry it; then
+			// the log idles, and only TellCommit can tell
+			t.Logf("index %d reached the follower untold", f.Index())
+		}
+		f = leader.Apply([]byte("y"), 5*time.Second)
+		if err := f.Error(); err != nil {
+			t.Fatal(err)
+		}
+		leader.TellCommit(config.Servers[1].ID)
+		if !fsms[1].wait(f.Index(), 5*time.Second) {
+			t.Fatalf("the follower told did not apply index %d", f.Index())
+		}
+		if fsms[2].wait(f.Index(), 200*time.Millisecond) {
+			t.Fatalf("the follower not told applied index %d: something else sends the commit index", f.Index())
+		}
+		return
 	}
 	var delays []time.Duration
 	for round := 0; round < 9; round++ {

@@ -829,6 +829,12 @@ func (s *forwardServer) serveConn(c net.Conn) {
 		}
 	}()
 	reply := func(id uint64, status byte, index uint64, data []byte) {
+		if index != 0 && status == statusOK && peer != "" {
+			// the follower waits until it applied index: it learns the
+			// commit index now, not at the next send (commit_notify.go
+			// in third_party/raft)
+			s.n.raft.TellCommit(raft.ServerID(peer))
+		}
 		out.send(frameAnswer, id, encodeAnswer(nil, wireStatus(status, peerProto), index, data))
 	}
 	for {

@@ -87,6 +87,9 @@ type Node struct {
 	door *door.Door
 	// rid is the node's Raft server ID: node-id@incarnation (membership.go)
 	rid raft.ServerID
+	// startIndex is the log's last index when the node started: what it
+	// has applied once a leader told it the commit (CaughtUp)
+	startIndex uint64
 
 	raft   *raft.Raft
 	logs   raft.LogStore
@@ -251,6 +254,7 @@ func New(cfg Config, d *door.Door, exec Executor) (*Node, error) {
 		return nil, err
 	}
 	n.raft = r
+	n.startIndex = r.LastIndex()
 	n.fan = newFanout(n)
 	d.SetLog(n.prop)
 	n.fwd = newForwarder(n)

@@ -197,6 +197,7 @@ type viewWatchers struct {
 	polling bool
 	shape   uint64
 	moved   chan struct{} // closed when the poller saw the shape move
+	closed  bool          // the server closes: no poller starts (its wg.Add would race Close's Wait)
 }
 
 // wait holds one more answer and returns the channel closed at the next
@@ -208,12 +209,20 @@ func (w *viewWatchers) wait(s *Server) <-chan struct{} {
 	if w.moved == nil {
 		w.moved = make(chan struct{})
 	}
-	if !w.polling {
+	if !w.polling && !w.closed {
 		w.polling = true
 		s.wg.Add(1)
 		go s.viewPoller()
 	}
 	return w.moved
+}
+
+// close is Close's, before it waits for the server's goroutines: a held
+// answer from then on waits for s.stop, which is closed.
+func (w *viewWatchers) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
 }
 
 func (w *viewWatchers) leave() {

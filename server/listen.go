@@ -238,6 +238,7 @@ func (s *Server) Serve() error {
 	go s.cron()
 	s.startMap() // (cluster mode with a Raft node: cluster_map.go)
 	s.startHandover()
+	s.awaitCluster() // (cluster_start.go)
 	s.net.mu.Lock()
 	s.net.serving = true
 	for _, l := range s.net.listeners {

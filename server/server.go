@@ -258,6 +258,7 @@ func (s *Server) Close() error {
 		cl.nc.Close()
 	}
 	s.mu.Unlock()
+	s.viewWatchers.close()
 	s.wg.Wait()
 	if s.replicated() {
 		s.node.Close()

@@ -44,7 +44,7 @@ func TestClusterShardsNodeLeaderKill(t *testing.T) {
 	mv := s.workloadMove(checkScriptKeys("io", "nr"), 0, 2)
 	cmd := exec.Command(node, append([]string{"check-shards.js", "--moved", mv.arg(), "--seconds", "8", "3"}, s.ports()...)...)
 	cmd.Dir = shardsNodeDir
-	s.runAcross(cmd, mv, 1, 2500*time.Millisecond)
+	s.runAcross(cmd, mv, 1, 200*time.Millisecond)
 }
 
 // TestClusterShardsPython runs tests/python/check_shards.py against three
@@ -72,7 +72,7 @@ func TestClusterShardsPythonLeaderKill(t *testing.T) {
 	mv := s.workloadMove(checkScriptKeys("py"), 0, 2)
 	cmd := exec.Command(py, append([]string{"check_shards.py", "--moved", mv.arg(), "--seconds", "8", "3"}, s.ports()...)...)
 	cmd.Dir = "python"
-	s.runAcross(cmd, mv, 1, 2500*time.Millisecond)
+	s.runAcross(cmd, mv, 1, 200*time.Millisecond)
 }
 
 // checkScriptKeys is the keys the check scripts' workers use, for each
@@ -108,16 +108,24 @@ func (s *testShards) workloadMove(keys []string, src, dst int) slotMove {
 // runAcross runs a client check script (it must pass) and makes mv once
 // its load runs (the source group's leader holds keys), from the test's
 // goroutine: the script must still be running when the move completed.
-// killGroup >= 0: that group's leader is also killed killAt after the
-// start (the script still running then), started again after the script
-// passed, and its group must converge.
-func (s *testShards) runAcross(cmd *exec.Cmd, mv slotMove, killGroup int, killAt time.Duration) {
+// killGroup >= 0: that group's leader is also killed killAfter after the
+// move completed (the script still running then: it runs a count of
+// operations, and redis-py's took 2.3 s, its start included, once writes
+// got cheaper, so a kill 2.5 s after the start came after its end),
+// started again after the script passed, and its group must converge.
+func (s *testShards) runAcross(cmd *exec.Cmd, mv slotMove, killGroup int, killAfter time.Duration) {
 	s.t.Helper()
 	killed := make(chan struct{})
+	var startKill func()
 	if killGroup >= 0 {
 		l := s.leaderOf(killGroup)
-		timer := time.AfterFunc(killAt, func() { s.kill(killGroup, l); close(killed) })
-		defer timer.Stop()
+		var timer *time.Timer
+		startKill = func() { timer = time.AfterFunc(killAfter, func() { s.kill(killGroup, l); close(killed) }) }
+		defer func() {
+			if timer != nil {
+				timer.Stop()
+			}
+		}()
 		defer func() {
 			select {
 			case <-killed:
@@ -125,6 +133,12 @@ func (s *testShards) runAcross(cmd *exec.Cmd, mv slotMove, killGroup int, killAt
 				s.t.Fatal("the script ended before the kill")
 			}
 			s.restart(killGroup, l)
+			// it holds its clients until it applied its log and learnt
+			// the other groups' slots (awaitCluster): its first answer
+			// after the PING the restart waited for is ok
+			if m := s.clusterInfo(killGroup, l); m["cluster_state"] != "ok" {
+				s.t.Fatalf("node %s restarted: its first CLUSTER INFO is %v\n%s", s.groups[killGroup].nodes[l].id, m, s.groups[killGroup].log(l))
+			}
 			s.waitOK(30 * time.Second)
 			s.groups[killGroup].mustConverge(30 * time.Second)
 		}()
@@ -153,6 +167,9 @@ func (s *testShards) runAcross(cmd *exec.Cmd, mv slotMove, killGroup int, killAt
 	case r = <-done:
 		s.t.Fatalf("%s ended before the move of slots %s completed: %v\n%s", strings.Join(cmd.Args, " "), mv.arg(), r.err, r.out)
 	default:
+	}
+	if startKill != nil {
+		startKill()
 	}
 	r = <-done
 	if r.err != nil || !strings.Contains(r.out, "all passed") {

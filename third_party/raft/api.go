@@ -208,6 +208,10 @@ type Raft struct {
 	// leaderNotifyCh is used to tell leader that config has changed
 	leaderNotifyCh chan struct{}
 
+	// LIMITDB PATCH: followers waiting for the commit index
+	// (TellCommit, commit_notify.go)
+	tellCommitCh chan ServerID
+
 	// followerNotifyCh is used to tell followers that config has changed
 	followerNotifyCh chan struct{}
 
@@ -571,6 +575,7 @@ func NewRaft(conf *Config, fsm FSM, logs LogStore, stable StableStore, snaps Sna
 		observers:             make(map[uint64]*Observer),
 		leadershipTransferCh:  make(chan *leadershipTransferFuture, 1),
 		leaderNotifyCh:        make(chan struct{}, 1),
+		tellCommitCh:          make(chan ServerID, 64),
 		followerNotifyCh:      make(chan struct{}, 1),
 		mainThreadSaturation:  newSaturationMetric([]string{"raft", "thread", "main", "saturation"}, 1*time.Second),
 		preVoteDisabled:       conf.PreVoteDisabled || !transportSupportPreVote,

@@ -160,6 +160,11 @@ type Config struct {
 	// Due to random staggering, may be delayed as much as 2x this value.
 	CommitTimeout time.Duration
 
+	// LIMITDB PATCH: CommitNotifyDelay bounds how long after the commit
+	// index advances a follower that waits for nothing is sent it, once
+	// the leader's sends stop (commit_notify.go); 0 means 1 ms.
+	CommitNotifyDelay time.Duration
+
 	// MaxAppendEntries controls the maximum number of append entries
 	// to send at once. We want to strike a balance between efficiency
 	// and avoiding waste if the follower is going to reject because of

@@ -782,6 +782,13 @@ func (r *Raft) leaderLoop() {
 			r.setLeadershipTransferInProgress(true)
 			go r.leadershipTransfer(*id, *address, state, stopCh, doneCh)
 
+		case id := <-r.tellCommitCh:
+			// LIMITDB PATCH: a follower waits for the commit index
+			// (TellCommit, commit_notify.go)
+			if f := r.leaderState.replState[id]; f != nil && f.sentCommitBelow(r.getCommitIndex()) {
+				asyncNotifyCh(f.triggerCh)
+			}
+
 		case <-r.leaderState.commitCh:
 			r.mainThreadSaturation.working()
 			// Process the newly committed entries
@@ -789,18 +796,17 @@ func (r *Raft) leaderLoop() {
 			commitIndex := r.leaderState.commitment.getCommitIndex()
 			r.setCommitIndex(commitIndex)
 
-			// LIMITDB PATCH: tell the followers of the new commit index at
-			// once. Upstream, a follower learns it only from the next
+			// LIMITDB PATCH: tell the followers of the new commit index
+			// soon. Upstream, a follower learns it only from the next
 			// AppendEntries with entries or from the CommitTimeout tick
-			// (50-100 ms; heartbeats carry no commit index), so a write
-			// through a follower waited ~75 ms to be applied there. Each
-			// replication goroutine sends an AppendEntries carrying the
-			// new LeaderCommitIndex: the send of the entries waiting, if
-			// any, else an empty one (at most one per commit advance and
-			// follower). LIMITDB-PATCH.md.
+			// (50-100 ms; heartbeats carry no commit index). Each
+			// follower is owed it (owe, commit_notify.go): the next send
+			// carries it, and when no send leaves within
+			// Config.CommitNotifyDelay, an empty one does. A follower waiting
+			// for an index is told at once (TellCommit). LIMITDB-PATCH.md.
 			if commitIndex > oldCommitIndex {
 				for _, f := range r.leaderState.replState {
-					asyncNotifyCh(f.triggerCh)
+					f.owe(r)
 				}
 			}
 

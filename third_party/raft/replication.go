@@ -93,6 +93,10 @@ type followerReplication struct {
 	// allowPipeline is used to determine when to pipeline the AppendEntries RPCs.
 	// It is private to this replication goroutine.
 	allowPipeline bool
+
+	// LIMITDB PATCH: the commit index this follower was last sent and
+	// the one it is owed (commit_notify.go)
+	told commitTold
 }
 
 // notifyAll is used to notify all the waiting verify futures
@@ -209,8 +213,14 @@ func (r *Raft) replicateTo(s *followerReplication, lastIndex uint64) (shouldStop
 START:
 	// Prevent an excessive retry rate on errors
 	if s.failures > 0 {
+		// LIMITDB PATCH: the wait is capped as the heartbeats' is
+		// (HeartbeatTimeout/2). Upstream it doubles to 10 s, so a
+		// follower back after ~20 s down waited up to 10 s for its
+		// first entries (the heartbeats reach it, and carry no commit
+		// index): it applied nothing, and in cluster mode answered
+		// CLUSTERDOWN for 5 s after a restart. LIMITDB-PATCH.md.
 		select {
-		case <-time.After(backoff(failureWait, s.failures, maxFailureScale)):
+		case <-time.After(cappedExponentialBackoff(failureWait, s.failures, maxFailureScale, r.config().HeartbeatTimeout/2)):
 		case <-r.shutdownCh:
 		}
 	}
@@ -573,6 +583,7 @@ func (r *Raft) setupAppendEntries(s *followerReplication, req *AppendEntriesRequ
 	// this is needed for retro compatibility, before RPCHeader.Addr was added
 	req.Leader = r.trans.EncodePeer(r.localID, r.localAddr)
 	req.LeaderCommitIndex = r.getCommitIndex()
+	s.told.sent(req.LeaderCommitIndex) // LIMITDB PATCH: commit_notify.go
 	if err := r.setPreviousLog(req, nextIndex); err != nil {
 		return err
 	}

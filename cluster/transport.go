@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"limitdb/door"
+	"limitdb/internal/netpoll"
 )
 
 // Every byte between nodes — Raft's RPCs, forwarded units, joins — goes
@@ -321,7 +322,7 @@ func (m *mux) serve() {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		go m.route(c)
+		go m.route(netpoll.NewConn(c))
 	}
 }
 
@@ -443,6 +444,7 @@ func (m *mux) dial(addr string, tag byte, timeout time.Duration, preamble ...byt
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	c = netpoll.NewConn(c) // reads and writes without waking sysmon
 	if m.tls != nil {
 		tc, err := m.tls.client(c, timeout)
 		if err != nil {

@@ -84,8 +84,10 @@ func (e *Epoll) Del(fd int32) error {
 var one = []byte{1, 0, 0, 0, 0, 0, 0, 0}
 
 // Wake makes the waiter's poll return (the eventfd's event), from any
-// goroutine.
-func (e *Epoll) Wake() { unix.Write(e.efd, one) }
+// goroutine. An eventfd's write never blocks (the counter would have to
+// reach 2^64-1), so it is raw (RawRead says why): entered as a system
+// call, the wake of a loaded leader's loop at each commit woke sysmon.
+func (e *Epoll) Wake() { RawWrite(e.efd, one) }
 
 // IsWake reports whether a ready event is the eventfd's (Wake).
 func (e *Epoll) IsWake(ev *Event) bool { return int(ev.Fd) == e.efd }

@@ -47,28 +47,17 @@ func (c *Conn) Read(p []byte) (int, error) {
 	err := c.rc.Read(func(fd uintptr) bool {
 		for {
 			m, e := RawRead(int(fd), p)
-			switch e {
-			case nil:
-				n = m
-				return true
-			case unix.EINTR:
+			if e == unix.EINTR {
 				continue
-			case unix.EAGAIN:
-				return false // the poller waits for input
 			}
-			rerr = e
-			return true
+			n, rerr = m, e
+			return e != unix.EAGAIN // EAGAIN: the poller waits for input
 		}
 	})
-	switch {
-	case err != nil:
-		return 0, c.opError("read", err)
-	case rerr != nil:
-		return 0, c.opError("read", os.NewSyscallError("read", rerr))
-	case n == 0:
+	if n == 0 && err == nil && rerr == nil {
 		return 0, io.EOF
 	}
-	return n, nil
+	return max(n, 0), c.opError("read", err, rerr)
 }
 
 func (c *Conn) Write(p []byte) (int, error) {
@@ -80,28 +69,29 @@ func (c *Conn) Write(p []byte) (int, error) {
 			switch e {
 			case nil:
 				done += m
-				continue
 			case unix.EINTR:
-				continue
 			case unix.EAGAIN:
 				return false // the poller waits for room
+			default:
+				werr = e
+				return true
 			}
-			werr = e
-			return true
 		}
 		return true
 	})
-	switch {
-	case err != nil:
-		return done, c.opError("write", err)
-	case werr != nil:
-		return done, c.opError("write", os.NewSyscallError("write", werr))
-	}
-	return done, nil
+	return done, c.opError("write", err, werr)
 }
 
-// opError is the error net.TCPConn would give (a deadline's is a
-// net.Error whose Timeout is true).
-func (c *Conn) opError(op string, err error) error {
+// opError is the error net.TCPConn would give for the poller's error
+// (a deadline's is a net.Error whose Timeout is true) or the call's, nil
+// for neither.
+func (c *Conn) opError(op string, poller, call error) error {
+	err := poller
+	if err == nil && call != nil {
+		err = os.NewSyscallError(op, call)
+	}
+	if err == nil {
+		return nil
+	}
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }

@@ -98,7 +98,7 @@ type Node struct {
 	stable *raftboltdb.BoltStore
 	logFS  *syncFS // the log's files, synced as appendfsync says
 	store  *logStore
-	snaps  *raft.FileSnapshotStore
+	snaps  *snapStore // Raft's file snapshot store, its listing kept
 	trans  raft.Transport
 	mux    *mux
 	fsm    *fsm
@@ -364,7 +364,8 @@ func (n *Node) openStores(dir string) error {
 	n.store.mem = &n.mem
 	n.cache = newPeerLogCache(ackingStore{n.store, n.prop}, &n.peers, &n.mem)
 	n.logs = n.cache
-	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, 2, hclog.New(&hclog.LoggerOptions{Name: "snapshot", Level: hclog.Warn, Output: os.Stderr}))
+	fs, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hclog.New(&hclog.LoggerOptions{Name: "snapshot", Level: hclog.Warn, Output: os.Stderr}))
+	n.snaps = &snapStore{FileSnapshotStore: fs}
 	return err
 }
 

@@ -88,13 +88,18 @@ type clusterMap struct {
 	cover   slotSet // the slots the other groups own
 	version uint64
 
-	// the hole fill (fillHoles): per slot, the index of the group that
-	// claimed it last, this one's included (-1: none), and when (unix ns);
-	// kept is this group's slots as of the last refresh and those it
-	// claimed last within holeGrace, counted by unionSlots
-	claim   []int16
-	claimAt []int64
-	kept    slotSet
+	// the hole fill (fillHoles): what each group claimed at the last
+	// refresh, in the order marked, and when (unix ns); holes, the slots
+	// no answer claims now that one claimed within holeGrace, with the
+	// index of the group that claimed each last (this one's included)
+	// and when; kept, this group's slots as of the last refresh and the
+	// holes it claimed last, counted by unionSlots
+	prev   []groupClaim
+	prevAt int64
+	holes  slotSet
+	holeBy []int16
+	holeAt []int64
+	kept   slotSet
 
 	mu      sync.Mutex
 	running bool            // the loop runs (Serve started it, it has not stopped)
@@ -106,8 +111,11 @@ type clusterMap struct {
 type slotSet [engine.NumSlots / 64]uint64
 
 func (b *slotSet) addRange(s, e int) {
-	for slot := s; slot <= e; slot++ {
-		b[slot>>6] |= 1 << (slot & 63)
+	for s <= e {
+		w, lo := s>>6, s&63
+		hi := min(e-s+lo, 63) // the range's last bit in this word
+		b[w] |= (^uint64(0) >> (63 - hi)) &^ (1<<lo - 1)
+		s += hi - lo + 1
 	}
 }
 
@@ -460,50 +468,66 @@ func (r *mapRefresher) refresh(full bool) {
 func (m *clusterMap) fillHoles(groups []mapGroup, own int, ownSlots [][2]int, now time.Time) []mapGroup {
 	m.kept = slotSet{}
 	if own < 0 {
-		m.claim, m.claimAt = nil, nil
+		m.prev, m.holes, m.holeBy, m.holeAt = nil, slotSet{}, nil, nil
 		return groups
 	}
-	if m.claim == nil {
-		m.claim, m.claimAt = make([]int16, engine.NumSlots), make([]int64, engine.NumSlots)
-		for i := range m.claim {
-			m.claim[i] = -1
-		}
+	if m.holeBy == nil {
+		m.holeBy, m.holeAt = make([]int16, engine.NumSlots), make([]int64, engine.NumSlots)
 	}
 	ns := now.UnixNano()
-	var claimed slotSet
-	mark := func(index int, ranges [][2]int) {
-		for _, r := range ranges {
-			claimed.addRange(r[0], r[1])
-			for slot := r[0]; slot <= r[1]; slot++ {
-				m.claim[slot], m.claimAt[slot] = int16(index), ns
-			}
-		}
+	// what each answer claims now, in the order of the last claimant's
+	// precedence (a group's answer after this group's engine)
+	claims := []groupClaim{{index: own}}
+	for _, r := range ownSlots {
+		claims[0].slots.addRange(r[0], r[1])
 	}
-	mark(own, ownSlots)
-	m.kept = claimed
+	m.kept = claims[0].slots
 	for _, g := range groups {
 		if g.moved != "" {
-			mark(g.index, g.owned)
+			c := groupClaim{index: g.index}
+			for _, r := range g.owned {
+				c.slots.addRange(r[0], r[1])
+			}
+			claims = append(claims, c)
+		}
+	}
+	var claimed slotSet
+	for i := range claims {
+		for w, bits := range claims[i].slots {
+			claimed[w] |= bits
 		}
 	}
 	fill := map[int]*slotSet{} // by index: the slots given back to it
-	for slot, index := range m.claim {
-		if index < 0 || claimed.has(slot) {
-			continue
+	for w := range claimed {
+		// claimed at the last refresh and by nobody now: a hole since then
+		for gone := m.prev0(w) &^ claimed[w]; gone != 0; gone &= gone - 1 {
+			slot := w<<6 | bits.TrailingZeros64(gone)
+			for i := len(m.prev) - 1; i >= 0; i-- {
+				if m.prev[i].slots.has(slot) {
+					m.holeBy[slot] = int16(m.prev[i].index)
+					break
+				}
+			}
+			m.holeAt[slot] = m.prevAt
+			m.holes[w] |= 1 << (slot & 63)
 		}
-		if ns-m.claimAt[slot] >= int64(holeGrace) {
-			m.claim[slot] = -1
-			continue
+		m.holes[w] &^= claimed[w]
+		for h := m.holes[w]; h != 0; h &= h - 1 {
+			slot := w<<6 | bits.TrailingZeros64(h)
+			switch index := int(m.holeBy[slot]); {
+			case ns-m.holeAt[slot] >= int64(holeGrace):
+				m.holes.remove(slot)
+			case index == own:
+				m.kept.addRange(slot, slot)
+			default:
+				if fill[index] == nil {
+					fill[index] = &slotSet{}
+				}
+				fill[index].addRange(slot, slot)
+			}
 		}
-		if int(index) == own {
-			m.kept.addRange(slot, slot)
-			continue
-		}
-		if fill[int(index)] == nil {
-			fill[int(index)] = &slotSet{}
-		}
-		fill[int(index)].addRange(slot, slot)
 	}
+	m.prev, m.prevAt = claims, ns
 	for i := range groups {
 		if b := fill[groups[i].index]; b != nil {
 			for _, r := range groups[i].owned {
@@ -515,14 +539,30 @@ func (m *clusterMap) fillHoles(groups []mapGroup, own int, ownSlots [][2]int, no
 	return groups
 }
 
+// groupClaim is the slots one answer (or this group's engine) claimed.
+type groupClaim struct {
+	index int
+	slots slotSet
+}
+
+// prev0 is word w of the union of the last refresh's claims.
+func (m *clusterMap) prev0(w int) uint64 {
+	var u uint64
+	for i := range m.prev {
+		u |= m.prev[i].slots[w]
+	}
+	return u
+}
+
 // forgetClaims drops ranges from the hole fill (engine lock held):
 // slots this group gave up by DELSLOTS are not kept.
 func (m *clusterMap) forgetClaims(ranges [][2]int) {
 	for _, r := range ranges {
 		for slot := r[0]; slot <= r[1]; slot++ {
 			m.kept.remove(slot)
-			if m.claim != nil {
-				m.claim[slot] = -1
+			m.holes.remove(slot)
+			for i := range m.prev {
+				m.prev[i].slots.remove(slot)
 			}
 		}
 	}

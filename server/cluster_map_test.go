@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math/rand"
 	"regexp"
 	"strconv"
 	"strings"
@@ -219,6 +220,15 @@ func TestClusterMapFromViews(t *testing.T) {
 // this group's own slots stay counted until the next refresh. A slot
 // nobody claims for holeGrace leaves; DELSLOTS forgets at once.
 func TestClusterMapFillsHoles(t *testing.T) {
+	// addRange sets whole words and parts of words
+	var b slotSet
+	for _, r := range [][2]int{{0, 0}, {3, 70}, {127, 128}, {200, 16383}} {
+		b.addRange(r[0], r[1])
+	}
+	if fmt.Sprint(b.ranges()) != "[[0 0] [3 70] [127 128] [200 16383]]" || b.count() != 1+68+2+16184 {
+		t.Fatalf("addRange: %v (%d)", b.ranges(), b.count())
+	}
+
 	var m clusterMap
 	now := time.Now()
 	g1 := func(owned ...[2]int) []mapGroup { return []mapGroup{{index: 1, moved: "127.0.0.1:7001", owned: owned}} }
@@ -251,10 +261,15 @@ func TestClusterMapFillsHoles(t *testing.T) {
 		t.Fatalf("kept after holeGrace: %d", m.kept.count())
 	}
 	m.forgetClaims([][2]int{{0, 9}})
-	if m.kept.count() != 8172 || m.claim[5] != -1 {
+	if m.kept.count() != 8172 || m.holes.has(5) || m.prev[0].slots.has(5) {
 		t.Fatalf("after DELSLOTS: %d", m.kept.count())
 	}
-	if m.fillHoles(g1(), -1, nil, now); m.claim != nil || m.kept.count() != 0 {
+	// and it is no hole at the next refresh either
+	m.fillHoles(both, 0, [][2]int{{10, 99}, {110, 8191}}, now.Add(holeGrace+mapPeriod))
+	if m.kept.count() != 8172 || m.kept.has(5) {
+		t.Fatalf("a refresh after DELSLOTS kept %d", m.kept.count())
+	}
+	if m.fillHoles(g1(), -1, nil, now); m.prev != nil || m.kept.count() != 0 {
 		t.Fatal("in no cluster: nothing kept")
 	}
 }
@@ -361,5 +376,124 @@ func TestClusterMapClaimsOnce(t *testing.T) {
 	}
 	if strings.Contains(slots, ":100\r\n:199\r\n") || strings.Count(slots, ":8192\r\n") != 1 {
 		t.Errorf("a slot shown twice:\n%q", slots)
+	}
+}
+
+// refHoles is the hole fill as it was first written, slot by slot (a
+// claimant and a time per slot, every slot visited at every refresh):
+// the model TestClusterMapFillsHolesModel checks the bitmap one against.
+type refHoles struct {
+	claim   []int16
+	claimAt []int64
+	kept    slotSet
+}
+
+func (m *refHoles) fill(groups []mapGroup, own int, ownSlots [][2]int, now time.Time) []mapGroup {
+	m.kept = slotSet{}
+	if m.claim == nil {
+		m.claim, m.claimAt = make([]int16, engine.NumSlots), make([]int64, engine.NumSlots)
+		for i := range m.claim {
+			m.claim[i] = -1
+		}
+	}
+	ns := now.UnixNano()
+	var claimed slotSet
+	mark := func(index int, ranges [][2]int) {
+		for _, r := range ranges {
+			claimed.addRange(r[0], r[1])
+			for slot := r[0]; slot <= r[1]; slot++ {
+				m.claim[slot], m.claimAt[slot] = int16(index), ns
+			}
+		}
+	}
+	mark(own, ownSlots)
+	m.kept = claimed
+	for _, g := range groups {
+		if g.moved != "" {
+			mark(g.index, g.owned)
+		}
+	}
+	fill := map[int]*slotSet{}
+	for slot, index := range m.claim {
+		if index < 0 || claimed.has(slot) {
+			continue
+		}
+		if ns-m.claimAt[slot] >= int64(holeGrace) {
+			m.claim[slot] = -1
+			continue
+		}
+		if int(index) == own {
+			m.kept.addRange(slot, slot)
+			continue
+		}
+		if fill[int(index)] == nil {
+			fill[int(index)] = &slotSet{}
+		}
+		fill[int(index)].addRange(slot, slot)
+	}
+	for i := range groups {
+		if b := fill[groups[i].index]; b != nil {
+			for _, r := range groups[i].owned {
+				b.addRange(r[0], r[1])
+			}
+			groups[i].owned = b.ranges()
+		}
+	}
+	return groups
+}
+
+// TestClusterMapFillsHolesModel: random claims of four groups over 64
+// slot blocks, refreshes 0-600 ms apart, and DELSLOTS now and then; the
+// bitmap fill gives what the slot-by-slot model gives, refresh after
+// refresh.
+func TestClusterMapFillsHolesModel(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for run := 0; run < 20; run++ {
+		var m clusterMap
+		var ref refHoles
+		now := time.Now()
+		blocks := func() [][2]int {
+			var out [][2]int
+			for b := 0; b < engine.NumSlots/256; b++ {
+				if rng.Intn(3) == 0 {
+					lo := b*256 + rng.Intn(128)
+					out = append(out, [2]int{lo, lo + rng.Intn(128)})
+				}
+			}
+			return out
+		}
+		for step := 0; step < 30; step++ {
+			own := blocks()
+			var gs, rs []mapGroup
+			for i := 1; i <= 3; i++ {
+				moved := "127.0.0.1:7001"
+				if rng.Intn(5) == 0 {
+					moved = "" // a group with no node known: not counted
+				}
+				owned := blocks()
+				gs = append(gs, mapGroup{index: i, moved: moved, owned: owned})
+				rs = append(rs, mapGroup{index: i, moved: moved, owned: owned})
+			}
+			now = now.Add(time.Duration(rng.Intn(600)) * time.Millisecond)
+			got := m.fillHoles(gs, 0, own, now)
+			want := ref.fill(rs, 0, own, now)
+			for i := range got {
+				if fmt.Sprint(got[i].owned) != fmt.Sprint(want[i].owned) {
+					t.Fatalf("run %d step %d group %d: %v, the model %v", run, step, got[i].index, got[i].owned, want[i].owned)
+				}
+			}
+			if m.kept != ref.kept {
+				t.Fatalf("run %d step %d: kept %v, the model %v", run, step, m.kept.ranges(), ref.kept.ranges())
+			}
+			if rng.Intn(6) == 0 {
+				lo := rng.Intn(engine.NumSlots - 200)
+				r := [][2]int{{lo, lo + rng.Intn(200)}}
+				m.forgetClaims(r)
+				for slot := r[0][0]; slot <= r[0][1]; slot++ {
+					ref.kept.remove(slot)
+					ref.claim[slot] = -1
+				}
+			}
+		}
 	}
 }

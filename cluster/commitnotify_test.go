@@ -86,8 +86,6 @@ func followerCommitDelay(t *testing.T, mode string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if mode == "told" {
-		// (an hour: the replication goroutines' first CommitTimeout
-		// waits were drawn from the default before the config)
 		f := leader.Apply([]byte("x"), 5*time.Second)
 		if err := f.Error(); err != nil {
 			t.Fatal(err)

@@ -182,10 +182,9 @@ func (n *Node) snapshotState() (rc io.ReadCloser, index uint64, err error) {
 // (every 100 ms per node), 15 % of an idle leader's samples.
 type snapStore struct {
 	*raft.FileSnapshotStore
-	mu     sync.Mutex
-	gen    uint64 // sinks closed
-	listed uint64 // gen of metas, +1 (0: none)
-	metas  []*raft.SnapshotMeta
+	mu    sync.Mutex
+	fresh bool // metas is the listing since the last sink closed
+	metas []*raft.SnapshotMeta
 }
 
 func (s *snapStore) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
@@ -200,20 +199,19 @@ func (s *snapStore) Create(version raft.SnapshotVersion, index, term uint64, con
 func (s *snapStore) List() ([]*raft.SnapshotMeta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.listed == s.gen+1 {
-		return slices.Clone(s.metas), nil
+	if !s.fresh {
+		metas, err := s.FileSnapshotStore.List()
+		if err != nil {
+			return nil, err
+		}
+		s.metas, s.fresh = metas, true
 	}
-	metas, err := s.FileSnapshotStore.List()
-	if err != nil {
-		return nil, err
-	}
-	s.metas, s.listed = metas, s.gen+1
-	return slices.Clone(metas), nil
+	return slices.Clone(s.metas), nil
 }
 
 func (s *snapStore) changed() {
 	s.mu.Lock()
-	s.gen++
+	s.fresh = false
 	s.mu.Unlock()
 }
 

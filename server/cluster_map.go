@@ -477,24 +477,20 @@ func (m *clusterMap) fillHoles(groups []mapGroup, own int, ownSlots [][2]int, no
 	ns := now.UnixNano()
 	// what each answer claims now, in the order of the last claimant's
 	// precedence (a group's answer after this group's engine)
-	claims := []groupClaim{{index: own}}
-	for _, r := range ownSlots {
-		claims[0].slots.addRange(r[0], r[1])
+	var claimed slotSet // their union
+	claim := func(index int, ranges [][2]int) groupClaim {
+		c := groupClaim{index: index}
+		for _, r := range ranges {
+			c.slots.addRange(r[0], r[1])
+			claimed.addRange(r[0], r[1])
+		}
+		return c
 	}
+	claims := []groupClaim{claim(own, ownSlots)}
 	m.kept = claims[0].slots
 	for _, g := range groups {
 		if g.moved != "" {
-			c := groupClaim{index: g.index}
-			for _, r := range g.owned {
-				c.slots.addRange(r[0], r[1])
-			}
-			claims = append(claims, c)
-		}
-	}
-	var claimed slotSet
-	for i := range claims {
-		for w, bits := range claims[i].slots {
-			claimed[w] |= bits
+			claims = append(claims, claim(g.index, g.owned))
 		}
 	}
 	fill := map[int]*slotSet{} // by index: the slots given back to it

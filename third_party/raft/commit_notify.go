@@ -11,19 +11,20 @@ import (
 // owes each follower every advance of its commit index: under load the
 // next send carries it (each AppendEntries carries the commit index of
 // the moment it is set up), and when no send leaves for
-// Config.CommitNotifyDelay (1 ms) an empty AppendEntries does. A follower that waits
-// for an index (a write it forwarded, a read barrier) is told at once:
-// TellCommit.
+// Config.CommitNotifyDelay (1 ms) an empty AppendEntries does. A
+// follower that waits for an index (a write it forwarded, a read
+// barrier) is told at once: TellCommit.
 //
 // Why not an empty AppendEntries at every advance (this patch's first
 // form): under load that doubled the AppendEntries a follower receives
 // and answers. Three groups of three nodes, SET through go-redis's
-// ClusterClient at P=1: 38 µs of CPU per operation over all nine
-// processes with it, 32 µs without (../../bench/RESULTS.md).
+// ClusterClient at P=1: 39.7 µs of CPU per operation over all nine
+// processes with it, 33.3 µs owed (../../bench/RESULTS.md, "Commit
+// notices").
 
-// defaultCommitNotifyDelay is Config.CommitNotifyDelay's default: how late a
-// follower that waits for nothing learns a commit index once sends stop
-// (a READONLY read there sees what it applied).
+// defaultCommitNotifyDelay is Config.CommitNotifyDelay's default: how
+// late a follower that waits for nothing learns a commit index once
+// sends stop (a READONLY read there sees what it applied).
 const defaultCommitNotifyDelay = time.Millisecond
 
 func (r *Raft) commitNotifyDelay() time.Duration {
@@ -78,9 +79,10 @@ func (s *followerReplication) owe(r *Raft) {
 	}
 }
 
-// owedCheck runs Config.CommitNotifyDelay after owe: done when the follower was
-// sent the commit index; looked at again when sends left meanwhile (the
-// next carries a newer index); else an AppendEntries leaves now.
+// owedCheck runs Config.CommitNotifyDelay after owe: done when the
+// follower was sent the commit index; looked at again when sends left
+// meanwhile (the next carries a newer index); else an AppendEntries
+// leaves now.
 func (s *followerReplication) owedCheck(r *Raft) {
 	t := &s.told
 	t.mu.Lock()

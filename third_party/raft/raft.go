@@ -802,8 +802,9 @@ func (r *Raft) leaderLoop() {
 			// (50-100 ms; heartbeats carry no commit index). Each
 			// follower is owed it (owe, commit_notify.go): the next send
 			// carries it, and when no send leaves within
-			// Config.CommitNotifyDelay, an empty one does. A follower waiting
-			// for an index is told at once (TellCommit). LIMITDB-PATCH.md.
+			// Config.CommitNotifyDelay, an empty one does. A follower
+			// waiting for an index is told at once (TellCommit).
+			// LIMITDB-PATCH.md.
 			if commitIndex > oldCommitIndex {
 				for _, f := range r.leaderState.replState {
 					f.owe(r)
